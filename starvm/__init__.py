@@ -1,0 +1,17 @@
+"""starvm: the STAR-machine emulator and the Star language interpreter.
+
+    import starvm
+    m = starvm.Machine(backend="numpy")
+    m.load(source)
+    P = m.table(adjacency)          # 2-D bool array
+    m.call("WARSHALL", n, P)        # var parameters are updated in place
+    P.to_numpy()
+"""
+__version__ = "0.1.0"
+
+from .errors import StarError, StarInterrupt, StarRuntimeError, StarSyntaxError, StarTypeError  # noqa: E402
+from .runtime.machine import BitVector, Machine  # noqa: E402
+from .runtime.values import Table  # noqa: E402
+
+__all__ = ["Machine", "Table", "BitVector", "StarError", "StarSyntaxError", "StarTypeError",
+           "StarRuntimeError", "StarInterrupt", "__version__"]

@@ -1,0 +1,47 @@
+"""Backends: one file each, imported only when chosen (see ``get_backend``)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .base import Backend
+
+NAMES = ("numpy", "cupy")
+
+
+class BackendUnavailable(Exception):
+    """The backend asked for cannot run here (e.g. CuPy without a GPU)."""
+
+
+@lru_cache(maxsize=None)
+def get_backend(name: str) -> Backend:
+    """``numpy`` | ``cupy`` | ``auto`` (CuPy when a GPU is usable, else NumPy)."""
+    name = name.lower()
+    if name == "auto":
+        try:
+            return get_backend("cupy")
+        except BackendUnavailable:
+            return get_backend("numpy")
+    if name == "numpy":
+        from .numpy_backend import NumpyBackend
+        return NumpyBackend()
+    if name == "cupy":
+        try:
+            from .cupy_backend import CupyBackend
+        except ImportError as e:
+            raise BackendUnavailable(f"the cupy backend needs CuPy and a CUDA GPU ({e})") from None
+        try:
+            return CupyBackend()
+        except Exception as e:  # no device, driver mismatch, ...
+            raise BackendUnavailable(f"the cupy backend cannot use a GPU here: {e}") from None
+    raise BackendUnavailable(f"unknown backend '{name}' (choose one of: numpy, cupy, auto)")
+
+
+def available_backends() -> list[str]:
+    out = []
+    for n in NAMES:
+        try:
+            get_backend(n)
+            out.append(n)
+        except BackendUnavailable:
+            pass
+    return out

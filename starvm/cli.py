@@ -1,0 +1,97 @@
+"""The `star` command: run and check Star programs.
+
+Exit codes: 0 ok, 1 Star error (syntax, type, runtime), 2 usage or I/O error, 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from . import __version__, config
+from .backends import BackendUnavailable
+from .errors import StarError, StarInterrupt
+
+EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="star",
+        description="STAR-machine emulator and interpreter of the Star language.",
+        epilog="Environment: STARVM_BACKEND=numpy|cupy|auto chooses the backend; "
+               "STARVM_DEBUG=1 shows Python tracebacks of internal errors.")
+    p.add_argument("--version", action="version", version=f"starvm {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the main block of a Star program")
+    run.add_argument("file", help="a .star file")
+    run.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+                     help="where tables live (default: $STARVM_BACKEND or numpy)")
+    run.add_argument("--profile", action="store_true",
+                     help="print the steps by operation kind and the time per kind (the paper's Table 1)")
+
+    check = sub.add_parser("check", help="parse and type-check a Star program without running it")
+    check.add_argument("file", help="a .star file")
+    return p
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise _UsageError(f"cannot read {path}: {reason}") from None
+
+
+class _UsageError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("star: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
+
+
+def _main(argv) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = _read(args.file)
+        if args.command == "check":
+            from .runtime.machine import Machine
+            Machine(backend="numpy").load(text, args.file)
+            return EXIT_OK
+        from .runtime.machine import Machine
+        machine = Machine(backend=config.backend_name(args.backend))
+        machine.profile = args.profile
+        try:
+            machine.run(text, args.file)
+        finally:
+            sys.stdout.flush()
+            if args.profile:
+                print(machine.profile_report(), file=sys.stderr)
+        return EXIT_OK
+    except StarInterrupt as e:
+        print(f"star: interrupted at {e.loc}" if e.loc else "star: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
+    except StarError as e:
+        print(e.render(), file=sys.stderr)
+        return EXIT_STAR
+    except (_UsageError, BackendUnavailable) as e:
+        print(f"star: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:  # a bug in starvm, not in the user's program
+        if config.debug():
+            traceback.print_exc()
+        else:
+            print(f"star: internal error: {type(e).__name__}: {e}\n"
+                  "(this is a bug in starvm; set STARVM_DEBUG=1 to see the Python traceback)", file=sys.stderr)
+        return 3

@@ -1,0 +1,1 @@
+"""Front end: Star source text -> AST (grammar in ``grammar/star.lark``)."""

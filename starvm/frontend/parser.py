@@ -1,0 +1,279 @@
+"""Parse Star source text into the AST of ``ast.py`` (Lark LALR, positions on every node)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import lark
+from lark import Token, Transformer, v_args
+
+from ..errors import Loc, Source, StarSyntaxError
+from ..resources import grammar_path
+from . import ast as A
+
+
+@lru_cache(maxsize=1)
+def _lark() -> lark.Lark:
+    return lark.Lark(grammar_path().read_text(), parser="lalr", propagate_positions=True,
+                     maybe_placeholders=True, cache=False)
+
+
+def fold(name: str) -> str:
+    """Star names are case-insensitive and ``A-B`` names the same routine as ``A_B``."""
+    return name.lower().replace("-", "_")
+
+
+# How the parser's terminal names read in an error message.
+_TERMINAL_TEXT = {
+    "SEMICOLON": "';'", "COLON": "':'", "COMMA": "','", "DOT": "'.'", "LPAR": "'('",
+    "RPAR": "')'", "ASSIGN": "':='", "EQ": "'='", "EQUAL": "'='", "RELOP": "a comparison",
+    "ADDOP": "an operator", "MULOP": "an operator", "SIGN": "'-'", "MINUS": "'-'",
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "end of file",
+}
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[terminal]
+    try:
+        pattern = _lark().get_terminal(terminal).pattern
+        if pattern.type == "str":
+            return f"'{pattern.value}'"
+    except KeyError:
+        pass
+    return terminal.lower()
+
+
+def _expected(names) -> str:
+    texts = sorted({_describe(n) for n in names if not n.startswith("__")})
+    if not texts:
+        return ""
+    if len(texts) > 8:
+        texts = texts[:8] + ["..."]
+    return "; expected " + (texts[0] if len(texts) == 1 else "one of " + ", ".join(texts))
+
+
+def parse(text: str, filename: str = "<string>") -> A.Program:
+    source = Source(filename, text)
+    try:
+        tree = _lark().parse(text)
+    except lark.exceptions.UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "LPAR" and text.startswith("(*", tok.start_pos):
+            raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column)) from None
+        if tok.type == "$END":
+            line, col = _end_position(text)
+            what = "unexpected end of file"
+        else:
+            line, col = tok.line, tok.column
+            what = f"unexpected {_describe(tok.type) if tok.type in _TERMINAL_TEXT and tok.type != 'NAME' else repr(str(tok))}"
+        raise StarSyntaxError(what + _expected(e.expected), Loc(source, line, col)) from None
+    except lark.exceptions.UnexpectedCharacters as e:
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        msg = f"unexpected character {ch!r}"
+        if ch == "'":
+            msg = "unterminated string literal"
+        elif text.startswith(("/*", "(*", "{"), e.pos_in_stream):
+            msg = "unterminated comment"
+        raise StarSyntaxError(msg, Loc(source, e.line, e.column)) from None
+    except lark.exceptions.UnexpectedEOF as e:
+        line, col = _end_position(text)
+        raise StarSyntaxError("unexpected end of file" + _expected(e.expected), Loc(source, line, col)) from None
+    return _Builder(source).transform(tree)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.rstrip().splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
+
+
+class _Builder(Transformer):
+    """Lark tree -> AST. Each rule gets its ``meta`` (positions) to build a ``Loc``."""
+
+    def __init__(self, source: Source):
+        super().__init__()
+        self.source = source
+
+    def _loc(self, meta_or_tok) -> Loc:
+        if isinstance(meta_or_tok, Token):
+            end = meta_or_tok.end_column if meta_or_tok.end_line == meta_or_tok.line else None
+            return Loc(self.source, meta_or_tok.line, meta_or_tok.column, end)
+        m = meta_or_tok
+        if getattr(m, "empty", False):
+            return Loc(self.source, 1, 1)
+        end = m.end_column if m.end_line == m.line else None
+        return Loc(self.source, m.line, m.column, end)
+
+    def _name(self, tok: Token) -> A.Name:
+        return A.Name(self._loc(tok), name=fold(str(tok)), display=str(tok))
+
+    # ---- program structure ----
+    @v_args(meta=True)
+    def start(self, meta, items):
+        name, globals_, routines, main = None, [], [], None
+        for it in items:
+            if isinstance(it, str):
+                name = it
+            elif isinstance(it, list):
+                globals_.extend(it)
+            elif isinstance(it, A.Routine):
+                routines.append(it)
+            elif isinstance(it, A.Block):
+                main = it
+        return A.Program(self._loc(meta), name, globals_, routines, main)
+
+    def program_header(self, items):
+        return str(items[0])
+
+    def var_section(self, items):
+        return [d for group in items for d in group]
+
+    @v_args(meta=True)
+    def var_decl(self, meta, items):
+        names, type_ = items
+        return [A.VarDecl(n.loc, n.name, n.display, type_) for n in names]
+
+    def name_list(self, items):
+        return [self._name(t) for t in items]
+
+    @v_args(meta=True)
+    def t_integer(self, meta, items):
+        return A.TypeSpec(self._loc(meta), "integer")
+
+    @v_args(meta=True)
+    def t_boolean(self, meta, items):
+        return A.TypeSpec(self._loc(meta), "boolean")
+
+    @v_args(meta=True)
+    def t_slice(self, meta, items):
+        return A.TypeSpec(self._loc(meta), "slice", of=self._name(items[1]) if len(items) > 1 else None)
+
+    @v_args(meta=True)
+    def t_word(self, meta, items):
+        return A.TypeSpec(self._loc(meta), "word", of=self._name(items[1]) if len(items) > 1 else None)
+
+    @v_args(meta=True)
+    def t_table(self, meta, items):
+        dims = (items[1], items[2]) if len(items) > 1 else None
+        return A.TypeSpec(self._loc(meta), "table", dims=dims)
+
+    def hname(self, items):
+        return items  # list of NAME tokens
+
+    def params(self, items):
+        return [p for group in items if group is not None for p in group]
+
+    @v_args(meta=True)
+    def param(self, meta, items):
+        by_ref, names, type_ = items
+        return [A.Param(n.loc, n.name, n.display, type_, by_ref is not None) for n in names]
+
+    def _routine(self, meta, hname, params, result, rest):
+        *sections, body = rest
+        locals_ = [d for s in sections for d in s]
+        display = "-".join(str(t) for t in hname)
+        return A.Routine(self._loc(hname[0]), fold(display), display, params or [], result, locals_, body)
+
+    @v_args(meta=True)
+    def proc_decl(self, meta, items):
+        _kw, hname, params, *rest = items
+        return self._routine(meta, hname, params, None, rest)
+
+    @v_args(meta=True)
+    def func_decl(self, meta, items):
+        _kw, hname, params, result, *rest = items
+        return self._routine(meta, hname, params, result, rest)
+
+    @v_args(meta=True)
+    def body(self, meta, items):
+        return A.Block(self._loc(meta), items[0])
+
+    main_block = body
+
+    # ---- statements ----
+    def stmt_list(self, items):
+        return [s for s in items if s is not None]
+
+    @v_args(meta=True)
+    def compound(self, meta, items):
+        return A.Block(self._loc(meta), items[0])
+
+    @v_args(meta=True)
+    def stmt_head(self, meta, items):
+        *names, lpar, args = items
+        return (names, lpar, args or [])
+
+    @v_args(meta=True)
+    def assign(self, meta, items):
+        (names, lpar, args), op, value = items
+        if len(names) > 1:
+            raise StarSyntaxError("cannot assign to a hyphenated name (only procedures may have one)",
+                                  self._loc(names[1]))
+        target = self._name(names[0])
+        if lpar is not None:
+            target = A.Apply(target.loc, func=target, args=args)
+        return A.Assign(self._loc(op), target, value)
+
+    @v_args(meta=True)
+    def call_stmt(self, meta, items):
+        names, _lpar, args = items[0]
+        display = "-".join(str(t) for t in names)
+        return A.CallStmt(self._loc(names[0]), fold(display), display, args)
+
+    @v_args(meta=True)
+    def if_stmt(self, meta, items):
+        cond, then, orelse = items
+        return A.If(self._loc(meta), cond, then, orelse)
+
+    @v_args(meta=True)
+    def while_stmt(self, meta, items):
+        return A.While(self._loc(meta), items[0], items[1])
+
+    @v_args(meta=True)
+    def repeat_stmt(self, meta, items):
+        return A.Repeat(self._loc(meta), items[0], items[1])
+
+    @v_args(meta=True)
+    def for_stmt(self, meta, items):
+        parallel, var, _assign, start, direction, stop, body = items
+        return A.For(self._loc(meta), self._name(var), start, stop,
+                     str(direction).lower() == "downto", body, parallel is not None)
+
+    # ---- expressions ----
+    @v_args(meta=True)
+    def compare(self, meta, items):
+        left, op, right = items
+        return A.BinOp(self._loc(op), op=str(op), left=left, right=right)
+
+    @v_args(meta=True)
+    def binop(self, meta, items):
+        left, op, right = items
+        return A.BinOp(self._loc(op), op=str(op).lower(), left=left, right=right)
+
+    @v_args(meta=True)
+    def unary(self, meta, items):
+        op, operand = items
+        return A.Unary(self._loc(op), op=str(op).lower(), operand=operand)
+
+    @v_args(meta=True)
+    def apply(self, meta, items):
+        func, _lpar, args = items
+        return A.Apply(func.loc, func=func, args=args or [])
+
+    def args(self, items):
+        return items
+
+    def number(self, items):
+        return A.Num(self._loc(items[0]), value=int(items[0]))
+
+    def string(self, items):
+        tok = items[0]
+        return A.Str(self._loc(tok), value=str(tok)[1:-1].replace("''", "'"))
+
+    def true(self, items):
+        return A.BoolLit(self._loc(items[0]), value=True)
+
+    def false(self, items):
+        return A.BoolLit(self._loc(items[0]), value=False)
+
+    def name(self, items):
+        return self._name(items[0])

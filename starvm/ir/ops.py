@@ -1,0 +1,100 @@
+"""The IR of Star: one opcode enum, one node dataclass.
+
+A program lowers to a tree of ``Node``s. Statements and expressions are both nodes;
+``src`` holds the operands, ``arg`` the static detail (a Symbol, a routine, an operator),
+``type`` the static type, ``loc`` the Star source position the node came from.
+
+The base operations of spec §3 (``BASE_OPS``) are the machine's steps: each one is one
+primitive of the backend protocol (``starvm/backends/base.py``), runs through one function
+of ``starvm/runtime/ops.py`` and is counted by kind (spec §6).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Any
+
+from ..errors import Loc
+from ..types import T
+
+
+class Op(Enum):
+    # ---- base operations of the STAR-machine (spec §3): counted steps ----
+    SET = auto()        # src: (VAR,)                 all bits 1
+    CLR = auto()        # src: (VAR,)                 all bits 0
+    BIT_GET = auto()    # src: (vec, i)               Y(i)
+    BIT_SET = auto()    # src: (VAR, i, b)            Y(i) := b
+    FND = auto()        # src: (vec,)
+    STEP = auto()       # src: (VAR,)
+    NUMB = auto()       # src: (vec,)
+    CONVERT = auto()    # src: (vec,)
+    FRST = auto()       # src: (vec,)
+    SOME = auto()       # src: (vec,)
+    AND = auto()        # src: (vec, vec)
+    OR = auto()
+    XOR = auto()
+    NOT = auto()        # src: (vec,)
+    TRIM = auto()       # src: (i, j, w)
+    REP = auto()        # src: (i, j, v, VAR w)
+    EQ = auto()         # src: (v, w)     also = on two slices
+    NOTEQ = auto()      #                 also <> on two slices
+    LESS = auto()
+    LESSEQ = auto()
+    GREAT = auto()
+    GREATEQ = auto()
+    ADD = auto()        # src: (v, w)
+    SUBT = auto()
+    COL_GET = auto()    # src: (i, TABLE)
+    COL_SET = auto()    # src: (i, TABLE, slice)
+    ROW_GET = auto()    # src: (i, TABLE)
+    ROW_SET = auto()    # src: (i, TABLE, word)
+
+    # ---- values ----
+    CONST = auto()      # arg: int | bool | str
+    BITS = auto()       # arg: '0'/'1' string, bit 1 first
+    VAR = auto()        # arg: Symbol                 read a variable
+    COPY = auto()       # src: (vec,)                 a vector variable's value, unshared
+    BINARY = auto()     # arg: operator; src: (a, b)  scalar arithmetic / comparison / logic
+    UNARY = auto()      # arg: 'neg' | 'not'
+    LEN = auto()        # src: (vec,)
+    NROWS = auto()      # src: (TABLE,)
+    NCOLS = auto()      # src: (TABLE,)
+    CALL = auto()       # arg: (RoutineInfo, out-targets); src: arguments
+
+    # ---- statements ----
+    ASSIGN = auto()     # arg: Symbol; src: (value,)
+    WRITE = auto()      # arg: newline?; src: values
+    BLOCK = auto()      # src: statements
+    IF = auto()         # src: (cond, then BLOCK, else BLOCK)
+    WHILE = auto()      # src: (cond, body BLOCK)
+    REPEAT = auto()     # src: (body BLOCK, cond)
+    FOR = auto()        # arg: (Symbol, downto); src: (start, stop, body BLOCK)
+    PFOR = auto()       # arg: (Symbol, downto, ForallInfo, snapshot symbols); src: (start, stop, body)
+
+
+BASE_OPS: tuple[Op, ...] = tuple(op for op in Op if op.value <= Op.ROW_SET.value)
+
+# How the profile names each base operation (the paper's Table 1 uses get_row / set_row).
+OP_TITLES: dict[Op, str] = {
+    Op.SET: "SET", Op.CLR: "CLR", Op.BIT_GET: "bit read Y(i)", Op.BIT_SET: "bit write Y(i):=",
+    Op.FND: "FND", Op.STEP: "STEP", Op.NUMB: "NUMB", Op.CONVERT: "CONVERT", Op.FRST: "FRST",
+    Op.SOME: "SOME", Op.AND: "and", Op.OR: "or", Op.XOR: "xor", Op.NOT: "not", Op.TRIM: "TRIM",
+    Op.REP: "REP", Op.EQ: "EQ", Op.NOTEQ: "NOTEQ", Op.LESS: "LESS", Op.LESSEQ: "LESSEQ",
+    Op.GREAT: "GREAT", Op.GREATEQ: "GREATEQ", Op.ADD: "ADD", Op.SUBT: "SUBT",
+    Op.COL_GET: "COL read", Op.COL_SET: "COL write", Op.ROW_GET: "ROW read (get_row)",
+    Op.ROW_SET: "ROW write (set_row)",
+}
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    op: Op
+    src: tuple[Node, ...] = ()
+    arg: Any = None
+    type: T | None = None
+    loc: Loc | None = None
+
+    def __repr__(self) -> str:
+        inner = ", ".join(repr(s) for s in self.src)
+        arg = "" if self.arg is None else f" {self.arg!r}"
+        return f"{self.op.name}{arg}({inner})"

@@ -1,0 +1,1 @@
+"""Runtime: values, the counted base operations, Python code generation and the Machine."""

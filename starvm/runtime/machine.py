@@ -1,0 +1,278 @@
+"""The STAR-machine: loads Star code, runs it on a backend, counts its steps."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import config, stdlib
+from ..backends import get_backend
+from ..check import Checker, Environment
+from ..check.symbols import RoutineInfo
+from ..errors import Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
+from ..frontend.parser import fold, parse
+from ..ir.lower import lower_unit
+from ..ir.ops import BASE_OPS, OP_TITLES
+from ..types import T
+from .codegen import CodeGen, GeneratedUnit
+from .ops import make_helpers, make_ops, timed_ops
+from .tracemap import star_frames
+from .values import Bits, Table
+
+# The only Python builtins generated code can reach.
+_SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "None": None}
+
+
+class Machine:
+    """A STAR-machine with its own backend, variables, routines and step counters."""
+
+    def __init__(self, backend: str | None = None, out=None):
+        self.backend = get_backend(config.backend_name(backend))
+        self.out = out
+        self.counts = [0] * len(BASE_OPS)
+        self.times = [0.0] * len(BASE_OPS)
+        self.env = Environment(library=stdlib.lookup)
+        self.units: dict[str, GeneratedUnit] = {}
+        self._ops = make_ops(self.backend, self.counts)
+        self.ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS}
+        self.ns.update(self._ops)
+        self.ns.update(make_helpers(self.backend, self._write))
+        self._profile = False
+
+    # ------------------------------------------------------------------ output
+    def _write(self, text: str) -> None:
+        (self.out or sys.stdout).write(text)
+
+    # ------------------------------------------------------------------ profiling
+    @property
+    def profile(self) -> bool:
+        return self._profile
+
+    @profile.setter
+    def profile(self, on: bool) -> None:
+        """Time every base operation (slower); counting is always on."""
+        self._profile = bool(on)
+        self.ns.update(timed_ops(self._ops, self.times, self.backend.synchronize) if on else self._ops)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Steps executed so far, by operation kind (only kinds that ran)."""
+        return {op.name: c for op, c in zip(BASE_OPS, self.counts) if c}
+
+    def reset_stats(self) -> None:
+        self.counts[:] = [0] * len(self.counts)
+        self.times[:] = [0.0] * len(self.times)
+
+    def profile_report(self) -> str:
+        """The step counts (and, when profiled, times) in the shape of the paper's Table 1."""
+        rows = [(OP_TITLES[op], c, t) for op, c, t in zip(BASE_OPS, self.counts, self.times) if c]
+        head = f"{'operation':<22}{'count':>12}"
+        if self._profile:
+            head += f"{'total, s':>12}{'mean, us':>11}"
+        lines = [f"STAR-machine steps ({self.backend.name} backend)", head, "-" * len(head)]
+        for title, c, t in rows:
+            line = f"{title:<22}{c:>12}"
+            if self._profile:
+                line += f"{t:>12.4f}{t / c * 1e6:>11.2f}"
+            lines.append(line)
+        total = sum(self.counts)
+        line = f"{'total':<22}{total:>12}"
+        if self._profile:
+            line += f"{sum(self.times):>12.4f}"
+        lines += ["-" * len(head), line]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ loading
+    def compile(self, text: str, filename: str = "<string>") -> GeneratedUnit:
+        """Parse, check, lower and generate code for a program text; define its routines
+        and globals in this machine. Returns the generated unit (its ``main_`` not run)."""
+        program = parse(text, filename)
+        env_backup = (dict(self.env.globals), dict(self.env.routines))
+        try:
+            unit = Checker(self.env).check_program(program)
+            gen = CodeGen(self.backend, filename).unit(lower_unit(unit))
+        except BaseException:
+            self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
+            raise
+        code = compile(gen.source, gen.filename, "exec")
+        self.units[gen.filename] = gen
+        self.ns.update(gen.constants)
+        exec(code, self.ns)
+        self._main = self.ns.pop("main_", None)
+        self._guard(self.ns["init_"])
+        return gen
+
+    def load(self, text: str, filename: str = "<string>") -> None:
+        """Declare the routines and globals of a Star text; a main block, if any, is not run."""
+        self.compile(text, filename)
+
+    def load_file(self, path: str | Path) -> None:
+        path = Path(path)
+        self.load(path.read_text(), str(path))
+
+    def run(self, text: str, filename: str = "<string>") -> None:
+        """Load a program and run its main block."""
+        self.compile(text, filename)
+        if self._main is None:
+            raise StarTypeError("the program has no main block (begin ... end.) to run",
+                                None if not text else _first_loc(text, filename))
+        self._guard(self._main)
+
+    def run_file(self, path: str | Path) -> None:
+        path = Path(path)
+        self.run(path.read_text(), str(path))
+
+    # ------------------------------------------------------------------ calling from Python
+    def call(self, name: str, *args):
+        """Call a Star procedure or function with Python values.
+
+        Ints and bools pass as integer / boolean; tables, slices and words as the objects
+        ``table()``, ``slice()`` and ``word()`` return (NumPy bool arrays are converted).
+        `var` tables, slices and words are updated in place. Returns a function's value; for a
+        procedure with `var` integer or boolean parameters, the tuple of their final values.
+        """
+        info = self.env.routines.get(fold(name))
+        if info is None:
+            info = self._library_routine(fold(name))
+        if len(args) != len(info.params):
+            raise StarTypeError(f"'{info.display}' takes {len(info.params)} arguments, got {len(args)}")
+        converted = [self._from_python(a, p, info) for a, p in zip(args, info.params)]
+        result = self._guard(self.ns[info.pyname], *converted)
+        outs = list(result) if isinstance(result, tuple) else ([result] if info.is_function else [])
+        value = outs.pop(0) if info.is_function else None
+        scalar_outs = []
+        for p, orig, final in zip(info.out_params, [a for a, p in zip(args, info.params) if p in info.out_params], outs):
+            if isinstance(orig, Bits) and isinstance(final, Bits):
+                orig.v, orig.n = final.v, final.n
+            elif p.type in (T.INT, T.BOOL):
+                scalar_outs.append(final)
+        if info.is_function:
+            return self._to_python(value)
+        return tuple(scalar_outs) if scalar_outs else None
+
+    def _library_routine(self, name: str) -> RoutineInfo:
+        path = stdlib.index().get(name)
+        if path is None:
+            raise StarTypeError(f"unknown routine '{name}'")
+        self.load(path.read_text(), f"stdlib/{path.name}")
+        return self.env.routines[name]
+
+    def _from_python(self, value, p, info):
+        what = f"argument '{p.display}' of '{info.display}'"
+        if p.type is T.TABLE:
+            if isinstance(value, Table):
+                if value.backend is not self.backend:
+                    raise StarTypeError(f"{what}: the table lives on the {value.backend.name} backend")
+                return value
+            arr = np.asarray(value)
+            if arr.ndim != 2:
+                raise StarTypeError(f"{what} must be a table (a 2-D bool array)")
+            return self.table(arr)
+        if p.type.is_vector:
+            if isinstance(value, Bits):
+                return value if p.by_ref else Bits(value.v, value.n)
+            arr = np.asarray(value)
+            if arr.ndim != 1:
+                raise StarTypeError(f"{what} must be a {p.type} (a 1-D bool array)")
+            return self.slice(arr) if p.type is T.SLICE else self.word(arr)
+        if p.type is T.BOOL:
+            if not isinstance(value, (bool, np.bool_)):
+                raise StarTypeError(f"{what} must be a boolean")
+            return bool(value)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise StarTypeError(f"{what} must be an integer")
+        return int(value)
+
+    def _to_python(self, value):
+        if isinstance(value, Bits) and not isinstance(value, BitVector):
+            return BitVector(value.v, value.n, self.backend)
+        return value
+
+    # ------------------------------------------------------------------ values
+    def table(self, data=None, *, rows: int | None = None, cols: int | None = None) -> Table:
+        """A table from a 2-D bool array (rows × columns), or zero with the given size."""
+        if data is None:
+            if rows is None or cols is None:
+                raise ValueError("table() needs an array or rows= and cols=")
+            return self.backend.table(rows, cols)
+        arr = np.asarray(data)
+        if arr.ndim != 2:
+            raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
+        return self.backend.table(arr.shape[0], arr.shape[1], arr.astype(bool))
+
+    def slice(self, bits) -> "BitVector":
+        arr = np.asarray(bits, dtype=bool).ravel()
+        return BitVector(self.backend.from_bools(arr), arr.size, self.backend)
+
+    word = slice
+
+    def global_(self, name: str):
+        """The value of a global variable."""
+        sym = self.env.globals.get(fold(name))
+        if sym is None:
+            raise StarTypeError(f"no global variable '{name}'")
+        return self._to_python(self.ns[sym.pyname])
+
+    # ------------------------------------------------------------------ running safely
+    def _guard(self, fn, *args):
+        """Run generated code; turn what goes wrong into StarErrors with Star positions."""
+        try:
+            return fn(*args)
+        except StarError as e:
+            if e.loc is None and e.__traceback__ is not None:
+                frames = star_frames(e.__traceback__, self.units)
+                if frames:
+                    e.loc, e.stack = frames[-1].loc, frames
+            raise e.with_traceback(None) from None
+        except RecursionError as e:
+            raise self._located(StarRuntimeError("recursion too deep (the Star call stack overflowed)"),
+                                e.__traceback__, stack_limit=20) from None
+        except KeyboardInterrupt as e:
+            raise self._located(StarInterrupt("interrupted"), e.__traceback__) from None
+        except MemoryError as e:
+            raise self._located(StarRuntimeError("out of memory"), e.__traceback__) from None
+
+    def _located(self, err: StarError, tb, stack_limit: int = 200) -> StarError:
+        frames = star_frames(tb, self.units, limit=stack_limit)
+        if frames:
+            err.loc, err.stack = frames[-1].loc, frames
+        return err
+
+
+class BitVector(Bits):
+    """A slice or word handed to Python: knows its backend, converts to NumPy."""
+    __slots__ = ("backend",)
+
+    def __init__(self, v, n: int, backend):
+        super().__init__(v, n)
+        self.backend = backend
+
+    def to_numpy(self) -> np.ndarray:
+        return self.backend.to_bools(self.v, self.n)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.to_numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __str__(self) -> str:
+        return "".join("1" if b else "0" for b in self.to_numpy())
+
+    def __repr__(self) -> str:
+        return f"BitVector('{self}')"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Bits):
+            return self.n == other.n and self.backend.equal(self.v, other.v)
+        return NotImplemented
+
+    __hash__ = None
+
+
+def _first_loc(text: str, filename: str):
+    from ..errors import Loc
+    return Loc(Source(filename, text), 1, 1)

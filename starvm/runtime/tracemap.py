@@ -1,0 +1,47 @@
+"""Map a Python traceback through generated code back to Star positions and a Star call stack."""
+from __future__ import annotations
+
+from ..errors import Frame, Loc
+from .codegen import GeneratedUnit
+
+
+def _position(tb) -> tuple[int, int | None, int | None]:
+    """The (line, col, end_col) of the instruction a traceback entry stopped at."""
+    code = tb.tb_frame.f_code
+    try:
+        positions = list(code.co_positions())
+        line, _end_line, col, end_col = positions[tb.tb_lasti // 2]
+        return (line or tb.tb_lineno), col, end_col
+    except (AttributeError, IndexError):
+        return tb.tb_lineno, None, None
+
+
+def star_frames(tb, units: dict[str, GeneratedUnit], limit: int = 200) -> list[Frame]:
+    """Star frames of a traceback, outermost first."""
+    frames: list[Frame] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        unit = units.get(code.co_filename)
+        if unit is not None and code.co_name in unit.routine_names:
+            line, col, end_col = _position(tb)
+            frames.append(Frame(unit.routine_names[code.co_name], _loc_at(unit, line, col, end_col)))
+        tb = tb.tb_next
+    if len(frames) > limit:
+        keep = limit // 2
+        frames = frames[:keep] + [Frame(f"... {len(frames) - 2 * keep} more frames ...", None)] + frames[-keep:]
+    return frames
+
+
+def _loc_at(unit: GeneratedUnit, line: int, col: int | None, end_col: int | None) -> Loc | None:
+    info = unit.lines.get(line)
+    if info is None:
+        return None
+    if col is not None and end_col is not None:
+        best = None
+        for start, end, loc in info.spans:
+            if start <= col and end_col <= end:
+                if best is None or (end - start) < (best[1] - best[0]):
+                    best = (start, end, loc)
+        if best is not None:
+            return best[2]
+    return info.loc

@@ -1,0 +1,62 @@
+"""Runtime values of the STAR-machine: bit vectors (slices and words) and tables.
+
+Their storage belongs to the backend that made them: ``Bits.v`` is the backend's vector
+(a Python int on the NumPy backend, a device array on CuPy) and ``Table.data`` is a
+k × ⌈n/64⌉ array of uint64 (row r is bit (r-1) mod 64 of word (r-1) div 64 of each column).
+"""
+from __future__ import annotations
+
+from ..errors import StarRuntimeError
+
+
+class Bits:
+    """A slice or a word: ``n`` bits, bit 1 first. Backend vectors are immutable values:
+    an operation that changes a variable (STEP, SET, Y(i) := b) stores a new one in ``v``."""
+    __slots__ = ("v", "n")
+
+    def __init__(self, v, n: int):
+        self.v = v
+        self.n = n
+
+    def __repr__(self) -> str:
+        return f"Bits(n={self.n})"
+
+
+class Unassigned:
+    """The value of a bare `slice` / `word` variable before its first assignment."""
+    __slots__ = ("name",)
+    n = -1
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def v(self):
+        raise StarRuntimeError(f"'{self.name}' is used before it is assigned a value")
+
+
+class Table:
+    """An n × k binary table stored column by column (bit-sliced)."""
+    __slots__ = ("data", "n", "k", "aux", "backend")
+
+    def __init__(self, data, n: int, k: int, backend, aux=None):
+        self.data = data
+        self.n = n
+        self.k = k
+        self.backend = backend
+        self.aux = aux          # backend-private (the NumPy backend keeps a byte view here)
+
+    def __repr__(self) -> str:
+        return f"Table({self.n}x{self.k}, {self.backend.name})"
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.k)
+
+    def to_numpy(self):
+        """The table as an (n, k) bool array."""
+        return self.backend.table_to_bools(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.to_numpy()
+        return a.astype(dtype) if dtype is not None else a
