@@ -1,0 +1,102 @@
+"""Shared fixtures: every test that runs Star code runs on every available backend."""
+from __future__ import annotations
+
+import difflib
+import io
+from pathlib import Path
+
+import pytest
+
+import starvm
+from starvm.backends import BackendUnavailable, get_backend
+
+BACKENDS = ["numpy", "cupy"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _backend_param(name):
+    return pytest.param(name, id=name, marks=[pytest.mark.backend(name)])
+
+
+@pytest.fixture(params=[_backend_param(b) for b in BACKENDS])
+def backend(request) -> str:
+    """The name of a backend; CuPy tests skip where there is no usable GPU."""
+    try:
+        get_backend(request.param)
+    except BackendUnavailable as e:
+        pytest.skip(str(e))
+    return request.param
+
+
+@pytest.fixture
+def machine(backend) -> starvm.Machine:
+    return starvm.Machine(backend=backend, out=io.StringIO())
+
+
+def run_star(source: str, backend: str = "numpy", filename: str = "test.star") -> str:
+    """Run a Star program, return what it printed."""
+    out = io.StringIO()
+    starvm.Machine(backend=backend, out=out).run(source, filename)
+    return out.getvalue()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "backend(name): the test runs Star code on that backend")
+
+
+# ---------------------------------------------------------------------------------------
+# Star-language tests: tests/star/NAME.star runs and its output must equal NAME.expected.
+# A test that must fail has NAME.error instead: the expected first line of the error
+# (FILE:LINE:COL: error: MESSAGE, with FILE written as the bare file name).
+def pytest_collect_file(parent, file_path: Path):
+    if file_path.suffix == ".star" and file_path.parent.name == "star" and file_path.parent.parent.name == "tests":
+        return StarFile.from_parent(parent, path=file_path)
+
+
+class StarFile(pytest.File):
+    def collect(self):
+        for b in BACKENDS:
+            yield StarItem.from_parent(self, name=f"{self.path.stem}[{b}]", backend_name=b)
+
+
+class StarItem(pytest.Item):
+    def __init__(self, *, backend_name, **kw):
+        super().__init__(**kw)
+        self.backend_name = backend_name
+
+    def runtest(self):
+        try:
+            get_backend(self.backend_name)
+        except BackendUnavailable as e:
+            pytest.skip(str(e))
+        src = self.path.read_text()
+        expected_out = self.path.with_suffix(".expected")
+        expected_err = self.path.with_suffix(".error")
+        if expected_err.exists():
+            want = expected_err.read_text().strip()
+            with pytest.raises(starvm.StarError) as info:
+                run_star(src, self.backend_name, self.path.name)
+            got = info.value.render().splitlines()[0]
+            if got != want:
+                raise StarTestFailure(want, got)
+            return
+        got = run_star(src, self.backend_name, self.path.name)
+        want = expected_out.read_text()
+        if got != want:
+            raise StarTestFailure(want, got)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, StarTestFailure):
+            want, got = excinfo.value.args
+            diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "expected", "got", lineterm="")
+            return "\n".join(diff)
+        if isinstance(excinfo.value, starvm.StarError):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, 0, f"star: {self.name}"
+
+
+class StarTestFailure(Exception):
+    pass
