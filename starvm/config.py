@@ -12,3 +12,8 @@ def backend_name(explicit: str | None = None) -> str:
 def debug() -> bool:
     """STARVM_DEBUG=1 shows Python tracebacks of internal errors."""
     return os.environ.get("STARVM_DEBUG", "") not in ("", "0")
+
+
+def fuse() -> bool:
+    """STARVM_FUSE=0 runs `parallel for` loops iteration by iteration (for comparisons)."""
+    return os.environ.get("STARVM_FUSE", "1") not in ("0", "")

@@ -40,6 +40,16 @@ class Backend(ABC):
     def to_bools(self, v: Vector, n: int) -> np.ndarray:
         """Vector -> host bool array of length n."""
 
+    # ---------------- vectors as arrays of words (for fused `parallel for` loops)
+    xp: Any = np                     # the array module tables live in (numpy, cupy)
+
+    @abstractmethod
+    def to_words(self, v: Vector, n: int):
+        """Vector -> 1-D uint64 array (of module xp) of ⌈n/64⌉ words; may not alias v."""
+    @abstractmethod
+    def from_words(self, words, n: int) -> Vector:
+        """1-D uint64 array of xp -> vector (the inverse of to_words)."""
+
     # ---------------- vectors: base operations (spec §3)
     @abstractmethod
     def get_bit(self, v: Vector, i: int) -> int: ...

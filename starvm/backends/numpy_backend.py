@@ -25,6 +25,23 @@ def _reverse(v: int, n: int) -> int:
     return int(format(v, f"0{n}b")[::-1], 2)
 
 
+def compare_ints(a: int, b: int) -> int:
+    """Compare two vectors held as ints, as unsigned numbers with bit 1 most significant."""
+    d = a ^ b
+    if not d:
+        return 0
+    # the first differing bit (lowest index) is the most significant difference
+    return 1 if a & d & -d else -1
+
+
+def add_ints(a: int, b: int, n: int) -> int:
+    return _reverse((_reverse(a, n) + _reverse(b, n)) & ((1 << n) - 1), n)
+
+
+def subt_ints(a: int, b: int, n: int) -> int:
+    return _reverse((_reverse(a, n) - _reverse(b, n)) & ((1 << n) - 1), n)
+
+
 class NumpyBackend(Backend):
     name = "numpy"
     device = "cpu"
@@ -43,6 +60,12 @@ class NumpyBackend(Backend):
     def to_bools(self, v, n):
         raw = np.frombuffer(v.to_bytes((n + 7) // 8, "little"), dtype=np.uint8)
         return np.unpackbits(raw, count=n, bitorder="little").astype(bool)
+
+    def to_words(self, v, n):
+        return np.frombuffer(v.to_bytes(((n + 63) // 64) * 8, "little"), dtype=np.uint64).copy()
+
+    def from_words(self, words, n):
+        return int.from_bytes(np.ascontiguousarray(words, dtype=np.uint64).tobytes(), "little")
 
     def get_bit(self, v, i):
         return (v >> i) & 1
@@ -91,17 +114,13 @@ class NumpyBackend(Backend):
         return (w & ~mask) | (v << i)
 
     def compare(self, a, b):
-        d = a ^ b
-        if not d:
-            return 0
-        # the first differing bit (lowest index) is the most significant difference
-        return 1 if a & d & -d else -1
+        return compare_ints(a, b)
 
     def add(self, a, b, n):
-        return _reverse((_reverse(a, n) + _reverse(b, n)) & ((1 << n) - 1), n)
+        return add_ints(a, b, n)
 
     def subt(self, a, b, n):
-        return _reverse((_reverse(a, n) - _reverse(b, n)) & ((1 << n) - 1), n)
+        return subt_ints(a, b, n)
 
     # ---------------- tables
     def table(self, n, k, bools=None):

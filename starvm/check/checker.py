@@ -364,8 +364,7 @@ class Checker:
         if want is T.WORD and t is T.SLICE:
             hint = "CONVERT(Y) turns a slice into a word"
         if want is T.TABLE:
-            raise _err(f"{what} is a table: tables cannot be assigned as a whole", e,
-                       hint="copy them column by column with COL(i, T)")
+            hint = "a table takes only another table of the same size (T := F copies F)"
         raise _err(f"{what} is {_kind_word(want)}; cannot assign {_kind_word(t)}", e, hint)
 
     def _expr(self, e) -> T:
@@ -394,7 +393,8 @@ class Checker:
             if not info.is_function:
                 raise _err(f"procedure '{e.display}' has no value; only functions can be used in expressions", e)
             if info.params:
-                raise _err(f"'{e.display}' takes {len(info.params)} arguments", e)
+                n = len(info.params)
+                raise _err(f"'{e.display}' takes {n} argument{'s' if n != 1 else ''}, got 0", e)
             e.ref = info
             return info.result.type
         if e.name in BUILTINS:

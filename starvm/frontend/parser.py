@@ -28,6 +28,7 @@ _TERMINAL_TEXT = {
     "RPAR": "')'", "ASSIGN": "':='", "EQ": "'='", "EQUAL": "'='", "RELOP": "a comparison",
     "ADDOP": "an operator", "MULOP": "an operator", "SIGN": "'-'", "MINUS": "'-'",
     "NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "end of file",
+    "<END-OF-FILE>": "end of file",
 }
 
 
@@ -65,7 +66,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
             what = "unexpected end of file"
         else:
             line, col = tok.line, tok.column
-            what = f"unexpected {_describe(tok.type) if tok.type in _TERMINAL_TEXT and tok.type != 'NAME' else repr(str(tok))}"
+            what = f"unexpected string {tok}" if tok.type == "STRING" else f"unexpected {str(tok)!r}"
         raise StarSyntaxError(what + _expected(e.expected), Loc(source, line, col)) from None
     except lark.exceptions.UnexpectedCharacters as e:
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
@@ -78,7 +79,12 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     except lark.exceptions.UnexpectedEOF as e:
         line, col = _end_position(text)
         raise StarSyntaxError("unexpected end of file" + _expected(e.expected), Loc(source, line, col)) from None
-    return _Builder(source).transform(tree)
+    try:
+        return _Builder(source).transform(tree)
+    except lark.exceptions.VisitError as e:   # a StarSyntaxError raised while building the AST
+        if isinstance(e.orig_exc, StarSyntaxError):
+            raise e.orig_exc.with_traceback(None) from None
+        raise
 
 
 def _end_position(text: str) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from ..errors import Loc
 from ..ir.lower import LoweredUnit
 from ..ir.ops import BASE_OPS, Node, Op
 from ..types import T
+from .forall import ForallKernel, fusable
 from .ops import op_name
 
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -41,8 +42,12 @@ class GeneratedUnit:
 
 
 class CodeGen:
-    def __init__(self, backend, star_filename: str):
+    def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
+                 fused_timing: list | None = None):
         self.B = backend
+        self.counts = counts if counts is not None else []
+        self.fused_timing = fused_timing
+        self.fuse = fuse
         self.filename = f"<star-{next(_unit_ids)}:{star_filename}>"
         self.out: list[str] = []
         self.lines: dict[int, LineInfo] = {}
@@ -211,11 +216,20 @@ class CodeGen:
 
     def parallel_for(self, s: Node, ind: int) -> None:
         """Forall semantics: the body reads snapshots of what it writes; private variables
-        are restored after the loop."""
+        are restored after the loop. A fusable body runs as one array operation (forall.py)."""
         var, downto, info, snaps = s.arg
         for orig, snap in snaps.items():
             how = "_snapshot" if orig.type is T.TABLE else "_copy"
             self.emit(ind, f"{snap.pyname} = {how}({orig.pyname})", s.loc)
+        if self.fuse and fusable(s):
+            symbols = sorted({n.arg for n in _walk(s.src[2]) if n.op is Op.VAR and n.arg is not var},
+                             key=lambda x: x.pyname)
+            name = f"_forall{next(self.tmp)}"
+            self.consts[name] = ForallKernel(s, self.B, self.counts, symbols, self.fused_timing)
+            values = "".join(f"{x.pyname}, " for x in symbols)
+            call = f"{name}({self.x(s.src[0])}, {self.x(s.src[1])}, ({values}))"
+            self.emit(ind, self.mark(s, call), s.loc)
+            return
         saved = []
         for sym in sorted(info.private, key=lambda x: x.name):
             tmp = f"_saved{next(self.tmp)}"
@@ -282,6 +296,12 @@ class CodeGen:
         t = f"_t{next(self.tmp)}"
         backs = ", ".join(f"({o.pyname} := {t}[{i + 1}])" for i, o in enumerate(outs))
         return f"(({t} := {call}), {backs})[0][0]"
+
+
+def _walk(node: Node):
+    yield node
+    for s in node.src:
+        yield from _walk(s)
 
 
 def _assigned_symbols(node: Node):

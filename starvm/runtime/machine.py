@@ -11,7 +11,7 @@ from .. import config, stdlib
 from ..backends import get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
-from ..errors import Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
+from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
 from ..frontend.parser import fold, parse
 from ..ir.lower import lower_unit
 from ..ir.ops import BASE_OPS, OP_TITLES
@@ -28,11 +28,14 @@ _SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "Non
 class Machine:
     """A STAR-machine with its own backend, variables, routines and step counters."""
 
-    def __init__(self, backend: str | None = None, out=None):
+    def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None):
         self.backend = get_backend(config.backend_name(backend))
+        # run `parallel for` loops as one array operation (else iteration by iteration)
+        self.fuse = config.fuse() if fuse is None else fuse
         self.out = out
         self.counts = [0] * len(BASE_OPS)
         self.times = [0.0] * len(BASE_OPS)
+        self.fused_timing = [0, 0.0]     # fused `parallel for` loops run, seconds in them
         self.env = Environment(library=stdlib.lookup)
         self.units: dict[str, GeneratedUnit] = {}
         self._ops = make_ops(self.backend, self.counts)
@@ -64,6 +67,7 @@ class Machine:
     def reset_stats(self) -> None:
         self.counts[:] = [0] * len(self.counts)
         self.times[:] = [0.0] * len(self.times)
+        self.fused_timing[:] = [0, 0.0]
 
     def profile_report(self) -> str:
         """The step counts (and, when profiled, times) in the shape of the paper's Table 1."""
@@ -82,6 +86,10 @@ class Machine:
         if self._profile:
             line += f"{sum(self.times):>12.4f}"
         lines += ["-" * len(head), line]
+        loops, secs = self.fused_timing
+        if loops:
+            lines.append(f"{loops} fused parallel-for loop(s) ran as array operations in {secs:.4f} s; "
+                         "their steps are counted above but timed only here")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ loading
@@ -92,16 +100,27 @@ class Machine:
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)
-            gen = CodeGen(self.backend, filename).unit(lower_unit(unit))
+            gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing).unit(lower_unit(unit))
         except BaseException:
             self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
             raise
         code = compile(gen.source, gen.filename, "exec")
+        # The generated functions share self.ns as their globals: roll it back in place.
+        ns_backup = dict(self.ns)
+        main_backup = getattr(self, "_main", None)
         self.units[gen.filename] = gen
-        self.ns.update(gen.constants)
-        exec(code, self.ns)
-        self._main = self.ns.pop("main_", None)
-        self._guard(self.ns["init_"])
+        try:
+            self.ns.update(gen.constants)
+            exec(code, self.ns)
+            self._main = self.ns.pop("main_", None)
+            self._guard(self.ns["init_"])
+        except BaseException:   # e.g. a global table(-1, 2): the load fails, nothing changes
+            self.env.globals, self.env.routines = env_backup
+            self.ns.clear()
+            self.ns.update(ns_backup)
+            self._main = main_backup
+            self.units.pop(gen.filename, None)
+            raise
         return gen
 
     def load(self, text: str, filename: str = "<string>") -> None:
@@ -130,14 +149,16 @@ class Machine:
 
         Ints and bools pass as integer / boolean; tables, slices and words as the objects
         ``table()``, ``slice()`` and ``word()`` return (NumPy bool arrays are converted).
-        `var` tables, slices and words are updated in place. Returns a function's value; for a
+        `var` tables, slices and words are updated in place (a writable NumPy array passed for
+        one gets the final value copied back). Returns a function's value; for a
         procedure with `var` integer or boolean parameters, the tuple of their final values.
         """
         info = self.env.routines.get(fold(name))
         if info is None:
             info = self._library_routine(fold(name))
         if len(args) != len(info.params):
-            raise StarTypeError(f"'{info.display}' takes {len(info.params)} arguments, got {len(args)}")
+            n = len(info.params)
+            raise StarTypeError(f"'{info.display}' takes {n} argument{'s' if n != 1 else ''}, got {len(args)}")
         converted = [self._from_python(a, p, info) for a, p in zip(args, info.params)]
         result = self._guard(self.ns[info.pyname], *converted)
         outs = list(result) if isinstance(result, tuple) else ([result] if info.is_function else [])
@@ -146,8 +167,14 @@ class Machine:
         for p, orig, final in zip(info.out_params, [a for a, p in zip(args, info.params) if p in info.out_params], outs):
             if isinstance(orig, Bits) and isinstance(final, Bits):
                 orig.v, orig.n = final.v, final.n
+            elif isinstance(orig, np.ndarray) and isinstance(final, Bits):
+                if orig.flags.writeable and orig.shape == (final.n,):
+                    orig[...] = self.backend.to_bools(final.v, final.n)
             elif p.type in (T.INT, T.BOOL):
                 scalar_outs.append(final)
+        for orig, p, table in zip(args, info.params, converted):
+            if p.by_ref and p.type is T.TABLE and isinstance(orig, np.ndarray) and orig.flags.writeable:
+                orig[...] = table.to_numpy()
         if info.is_function:
             return self._to_python(value)
         return tuple(scalar_outs) if scalar_outs else None
@@ -221,10 +248,14 @@ class Machine:
         try:
             return fn(*args)
         except StarError as e:
-            if e.loc is None and e.__traceback__ is not None:
+            if e.__traceback__ is not None and not e.stack:
                 frames = star_frames(e.__traceback__, self.units)
                 if frames:
-                    e.loc, e.stack = frames[-1].loc, frames
+                    if e.loc is None:
+                        e.loc = frames[-1].loc
+                    else:   # raised with its own position (a fused loop knows the failing node)
+                        frames[-1] = Frame(frames[-1].routine, e.loc)
+                    e.stack = frames
             raise e.with_traceback(None) from None
         except RecursionError as e:
             raise self._located(StarRuntimeError("recursion too deep (the Star call stack overflowed)"),

@@ -1,0 +1,369 @@
+"""`parallel for` as one fused array operation (spec §4, forall semantics).
+
+Instead of running the body once per iteration, ``ForallKernel`` runs it once for all
+iterations together: a value that differs between iterations is an array with one entry
+per iteration (a scalar: shape (m,); a slice or word: shape (m, W) of uint64 words), a value
+they share has shape (1, W) or is a Python scalar, and `if` becomes a mask of the active
+iterations. The array module is the backend's (``backend.xp``: NumPy on the CPU, CuPy on
+the GPU), so the same code serves both.
+
+The result equals running the iterations one by one against the values from before the
+loop, bit for bit, and so do the step counts: an operation evaluated under a mask counts
+one step per active iteration. Bodies that use something this evaluator does not vectorise
+(while/repeat loops, ROW, STEP, word arithmetic, calls, ...) are run iteration by
+iteration instead: ``fusable`` decides at compile time.
+"""
+from __future__ import annotations
+
+from time import perf_counter
+
+from ..errors import StarRuntimeError
+from ..ir.ops import Node, Op
+from ..types import T
+from .ops import IDX
+from .values import Bits, Table, Unassigned
+
+_SUPPORTED = {
+    Op.CONST, Op.VAR, Op.BINARY, Op.UNARY, Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COPY,
+    Op.COL_GET, Op.COL_SET, Op.BIT_GET, Op.BIT_SET, Op.AND, Op.OR, Op.XOR, Op.NOT,
+    Op.SOME, Op.NUMB, Op.EQ, Op.NOTEQ, Op.LEN, Op.NROWS, Op.NCOLS, Op.BITS,
+}
+
+
+def fusable(loop: Node) -> bool:
+    """Can this `parallel for` run as one array operation?"""
+    def ok(n: Node) -> bool:
+        if n.op not in _SUPPORTED:
+            return False
+        if n.op is Op.FOR and any(_varies(s, loop) for s in n.src[:2]):
+            return False    # an inner loop whose bounds differ between iterations
+        return all(ok(s) for s in n.src)
+    return all(ok(s) for s in loop.src)
+
+
+def _varies(e: Node, loop: Node) -> bool:
+    var, _downto, info, _snaps = loop.arg
+    if e.op is Op.VAR:
+        return e.arg is var or e.arg in info.private
+    return any(_varies(s, loop) for s in e.src)
+
+
+class _Vec:
+    """A batch of bit vectors: words of shape (1, W) (shared) or (m, W) (per iteration)."""
+    __slots__ = ("w", "n")
+
+    def __init__(self, w, n):
+        self.w = w
+        self.n = n
+
+
+class ForallKernel:
+    """One `parallel for` loop compiled for a backend."""
+
+    def __init__(self, loop: Node, backend, counts: list[int], symbols: list, timing: list | None = None):
+        self.loop = loop
+        self.symbols = symbols          # the outer variables the body mentions
+        self.timing = timing if timing is not None else [0, 0.0]   # [loops run, seconds]
+        self.B = backend
+        self.xp = backend.xp
+        self.counts = counts
+        self.var, self.downto, self.info, self.snaps = loop.arg
+        self.body = loop.src[2]
+
+    # ---------------------------------------------------------------- entry point
+    def __call__(self, start: int, stop: int, values: tuple) -> None:
+        """values: the current values of ``self.symbols``, in that order."""
+        t0 = perf_counter()
+        try:
+            self._run(start, stop, values)
+        finally:
+            self.B.synchronize()
+            self.timing[0] += 1
+            self.timing[1] += perf_counter() - t0
+
+    def _run(self, start: int, stop: int, values: tuple) -> None:
+        xp = self.xp
+        idx = xp.arange(start, stop + 1, dtype=xp.int64) if not self.downto else \
+            xp.arange(start, stop - 1, -1, dtype=xp.int64)
+        self.m = int(idx.size)
+        if self.m == 0:
+            return
+        self.env = dict(zip(self.symbols, values))
+        self.local = {self.var: idx}
+        self.words_cache = {}
+        self.exec_block(self.body, None)
+
+    # ---------------------------------------------------------------- helpers
+    def active(self, mask) -> int:
+        return self.m if mask is None else int(mask.sum())
+
+    def count(self, op: Op, mask) -> None:
+        self.counts[IDX[op]] += self.active(mask)
+
+    def fail(self, node: Node, msg: str):
+        return StarRuntimeError(msg, node.loc)
+
+    def _nwords(self, n: int) -> int:
+        return (n + 63) // 64
+
+    def vec(self, x) -> _Vec:
+        """A machine value (Bits) as a shared batch vector."""
+        if isinstance(x, _Vec):
+            return x
+        key = id(x)
+        if key not in self.words_cache:
+            self.words_cache[key] = _Vec(self.B.to_words(x.v, x.n)[None, :], x.n)
+        return self.words_cache[key]
+
+    def _index(self, node: Node, i, hi: int, what: str, mask):
+        """Check 1 <= i <= hi on the active iterations; returns 0-based indices safe to gather."""
+        xp = self.xp
+        if isinstance(i, int):
+            if not 0 < i <= hi and self.active(mask):
+                raise self.fail(node, f"{what} index {i} out of range 1..{hi}" if hi else
+                                f"{what} index {i} out of range: it has none")
+            return i - 1
+        act = i if mask is None else i[mask]
+        if act.size and (int(act.min()) < 1 or int(act.max()) > hi):
+            bad = int(act.min()) if int(act.min()) < 1 else int(act.max())
+            raise self.fail(node, f"{what} index {bad} out of range 1..{hi}" if hi else
+                            f"{what} index {bad} out of range: it has none")
+        i0 = i - 1
+        return i0 if mask is None else xp.where(mask, i0, 0)
+
+    # ---------------------------------------------------------------- statements
+    def exec_block(self, block: Node, mask) -> None:
+        for s in block.src:
+            self.exec(s, mask)
+
+    def exec(self, s: Node, mask) -> None:
+        xp, op = self.xp, s.op
+        if op is Op.BLOCK:
+            self.exec_block(s, mask)
+        elif op is Op.IF:
+            cond = self.eval(s.src[0], mask)
+            if isinstance(cond, bool):
+                self.exec_block(s.src[1] if cond else s.src[2], mask)
+                return
+            then_mask = cond if mask is None else (mask & cond)
+            else_mask = ~cond if mask is None else (mask & ~cond)
+            if s.src[1].src and bool(then_mask.any()):
+                self.exec_block(s.src[1], then_mask)
+            if s.src[2].src and bool(else_mask.any()):
+                self.exec_block(s.src[2], else_mask)
+        elif op is Op.FOR:
+            var, downto = s.arg
+            a, b = self.eval(s.src[0], mask), self.eval(s.src[1], mask)
+            for k in (range(a, b - 1, -1) if downto else range(a, b + 1)):
+                self.local[var] = k
+                self.exec_block(s.src[2], mask)
+        elif op is Op.ASSIGN:
+            self.assign(s.arg, self.eval(s.src[0], mask), mask, s)
+        elif op is Op.COL_SET:
+            i = self.eval(s.src[0], mask)
+            table: Table = self.value(s.src[1].arg)
+            v = self.vec(self.eval(s.src[2], mask))
+            if v.n != table.n:
+                raise self.fail(s, f"COL(i, T) := ...: the slice has {v.n} bits but the table has {table.n} rows")
+            j = self._index(s, i, table.k, "column", mask)
+            self.count(Op.COL_SET, mask)
+            words = xp.broadcast_to(v.w, (self.m, v.w.shape[1]))
+            if mask is None:
+                table.data[j] = words
+            else:
+                table.data[j[mask]] = words[mask]
+        elif op is Op.BIT_SET:
+            target = self.value(s.src[0].arg)        # a shared slice/word written at bit i
+            i = self.eval(s.src[1], mask)
+            b = self.eval(s.src[2], mask)
+            j = self._index(s, i, target.n, "bit", mask)
+            bad = (b != 0) & (b != 1)
+            if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
+                raise self.fail(s, "a bit takes 0 or 1")
+            self.count(Op.BIT_SET, mask)
+            bits = _unpack(xp, self.B.to_words(target.v, target.n))
+            jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
+            bb = xp.broadcast_to(xp.asarray(b, dtype=bool), (self.m,))
+            bits[jj if mask is None else jj[mask]] = bb if mask is None else bb[mask]
+            target.v = self.B.from_words(_pack(xp, bits), target.n)
+        else:
+            raise AssertionError(f"not fusable: {op}")
+
+    def assign(self, sym, value, mask, node) -> None:
+        xp = self.xp
+        old = self.local.get(sym, self.env.get(sym))
+        if sym.type.is_vector:
+            new = self.vec(value)
+            if isinstance(old, _Vec):
+                old_n, old_w = old.n, old.w
+            elif isinstance(old, Bits) and not isinstance(old, Unassigned):
+                old_n, old_w = old.n, self.vec(old).w
+            else:
+                old_n, old_w = -1, None
+            if old_n >= 0 and old_n != new.n:
+                raise self.fail(node, f"length mismatch in assignment: the variable has {old_n} bits, "
+                                      f"the value {new.n}")
+            if mask is not None:
+                if old_w is None:
+                    old_w = xp.zeros_like(new.w)
+                new = _Vec(xp.where(mask[:, None], new.w, old_w), new.n)
+            self.local[sym] = new
+        else:
+            if mask is not None:
+                old = old if old is not None else 0
+                value = xp.where(mask, value, old)
+            self.local[sym] = value
+
+    # ---------------------------------------------------------------- expressions
+    def value(self, sym):
+        if sym in self.local:
+            return self.local[sym]
+        v = self.env[sym]
+        if isinstance(v, Unassigned):
+            raise StarRuntimeError(f"'{v.name}' is used before it is assigned a value")
+        return v
+
+    def eval(self, e: Node, mask):
+        xp, op = self.xp, e.op
+        if op is Op.CONST:
+            return e.arg
+        if op is Op.VAR:
+            return self.value(e.arg)
+        if op is Op.BITS:
+            bits = [c == "1" for c in e.arg]
+            return _Vec(self.B.to_words(self.B.from_bools(bits), len(bits))[None, :], len(bits))
+        if op is Op.COPY:
+            return self.eval(e.src[0], mask)
+        if op is Op.BINARY:
+            return self.binary(e, mask)
+        if op is Op.UNARY:
+            a = self.eval(e.src[0], mask)
+            if e.arg == "neg":
+                return -a
+            return (not a) if isinstance(a, bool) else ~a
+        if op is Op.NROWS:
+            return self.value(e.src[0].arg).n
+        if op is Op.NCOLS:
+            return self.value(e.src[0].arg).k
+        if op is Op.LEN:
+            return self.vec(self.eval(e.src[0], mask)).n
+        if op is Op.COL_GET:
+            i = self.eval(e.src[0], mask)
+            table: Table = self.value(e.src[1].arg)
+            j = self._index(e, i, table.k, "column", mask)
+            self.count(op, mask)
+            return _Vec(table.data[j][None, :] if isinstance(j, int) else table.data[j], table.n)
+        if op is Op.BIT_GET:
+            v = self.vec(self.eval(e.src[0], mask))
+            i = self.eval(e.src[1], mask)
+            j = self._index(e, i, v.n, "bit", mask)
+            self.count(op, mask)
+            if isinstance(j, int) and v.w.shape[0] == 1:
+                return int((int(v.w[0, j >> 6]) >> (j & 63)) & 1)
+            jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
+            words = xp.broadcast_to(v.w, (self.m, v.w.shape[1]))
+            w = xp.take_along_axis(words, (jj >> 6)[:, None], axis=1)[:, 0]
+            return ((w >> (jj & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64)
+        if op in (Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NOTEQ):
+            a, b = (self.vec(self.eval(s, mask)) for s in e.src)
+            if a.n != b.n:
+                raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
+            self.count(op, mask)
+            if op is Op.AND:
+                return _Vec(a.w & b.w, a.n)
+            if op is Op.OR:
+                return _Vec(a.w | b.w, a.n)
+            if op is Op.XOR:
+                return _Vec(a.w ^ b.w, a.n)
+            same = (a.w == b.w).all(axis=1)
+            return self._scalar(same if op is Op.EQ else ~same)
+        if op is Op.NOT:
+            a = self.vec(self.eval(e.src[0], mask))
+            self.count(op, mask)
+            w = ~a.w
+            if a.n % 64:
+                w[:, -1] &= xp.uint64((1 << (a.n % 64)) - 1)
+            return _Vec(w, a.n)
+        if op is Op.SOME:
+            a = self.vec(self.eval(e.src[0], mask))
+            self.count(op, mask)
+            return self._scalar((a.w != 0).any(axis=1))
+        if op is Op.NUMB:
+            a = self.vec(self.eval(e.src[0], mask))
+            self.count(op, mask)
+            return self._scalar(_popcount_rows(xp, a.w))
+        raise AssertionError(f"not fusable: {op}")
+
+    def _scalar(self, arr):
+        """A per-iteration result that is the same for all iterations is a Python scalar."""
+        if arr.shape[0] == 1:
+            x = arr[0]
+            return bool(x) if arr.dtype == bool else int(x)
+        return arr
+
+    def binary(self, e: Node, mask):
+        xp = self.xp
+        a, b = (self.eval(s, mask) for s in e.src)
+        o = e.arg
+        if o == "+":
+            return a + b
+        if o == "-":
+            return a - b
+        if o == "*":
+            return a * b
+        if o in ("div", "mod"):
+            zero = (b == 0)
+            if isinstance(zero, bool):
+                if zero and self.active(mask):
+                    raise self.fail(e, "division by zero" if o == "div" else "division by zero (mod)")
+            elif bool((zero if mask is None else zero & mask).any()):
+                raise self.fail(e, "division by zero" if o == "div" else "division by zero (mod)")
+            if isinstance(a, int) and isinstance(b, int):
+                q = abs(a) // abs(b)
+                q = q if (a >= 0) == (b >= 0) else -q
+            else:
+                safe_b = xp.where(b == 0, 1, b) if not isinstance(b, int) else b
+                q = xp.abs(a) // xp.abs(safe_b)
+                q = xp.where((xp.asarray(a) >= 0) == (xp.asarray(safe_b) >= 0), q, -q)
+            return q if o == "div" else a - q * b
+        if o in ("=", "<>", "<", "<=", ">", ">="):
+            r = {"=": lambda: a == b, "<>": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+                 ">": lambda: a > b, ">=": lambda: a >= b}[o]()
+            return bool(r) if isinstance(a, (int, bool)) and isinstance(b, (int, bool)) else r
+        if o == "and":
+            return (a and b) if isinstance(a, bool) and isinstance(b, bool) else (a & b)
+        if o == "or":
+            return (a or b) if isinstance(a, bool) and isinstance(b, bool) else (a | b)
+        if o == "xor":
+            return a != b
+        raise AssertionError(o)
+
+
+_SHIFTS = {}
+
+
+def _shifts(xp):
+    if xp not in _SHIFTS:
+        _SHIFTS[xp] = xp.arange(64, dtype=xp.uint64)
+    return _SHIFTS[xp]
+
+
+def _unpack(xp, words):
+    """uint64 words (W,) -> bool bits (64 W,), bit 0 of word 0 first."""
+    return (((words[:, None] >> _shifts(xp)) & xp.uint64(1)) != 0).reshape(-1)
+
+
+def _pack(xp, bits):
+    """bool bits (64 W,) -> uint64 words (W,)."""
+    b = bits.reshape(-1, 64).astype(xp.uint64) << _shifts(xp)
+    return b.sum(axis=1, dtype=xp.uint64)      # distinct powers of two: the sum is the OR
+
+
+def _popcount_rows(xp, w):
+    """Number of 1 bits in each row of a (m, W) uint64 array (SWAR popcount)."""
+    u = xp.uint64
+    x = w - ((w >> u(1)) & u(0x5555555555555555))
+    x = (x & u(0x3333333333333333)) + ((x >> u(2)) & u(0x3333333333333333))
+    x = (x + (x >> u(4))) & u(0x0F0F0F0F0F0F0F0F)
+    x = (x * u(0x0101010101010101)) >> u(56)
+    return x.sum(axis=1).astype(xp.int64)
