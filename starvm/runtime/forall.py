@@ -301,10 +301,26 @@ class ForallKernel:
             return bool(x) if arr.dtype == bool else int(x)
         return arr
 
+    def short_circuit(self, e: Node, mask):
+        """`and` / `or` evaluate their right side only where the left one does not decide,
+        as the sequential code does (so the step counts agree)."""
+        a = self.eval(e.src[0], mask)
+        is_and = e.arg == "and"
+        if isinstance(a, bool):
+            return self.eval(e.src[1], mask) if a == is_and else a
+        undecided = a if is_and else ~a
+        sub = undecided if mask is None else (mask & undecided)
+        if not bool(sub.any()):
+            return a
+        b = self.eval(e.src[1], sub)
+        return (a & b) if is_and else (a | b)
+
     def binary(self, e: Node, mask):
         xp = self.xp
-        a, b = (self.eval(s, mask) for s in e.src)
         o = e.arg
+        if o in ("and", "or") and e.type is T.BOOL:
+            return self.short_circuit(e, mask)
+        a, b = (self.eval(s, mask) for s in e.src)
         if o == "+":
             return a + b
         if o == "-":
