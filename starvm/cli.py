@@ -65,9 +65,12 @@ def _main(argv) -> int:
         return EXIT_USAGE
     try:
         text = _read(args.file)
-        if args.command == "check":
-            from .runtime.machine import Machine
-            Machine(backend="numpy").load(text, args.file)
+        if args.command == "check":   # parse, check and lower; run nothing, allocate no table
+            from . import stdlib
+            from .check import Checker, Environment
+            from .frontend.parser import parse
+            from .ir.lower import lower_unit
+            lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
             return EXIT_OK
         from .runtime.machine import Machine
         machine = Machine(backend=config.backend_name(args.backend))

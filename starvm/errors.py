@@ -21,8 +21,8 @@ class Source:
     text: str
 
     def line(self, lineno: int) -> str:
-        lines = self.text.splitlines()
-        return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+        lines = self.text.split("\n")   # as the parser counts lines (not at \f, \v, ...)
+        return lines[lineno - 1].rstrip("\r") if 1 <= lineno <= len(lines) else ""
 
 
 @dataclass(frozen=True)

@@ -397,6 +397,8 @@ class Checker:
                 raise _err(f"'{e.display}' takes {n} argument{'s' if n != 1 else ''}, got 0", e)
             e.ref = info
             return info.result.type
+        if e.name in STATEMENT_BUILTINS:
+            raise _err(f"{BUILTINS[e.name].name} is a statement and has no value", e)
         if e.name in BUILTINS:
             raise _err(f"'{e.display}' needs arguments", e)
         raise self._unknown(e)

@@ -61,6 +61,9 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         tok = e.token
         if tok.type == "LPAR" and text.startswith("(*", tok.start_pos):
             raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column)) from None
+        if str(tok) == "*" and tok.start_pos and text.startswith("(*", tok.start_pos - 1):
+            # '(' was read as a parenthesis because no '*)' closes the comment
+            raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column - 1)) from None
         if tok.type == "$END":
             line, col = _end_position(text)
             what = "unexpected end of file"

@@ -239,6 +239,12 @@ def make_helpers(B, out_write) -> dict[str, object]:
         if old.n != new.n and old.n >= 0:
             raise _unassigned_or(new, f"length mismatch in assignment: the variable has {old.n} bits, "
                                       f"the value {new.n}")
+        if isinstance(old, Bits) and isinstance(new, Bits):
+            # Assign in place: a `var` parameter and the caller's variable are one Bits object
+            # (spec §4: by reference), so both names see the new value. `new` is always a
+            # fresh object (a COPY or an operation's result), so nothing else shares it.
+            old.v, old.n = new.v, new.n
+            return old
         return new
 
     def check_len(x, n, what):

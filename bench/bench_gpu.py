@@ -1,0 +1,182 @@
+"""GPU benchmark of starvm (CuPy backend): the paper's Tables 1 and 2, first figures.
+
+    python bench/bench_gpu.py [--out DIR] [--sizes 1000,2000,...]
+
+Run on the device machine (an NVIDIA GPU with CuPy). Measures, median of >= 3 runs with the
+device synchronised before each clock read:
+  * Table 2: WARSHALL-adapt (`parallel for`, fused) and WARSHALL-C (Listing 2, unmodified; the
+    smallest sizes only: it is launch-bound) through the Python API on the cupy backend;
+    beside, in the same run, closure by repeated boolean squaring with cupy.matmul in float16
+    (cuBLAS) and a NumPy bit-packed Warshall on the host CPU;
+  * Table 1: mean microseconds per base operation (ROW read/write, or, FND, STEP, SOME, COL)
+    through the interpreter, from the machine's profile.
+Every closure is checked against the host NumPy closure. Writes gpu.json and gpu.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import cupy as cp  # noqa: E402
+
+import starvm  # noqa: E402
+from starvm.ir.ops import BASE_OPS, OP_TITLES  # noqa: E402
+
+PAPER_T2 = {"WARSHALL-C": {1000: 4.827, 2000: 11.161, 3000: 23.363, 4000: 42.661, 5000: 64.454},
+            "WARSHALL-adapt": {1000: 0.003, 2000: 0.027, 3000: 0.093, 4000: 0.236, 5000: 0.372}}
+
+
+def procs(name):
+    src = (ROOT / "programs" / name).read_text()
+    return src[:src.index("{ The example graph")]
+
+
+def graph(n):
+    rng = np.random.default_rng([2016, n])
+    a = rng.random((n, n)) < 2.0 / n
+    np.fill_diagonal(a, False)
+    return a
+
+
+def numpy_closure(a):
+    n = a.shape[0]
+    rows = np.packbits(a, axis=1, bitorder="little")
+    pad = (-rows.shape[1]) % 8
+    rows = np.pad(rows, ((0, 0), (0, pad))).view(np.uint64)
+    for k in range(n):
+        has = (rows[:, k >> 6] >> np.uint64(k & 63)) & np.uint64(1)
+        rows[has.astype(bool)] |= rows[k]
+    return np.unpackbits(rows.view(np.uint8), axis=1, count=n, bitorder="little").astype(bool)
+
+
+def cublas_closure(a_dev):
+    """Closure by repeated squaring of (A) in float16: R := R or R*R until stable."""
+    r = a_dev.astype(cp.float16)
+    while True:
+        nxt = ((r + r @ r) > 0).astype(cp.float16)
+        if bool((nxt == r).all()):
+            return r > 0
+        r = nxt
+
+
+def timed(fn, runs):
+    out = []
+    for _ in range(runs):
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        res = fn()
+        cp.cuda.Device().synchronize()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out), out, res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--sizes", default="1000,2000,3000,4000,5000")
+    ap.add_argument("--warshall-c-max", type=int, default=1000)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    info = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            "cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
+            "numpy": np.__version__, "python": platform.python_version(), "starvm": starvm.__version__,
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    print(info, flush=True)
+    rows = []
+    for n in sizes:
+        a = graph(n)
+        t0 = time.perf_counter()
+        ref = numpy_closure(a)
+        t_np = time.perf_counter() - t0
+        entry = {"n": n, "numpy_packed_host_s": t_np, "closure_ones": float(ref.mean())}
+        # WARSHALL-adapt, fused parallel for
+        m = starvm.Machine(backend="cupy")
+        m.load(procs("warshall_adapt.star"), "warshall_adapt.star")
+        m.call("WARSHALL-adapt", 2, m.table(np.zeros((2, 2), bool)))   # warm-up
+        tabs = []
+
+        def run_adapt():
+            P = m.table(a)
+            tabs.append(P)
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            m.call("WARSHALL-adapt", n, P)
+            cp.cuda.Device().synchronize()
+            return time.perf_counter() - t
+        runs = [run_adapt() for _ in range(3)]
+        assert (tabs[-1].to_numpy() == ref).all(), f"WARSHALL-adapt wrong at n={n}"
+        entry["WARSHALL-adapt_s"] = statistics.median(runs)
+        entry["WARSHALL-adapt_runs"] = runs
+        # cuBLAS squaring
+        a_dev = cp.asarray(a)
+        cublas_closure(a_dev)
+        med, rr, res = timed(lambda: cublas_closure(a_dev), 3)
+        assert (cp.asnumpy(res) == ref).all(), f"cuBLAS closure wrong at n={n}"
+        entry["cublas_fp16_squaring_s"], entry["cublas_runs"] = med, rr
+        if n <= args.warshall_c_max:
+            mc = starvm.Machine(backend="cupy")
+            mc.load(procs("warshall_c.star"), "warshall_c.star")
+            P = mc.table(a)
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            mc.call("WARSHALL-C", n, P)
+            cp.cuda.Device().synchronize()
+            entry["WARSHALL-C_s"] = time.perf_counter() - t
+            entry["WARSHALL-C_steps"] = sum(mc.counts)
+            assert (P.to_numpy() == ref).all(), f"WARSHALL-C wrong at n={n}"
+        print(entry, flush=True)
+        rows.append(entry)
+    # Table 1: per-operation times through the interpreter
+    table1 = []
+    for n in (100, 1000, 3000, 5000):
+        if n > max(sizes):
+            continue
+        a = graph(n)
+        m = starvm.Machine(backend="cupy")
+        m.load(procs("warshall.star"), "warshall.star")
+        m.load(procs("warshall_c.star"), "warshall_c.star")
+        m.profile = True
+        P = m.table(a)
+        m.call("WARSHALL-C", min(n, 200), P)     # COL read/write, or, STEP, ROW read
+        Q = m.table(a)
+        m.call("WARSHALL", min(n, 100), Q)       # ROW read/write, SOME, STEP
+        per = {OP_TITLES[op]: (m.times[i] / m.counts[i] * 1e6) for i, op in enumerate(BASE_OPS) if m.counts[i]}
+        table1.append({"n": n, "mean_us": per})
+        print(n, per, flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gpu.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1}, indent=2))
+    md = [f"# starvm on the GPU ({info['device']})", "",
+          f"{info['date']} · CuPy {info['cupy']} · CUDA runtime {info['cuda_runtime']} · starvm {info['starvm']}", "",
+          "## Table 2: transitive closure, seconds (median of 3; paper: NVIDIA K40)", "",
+          "| n | WARSHALL-adapt | paper | WARSHALL-C | paper | cuBLAS fp16 squaring | NumPy packed (host) |",
+          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        n = r["n"]
+        wc = f"{r['WARSHALL-C_s']:.3f}" if "WARSHALL-C_s" in r else "—"
+        md.append(f"| {n} | {r['WARSHALL-adapt_s']:.4f} | {PAPER_T2['WARSHALL-adapt'].get(n, '—')} | {wc} | "
+                  f"{PAPER_T2['WARSHALL-C'].get(n, '—')} | {r['cublas_fp16_squaring_s']:.4f} | {r['numpy_packed_host_s']:.4f} |")
+    md += ["", "## Table 1: mean µs per base operation through the interpreter", "",
+           "| operation | " + " | ".join(f"n={t['n']}" for t in table1) + " |",
+           "| --- |" + " ---: |" * len(table1)]
+    ops = sorted({k for t in table1 for k in t["mean_us"]})
+    for o in ops:
+        md.append(f"| {o} | " + " | ".join(f"{t['mean_us'].get(o, float('nan')):.1f}" for t in table1) + " |")
+    (out / "gpu.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
