@@ -81,11 +81,57 @@ def timed(fn, runs):
     return statistics.median(out), out, res
 
 
+def bitsliced_from_uint32(m, vals):
+    """A rows x 32 table whose row i holds vals[i] (column 1 the most significant bit)."""
+    n = int(vals.size)
+    words = (n + 63) // 64
+    t = m.backend.table(n, 32)
+    shifts = cp.arange(64, dtype=cp.uint64)
+    for j in range(32):
+        bits = cp.zeros(words * 64, dtype=cp.uint64)
+        bits[:n] = (vals >> (31 - j)) & 1
+        t.data[j] = (bits.reshape(words, 64) << shifts).sum(axis=1, dtype=cp.uint64)
+    return t
+
+
+def bench_search(rows):
+    """MIN / MAX / MATCH over `rows` 32-bit fields beside cupy.min of the same values."""
+    from starvm.runtime.machine import BitVector
+    rng = cp.random.default_rng(7)
+    vals = rng.integers(0, 2 ** 32, size=rows, dtype=cp.uint64).astype(cp.uint32)
+    res = {"rows": rows}
+    res["cupy_min_ms"] = 1e3 * timed(lambda: cp.min(vals), 5)[0]
+    lo, hi = int(cp.min(vals)), int(cp.max(vals))
+    probe = int(vals[rows // 3])
+    for native in (True, False):
+        m = starvm.Machine(backend="cupy", native=native)
+        t = bitsliced_from_uint32(m, vals)
+        X = BitVector(m.backend.ones(rows), rows, m.backend)
+        v = m.word([(probe >> (31 - j)) & 1 for j in range(32)])
+        for name in (("MIN", "MAX", "MATCH") if native else ("MIN",)):
+            Z = BitVector(m.backend.zeros(rows), rows, m.backend)
+            args = (t, X, v, Z) if name == "MATCH" else (t, X, Z)
+            m.call(name, *args)                                   # load + compile + warm up
+            med, runs, _ = timed(lambda: m.call(name, *args), 5 if native else 3)
+            hits = cp.flatnonzero(cp.asarray(BitVector(Z.v, rows, m.backend).to_numpy()))
+            want = {"MIN": lo, "MAX": hi, "MATCH": probe}[name]
+            assert hits.size == int((vals == want).sum()) and bool((vals[hits] == want).all()), name
+            key = name if native else "MIN_star_body"
+            res[key if native else "MIN_star_body_ms"] = ({"ms": med * 1e3, "runs_ms": [r * 1e3 for r in runs]}
+                                                         if native else med * 1e3)
+        del t
+    print(res, flush=True)
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
-    ap.add_argument("--sizes", default="1000,2000,3000,4000,5000")
+    ap.add_argument("--sizes", default="1000,2000,3000,4000,5000,16384")
+    ap.add_argument("--star-body-max", type=int, default=5000,
+                    help="largest n for the Star body of WARSHALL-adapt (fused parallel for)")
     ap.add_argument("--warshall-c-max", type=int, default=1000)
+    ap.add_argument("--search-rows", type=int, default=2 ** 27)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -101,7 +147,32 @@ def main():
         ref = numpy_closure(a)
         t_np = time.perf_counter() - t0
         entry = {"n": n, "numpy_packed_host_s": t_np, "closure_ones": float(ref.mean())}
-        # WARSHALL-adapt, fused parallel for
+        # WARSHALL-adapt from the standard library: the native blocked kernel (starvm/native)
+        mn = starvm.Machine(backend="cupy")
+        mn.call("WARSHALL-adapt", 2, mn.table(np.zeros((2, 2), bool)))   # load + compile + warm up
+        nat = []
+        for _ in range(5):
+            P = mn.table(a)
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            mn.call("WARSHALL-adapt", n, P)
+            cp.cuda.Device().synchronize()
+            nat.append(time.perf_counter() - t)
+        assert mn.native_timing[0] == 6
+        assert (P.to_numpy() == ref).all(), f"native WARSHALL-adapt wrong at n={n}"
+        entry["WARSHALL-adapt_native_s"] = statistics.median(nat)
+        entry["WARSHALL-adapt_native_runs"] = nat
+        print("native", n, statistics.median(nat), flush=True)
+        if n > args.star_body_max:
+            a_dev = cp.asarray(a)
+            cublas_closure(a_dev)
+            med, rr, res = timed(lambda: cublas_closure(a_dev), 3)
+            assert (cp.asnumpy(res) == ref).all(), f"cuBLAS closure wrong at n={n}"
+            entry["cublas_fp16_squaring_s"], entry["cublas_runs"] = med, rr
+            rows.append(entry)
+            print(entry, flush=True)
+            continue
+        # WARSHALL-adapt, the Star body: fused parallel for
         m = starvm.Machine(backend="cupy")
         m.load(procs("warshall_adapt.star"), "warshall_adapt.star")
         m.call("WARSHALL-adapt", 2, m.table(np.zeros((2, 2), bool)))   # warm-up
@@ -155,18 +226,22 @@ def main():
         per = {OP_TITLES[op]: (m.times[i] / m.counts[i] * 1e6) for i, op in enumerate(BASE_OPS) if m.counts[i]}
         table1.append({"n": n, "mean_us": per})
         print(n, per, flush=True)
+    search = bench_search(args.search_rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1}, indent=2))
+    (out / "gpu.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1,
+                                              "search": search}, indent=2))
     md = [f"# starvm on the GPU ({info['device']})", "",
           f"{info['date']} · CuPy {info['cupy']} · CUDA runtime {info['cuda_runtime']} · starvm {info['starvm']}", "",
           "## Table 2: transitive closure, seconds (median of 3; paper: NVIDIA K40)", "",
-          "| n | WARSHALL-adapt | paper | WARSHALL-C | paper | cuBLAS fp16 squaring | NumPy packed (host) |",
-          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+          "| n | WARSHALL-adapt native kernel | WARSHALL-adapt Star body (fused) | paper | WARSHALL-C | paper "
+          "| cuBLAS fp16 squaring | NumPy packed (host) |",
+          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         n = r["n"]
         wc = f"{r['WARSHALL-C_s']:.3f}" if "WARSHALL-C_s" in r else "—"
-        md.append(f"| {n} | {r['WARSHALL-adapt_s']:.4f} | {PAPER_T2['WARSHALL-adapt'].get(n, '—')} | {wc} | "
+        body = f"{r['WARSHALL-adapt_s']:.4f}" if "WARSHALL-adapt_s" in r else "—"
+        md.append(f"| {n} | {r['WARSHALL-adapt_native_s']:.5f} | {body} | {PAPER_T2['WARSHALL-adapt'].get(n, '—')} | {wc} | "
                   f"{PAPER_T2['WARSHALL-C'].get(n, '—')} | {r['cublas_fp16_squaring_s']:.4f} | {r['numpy_packed_host_s']:.4f} |")
     md += ["", "## Table 1: mean µs per base operation through the interpreter", "",
            "| operation | " + " | ".join(f"n={t['n']}" for t in table1) + " |",
@@ -174,6 +249,14 @@ def main():
     ops = sorted({k for t in table1 for k in t["mean_us"]})
     for o in ops:
         md.append(f"| {o} | " + " | ".join(f"{t['mean_us'].get(o, float('nan')):.1f}" for t in table1) + " |")
+    md += ["", f"## Associative search over {search['rows']} rows x 32-bit fields (bit-sliced table), ms, median of 5",
+           "", "| operation | starvm | cupy.min on the same data as uint32 | ratio |", "| --- | ---: | ---: | ---: |"]
+    for name in ("MIN", "MAX", "MATCH"):
+        r = search[name]
+        md.append(f"| {name} (stdlib, fused kernels) | {r['ms']:.3f} | {search['cupy_min_ms']:.3f} | "
+                  f"{r['ms'] / search['cupy_min_ms']:.2f} |")
+    md.append(f"| MIN (Star body, one step per column) | {search['MIN_star_body_ms']:.3f} | "
+              f"{search['cupy_min_ms']:.3f} | {search['MIN_star_body_ms'] / search['cupy_min_ms']:.2f} |")
     (out / "gpu.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 

@@ -31,9 +31,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="where tables live (default: $STARVM_BACKEND or numpy)")
     run.add_argument("--profile", action="store_true",
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
+    run.add_argument("--max-steps", type=int, metavar="N",
+                     help="stop the program with an error after N loop iterations and routine calls")
 
     check = sub.add_parser("check", help="parse and type-check a Star program without running it")
     check.add_argument("file", help="a .star file")
+
+    repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
+    repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+                      help="where tables live (default: $STARVM_BACKEND or numpy)")
     return p
 
 
@@ -60,9 +66,13 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    if args.command in (None, "repl"):   # the interactive prompt (starvm/repl.py)
+        from .repl import main as repl_main
+        try:
+            return repl_main(backend=config.backend_name(getattr(args, "backend", None)))
+        except BackendUnavailable as e:
+            print(f"star: error: {e}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         text = _read(args.file)
         if args.command == "check":   # parse, check and lower; run nothing, allocate no table
@@ -73,7 +83,7 @@ def _main(argv) -> int:
             lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
             return EXIT_OK
         from .runtime.machine import Machine
-        machine = Machine(backend=config.backend_name(args.backend))
+        machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps)
         machine.profile = args.profile
         try:
             machine.run(text, args.file)

@@ -17,3 +17,20 @@ def debug() -> bool:
 def fuse() -> bool:
     """STARVM_FUSE=0 runs `parallel for` loops iteration by iteration (for comparisons)."""
     return os.environ.get("STARVM_FUSE", "1") not in ("0", "")
+
+
+def native() -> bool:
+    """STARVM_NATIVE=0 runs standard-library routines as their Star bodies even where a
+    backend has a native kernel for them."""
+    return os.environ.get("STARVM_NATIVE", "1") not in ("0", "")
+
+
+def history_path():
+    """STARVM_HISTORY names the REPL's history file; else $XDG_DATA_HOME/starvm/history
+    (~/.local/share/starvm/history)."""
+    from pathlib import Path
+    explicit = os.environ.get("STARVM_HISTORY")
+    if explicit:
+        return Path(explicit).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / "starvm" / "history"

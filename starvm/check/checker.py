@@ -114,8 +114,12 @@ class Checker:
                 raise _err(f"routine '{r.display}' is declared twice (first at {prev.node.loc})", r)
         info = RoutineInfo(r.name, r.display, r, pyname="r_" + r.name)
         self.scope = {}
-        for p in r.params:
-            info.params.append(self._declare(p.name, p.display, p.type, "param", p, self.scope, p.by_ref))
+        # slice(F) / word(F) may name a table parameter declared after it (spec §9's WCOPY):
+        # declare the parameters without such a reference first, keep the written order.
+        by_param = {}
+        for p in sorted(r.params, key=lambda p: p.type.of is not None):
+            by_param[id(p)] = self._declare(p.name, p.display, p.type, "param", p, self.scope, p.by_ref)
+        info.params = [by_param[id(p)] for p in r.params]
         if r.result is not None:
             if r.result.kind == "table":
                 raise _err("a function cannot return a table; use a var parameter", r.result)
@@ -215,7 +219,7 @@ class Checker:
         raise self._unknown(fn)
 
     def _s_CallStmt(self, s: A.CallStmt):
-        info = self._routine(s.name)
+        info = self._routine(s.name, statement=True)
         if info is not None:
             s.ref = info
             self._call_args(s, info, s.args)
@@ -238,9 +242,11 @@ class Checker:
         raise self._unknown(s)
 
     # ------------------------------------------------------------------ helpers for names
-    def _routine(self, name: str) -> RoutineInfo | None:
+    def _routine(self, name: str, statement: bool = False) -> RoutineInfo | None:
+        """A user or library routine. In an expression a built-in name is the built-in; a call
+        statement looks routines up first, so `LESS(T, X, v, Z);` finds the library procedure."""
         info = self.env.routines.get(name)
-        if info is None and self.env.library is not None and name not in BUILTINS:
+        if info is None and self.env.library is not None and (statement or name not in BUILTINS):
             found = self.env.library(name)
             if found:
                 saved = (self.scope, self.routine, self.loop_vars)

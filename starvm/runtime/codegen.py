@@ -43,11 +43,12 @@ class GeneratedUnit:
 
 class CodeGen:
     def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
-                 fused_timing: list | None = None):
+                 fused_timing: list | None = None, step_limit: bool = False):
         self.B = backend
         self.counts = counts if counts is not None else []
         self.fused_timing = fused_timing
         self.fuse = fuse
+        self.step_limit = step_limit   # emit _tick() in every loop body and routine (limits.py)
         self.filename = f"<star-{next(_unit_ids)}:{star_filename}>"
         self.out: list[str] = []
         self.lines: dict[int, LineInfo] = {}
@@ -130,6 +131,7 @@ class CodeGen:
         params = ", ".join(p.pyname for p in info.params)
         self.emit(0, f"def {info.pyname}({params}):", info.node.loc)
         self.global_decl(body, 1)
+        self.tick(1, info.node.loc)
         for p in info.params:
             if p.length_of is not None:
                 n = f"{p.length_of.pyname}.n" if p.type is T.SLICE else f"{p.length_of.pyname}.k"
@@ -190,10 +192,12 @@ class CodeGen:
         elif op is Op.WHILE:
             cond, body = s.src
             self.emit(ind, f"while {self.x(cond)}:", s.loc)
+            self.tick(ind + 1, s.loc)
             self.block(body, ind + 1)
         elif op is Op.REPEAT:
             body, cond = s.src
             self.emit(ind, "while True:", s.loc)
+            self.tick(ind + 1, s.loc)
             self.block(body, ind + 1)
             self.emit(ind + 1, f"if {self.x(cond)}:", cond.loc)
             self.emit(ind + 2, "break")
@@ -206,18 +210,26 @@ class CodeGen:
         else:  # an expression used as a statement (a function call)
             self.emit(ind, self.x(s), s.loc)
 
-    def for_loop(self, s: Node, ind: int) -> None:
+    def tick(self, ind: int, loc) -> None:
+        """One step of the step limit (generated only when the machine has a limit)."""
+        if self.step_limit:
+            self.emit(ind, "_tick()", loc)
+
+    def for_loop(self, s: Node, ind: int, tick: bool = True) -> None:
         var, downto = s.arg[0], s.arg[1]
         start, stop, body = s.src
         rng = (f"range({self.x(start)}, {self.x(stop)} - 1, -1)" if downto
                else f"range({self.x(start)}, {self.x(stop)} + 1)")
         self.emit(ind, f"for {var.pyname} in {rng}:", s.loc)
+        if tick:
+            self.tick(ind + 1, s.loc)
         self.block(body, ind + 1)
 
     def parallel_for(self, s: Node, ind: int) -> None:
         """Forall semantics: the body reads snapshots of what it writes; private variables
         are restored after the loop. A fusable body runs as one array operation (forall.py)."""
         var, downto, info, snaps = s.arg
+        self.tick(ind, s.loc)   # one step for the whole loop, fused or not
         for orig, snap in snaps.items():
             how = "_snapshot" if orig.type is T.TABLE else "_copy"
             self.emit(ind, f"{snap.pyname} = {how}({orig.pyname})", s.loc)
@@ -235,7 +247,7 @@ class CodeGen:
             tmp = f"_saved{next(self.tmp)}"
             saved.append((sym, tmp))
             self.emit(ind, f"{tmp} = _save({sym.pyname})")
-        self.for_loop(Node(Op.FOR, s.src, (var, downto), loc=s.loc), ind)
+        self.for_loop(Node(Op.FOR, s.src, (var, downto), loc=s.loc), ind, tick=False)
         for sym, tmp in saved:
             self.emit(ind, f"{sym.pyname} = {tmp}")
 

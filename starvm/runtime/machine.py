@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import config, stdlib
+from .. import config, native, stdlib
 from ..backends import get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
@@ -18,6 +18,7 @@ from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
 from .codegen import CodeGen, GeneratedUnit
 from .ops import make_helpers, make_ops, timed_ops
+from . import limits
 from .tracemap import star_frames
 from .values import Bits, Table
 
@@ -28,10 +29,18 @@ _SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "Non
 class Machine:
     """A STAR-machine with its own backend, variables, routines and step counters."""
 
-    def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None):
+    def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
+                 max_steps: int | None = None, max_depth: int | None = None,
+                 native: bool | None = None):
         self.backend = get_backend(config.backend_name(backend))
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
+        # let a backend's native kernel replace a standard-library routine (starvm/native)
+        self.native = config.native() if native is None else native
+        self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
+        # limits.py: loop iterations + routine calls per run (None: unlimited, no check generated)
+        self.max_steps = max_steps
+        self.max_depth = limits.max_depth(max_depth)    # nested Star calls
         self.out = out
         self.counts = [0] * len(BASE_OPS)
         self.times = [0.0] * len(BASE_OPS)
@@ -68,6 +77,7 @@ class Machine:
         self.counts[:] = [0] * len(self.counts)
         self.times[:] = [0.0] * len(self.times)
         self.fused_timing[:] = [0, 0.0]
+        self.native_timing[:] = [0, 0.0]
 
     def profile_report(self) -> str:
         """The step counts (and, when profiled, times) in the shape of the paper's Table 1."""
@@ -86,6 +96,10 @@ class Machine:
         if self._profile:
             line += f"{sum(self.times):>12.4f}"
         lines += ["-" * len(head), line]
+        calls, secs = self.native_timing
+        if calls:
+            lines.append(f"{calls} native kernel call(s) replaced standard-library Star bodies in {secs:.4f} s; "
+                         "they execute no base operations and count no steps")
         loops, secs = self.fused_timing
         if loops:
             lines.append(f"{loops} fused parallel-for loop(s) ran as array operations in {secs:.4f} s; "
@@ -100,7 +114,8 @@ class Machine:
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)
-            gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing).unit(lower_unit(unit))
+            gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,
+                          step_limit=self.max_steps is not None).unit(lower_unit(unit))
         except BaseException:
             self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
             raise
@@ -113,6 +128,7 @@ class Machine:
             self.ns.update(gen.constants)
             exec(code, self.ns)
             self._main = self.ns.pop("main_", None)
+            self._install_native(unit.routines)
             self._guard(self.ns["init_"])
         except BaseException:   # e.g. a global table(-1, 2): the load fails, nothing changes
             self.env.globals, self.env.routines = env_backup
@@ -122,6 +138,16 @@ class Machine:
             self.units.pop(gen.filename, None)
             raise
         return gen
+
+    def _install_native(self, routines) -> None:
+        if not self.native:
+            return
+        for info in routines:
+            if not info.node.loc.filename.startswith("stdlib/"):
+                continue
+            make = native.factory_for(info.name, self.backend.name)
+            if make is not None:
+                self.ns[info.pyname] = make(self.ns[info.pyname], self.backend, self.native_timing)
 
     def load(self, text: str, filename: str = "<string>") -> None:
         """Declare the routines and globals of a Star text; a main block, if any, is not run."""
@@ -223,10 +249,12 @@ class Machine:
         if data is None:
             if rows is None or cols is None:
                 raise ValueError("table() needs an array or rows= and cols=")
+            limits.check_table(self.backend, rows, cols)
             return self.backend.table(rows, cols)
         arr = np.asarray(data)
         if arr.ndim != 2:
             raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
+        limits.check_table(self.backend, arr.shape[0], arr.shape[1])
         return self.backend.table(arr.shape[0], arr.shape[1], arr.astype(bool))
 
     def slice(self, bits) -> "BitVector":
@@ -245,8 +273,11 @@ class Machine:
     # ------------------------------------------------------------------ running safely
     def _guard(self, fn, *args):
         """Run generated code; turn what goes wrong into StarErrors with Star positions."""
+        if self.max_steps is not None:
+            self.ns["_tick"] = limits.ticker(self.max_steps)
         try:
-            return fn(*args)
+            with limits.RecursionLimit(self.max_depth):
+                return fn(*args)
         except StarError as e:
             if e.__traceback__ is not None and not e.stack:
                 frames = star_frames(e.__traceback__, self.units)
@@ -258,7 +289,8 @@ class Machine:
                     e.stack = frames
             raise e.with_traceback(None) from None
         except RecursionError as e:
-            raise self._located(StarRuntimeError("recursion too deep (the Star call stack overflowed)"),
+            raise self._located(StarRuntimeError(f"recursion too deep (more than about {self.max_depth} nested Star calls)",
+                                                 hint="raise the limit with STARVM_MAX_DEPTH or Machine(max_depth=N)"),
                                 e.__traceback__, stack_limit=20) from None
         except KeyboardInterrupt as e:
             raise self._located(StarInterrupt("interrupted"), e.__traceback__) from None

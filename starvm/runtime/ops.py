@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import StarRuntimeError
 from ..ir.ops import BASE_OPS, Op
+from .limits import check_table
 from .values import Bits, Table, Unassigned
 
 IDX = {op: i for i, op in enumerate(BASE_OPS)}
@@ -263,6 +264,7 @@ def make_helpers(B, out_write) -> dict[str, object]:
     def new_table(n, k):
         if n < 0 or k < 0:
             raise StarRuntimeError(f"a table cannot have a negative size: table({n}, {k})")
+        check_table(B, n, k)
         return B.table(n, k)
 
     def table_assign(dst, src):

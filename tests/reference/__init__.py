@@ -1,0 +1,1 @@
+"""Reference model and random-program generator for differential testing (tests only)."""

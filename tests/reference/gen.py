@@ -1,0 +1,590 @@
+"""Random VALID, TERMINATING Star programs for differential testing.
+
+A program is a small tree (tuples, see model.Interp for their meaning); ``render`` turns it
+into Star source and ``model.Interp`` runs it on the reference model. Indices are valid by
+construction (``((e) mod N + N) mod N + 1``), vector lengths match by construction (three
+kinds: S = slice(T) of n bits, W = word(T) of k bits, C = a word of n bits), and every loop
+terminates (for loops have literal bounds, `while SOME(X)` loops STEP their control vector,
+which the body may not write, `repeat` loops count down a counter the body may not write).
+
+Randomness comes from an object with ``int(lo, hi)``: ``RandomSource`` (random.Random, for the
+long fuzz run) or ``HypothesisSource`` (a Hypothesis ``data`` object, for the test suite).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+SIZES_N = [1, 2, 3, 5, 8, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 191, 192, 193, 255, 256, 257, 299, 300]
+SIZES_K = [1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65]
+COMPARES = ["EQ", "NOTEQ", "LESS", "LESSEQ", "GREAT", "GREATEQ"]
+
+
+class RandomSource:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def int(self, lo, hi):
+        return self.r.randint(lo, hi)
+
+
+class HypothesisSource:
+    def __init__(self, data):
+        from hypothesis import strategies as st
+        self.data, self.st = data, st
+
+    def int(self, lo, hi):
+        return self.data.draw(self.st.integers(lo, hi))
+
+
+@dataclass
+class Routine:
+    name: str
+    params: list            # (name, kind, by_ref)
+    locals: dict            # name -> kind
+    body: list
+    result: tuple | None = None
+    result_kind: str | None = None
+
+
+@dataclass
+class Program:
+    n: int
+    k: int
+    globals: dict
+    routines: dict
+    main: list = field(default_factory=list)
+
+
+@dataclass
+class Scope:
+    table: str
+    writable_table: bool
+    ints: list                      # writable integers
+    ro_ints: list                   # readable only (loop variables in scope)
+    bools: list
+    vecs: dict                      # kind -> names
+    loopvars: list                  # free for-loop variables
+    ctrs: list                      # free repeat counters
+    calls: bool                     # may call P1 / F1 / F2
+    frozen: frozenset = frozenset()
+    parallel: bool = False          # inside a parallel for body (no calls, no STEP, no output)
+    pfor_ok: bool = False
+
+    def but(self, **kw):
+        d = dict(vars(self))
+        d.update(kw)
+        return Scope(**d)
+
+
+class Gen:
+    def __init__(self, src, max_stmts: int = 8):
+        self.R = src
+        self.max_stmts = max_stmts
+
+    # ------------------------------------------------------------------ helpers
+    def pick(self, seq):
+        return seq[self.R.int(0, len(seq) - 1)]
+
+    def chance(self, pct):
+        return self.R.int(1, 100) <= pct
+
+    def length(self, kind):
+        return self.k if kind == "W" else self.n
+
+    def bits(self, m):
+        style = self.R.int(0, 3)
+        if style == 0:
+            return "".join("1" if self.chance(50) else "0" for _ in range(m))
+        if style == 1:
+            return "0" * m if self.chance(50) else "1" * m
+        if style == 2:   # sparse
+            return "".join("1" if self.chance(5) else "0" for _ in range(m))
+        return "".join("0" if self.chance(5) else "1" for _ in range(m))
+
+    # ------------------------------------------------------------------ expressions
+    def idx(self, sc, N, d):
+        c = self.R.int(0, 3)
+        if c == 0:
+            return ("lit", self.pick([1, N, (N + 1) // 2, min(N, 64), min(N, 65)]))
+        if c == 1:
+            return ("lit", self.R.int(1, N))
+        return ("idx", self.int_(sc, d - 1), N)
+
+    def int_(self, sc, d):
+        readable = sc.ints + sc.ro_ints
+        c = self.R.int(0, 12 if d > 0 else 2)
+        if c == 0:
+            return ("lit", self.R.int(0, 9))
+        if c in (1, 2):
+            return ("var", self.pick(readable))
+        if c == 3:
+            return ("fnd", self.vec(sc, self.vkind(sc), d - 1))
+        if c == 4:
+            return ("numb", self.vec(sc, self.vkind(sc), d - 1))
+        if c == 5:
+            kind = self.vkind(sc)
+            return ("bit", self.vec(sc, kind, d - 1), self.idx(sc, self.length(kind), d - 1))
+        if c in (6, 7):
+            return ("bin", self.pick(["+", "-"]), self.int_(sc, d - 1), self.int_(sc, d - 1))
+        if c == 8:
+            return ("bin", "*", self.int_(sc, d - 1), ("lit", self.R.int(0, 3)))
+        if c == 9:
+            return ("bin", self.pick(["div", "mod"]), self.int_(sc, d - 1),
+                    ("lit", self.pick([1, 2, 3, 7, 64])) if self.chance(70) else ("neg", ("lit", self.R.int(1, 5))))
+        if c == 10:
+            return ("neg", self.int_(sc, d - 1))
+        if c == 11 and sc.calls and not sc.parallel:
+            return ("fcall", "F1", [("var", sc.table), self.vec(sc, "S", d - 1), self.int_(sc, d - 1)])
+        return ("var", self.pick(readable))
+
+    def vkind(self, sc):
+        kinds = [k for k in ("S", "W", "C") if k in sc.vecs or k == "C"]
+        return self.pick(kinds)
+
+    def bool_(self, sc, d):
+        c = self.R.int(0, 10 if d > 0 else 1)
+        if c == 0:
+            return ("lit", self.chance(50))
+        if c == 1 and sc.bools:
+            return ("var", self.pick(sc.bools))
+        if c == 2:
+            return ("some", self.vec(sc, self.vkind(sc), d - 1))
+        if c == 3:
+            kind = self.pick(["W", "C"])
+            return ("cmp", self.pick(COMPARES), self.vec(sc, kind, d - 1), self.vec(sc, kind, d - 1))
+        if c == 4:   # compare sub-words of equal length
+            m = self.R.int(1, self.k)
+            i1, i2 = self.R.int(1, self.k - m + 1), self.R.int(1, self.k - m + 1)
+            return ("cmp", self.pick(COMPARES),
+                    ("trim", ("lit", i1), ("lit", i1 + m - 1), self.vec(sc, "W", d - 1)),
+                    ("trim", ("lit", i2), ("lit", i2 + m - 1), self.vec(sc, "W", d - 1)))
+        if c in (5, 6):
+            return ("bin", self.pick(["=", "<>", "<", "<=", ">", ">="]), self.int_(sc, d - 1), self.int_(sc, d - 1))
+        if c == 7:
+            return ("bin", self.pick(["and", "or"]), self.bool_(sc, d - 1), self.bool_(sc, d - 1))
+        if c == 8:
+            return ("not", self.bool_(sc, d - 1))
+        if c == 9:
+            kind = self.vkind(sc)
+            return ("veq", self.pick(["=", "<>"]), self.vec(sc, kind, d - 1), self.vec(sc, kind, d - 1))
+        kind = self.vkind(sc)
+        return ("bin", "=", ("bit", self.vec(sc, kind, d - 1), self.idx(sc, self.length(kind), d - 1)), ("lit", 1))
+
+    def vec(self, sc, kind, d, top=False):
+        """A vector of the kind; a BITS literal is a word, so a slice gets one only as the
+        whole value of an assignment (top=True), spec §4."""
+        names = sc.vecs.get(kind, [])
+        c = self.R.int(0, 9 if d > 0 else 2)
+        if kind == "S" and c in (0, 1, 2) and not top and not names:
+            c = 3
+        if kind == "S" and c == 0 and not top:
+            c = 1
+        if c == 0 or (c == 1 and not names):
+            return ("bits", self.bits(self.length(kind)))
+        if c in (1, 2):
+            if names:
+                return ("var", self.pick(names))
+            c = 3
+        if c == 3:
+            if kind == "S":
+                return ("col", self.idx(sc, self.k, d - 1), sc.table)
+            if kind == "W":
+                return ("row", self.idx(sc, self.n, d - 1), sc.table)
+            return ("convert", self.vec(sc, "S", d - 1))
+        if c == 4:
+            return ("frst", self.vec(sc, kind, d - 1))
+        if c in (5, 6):
+            return ("bin", self.pick(["and", "or", "xor"]), self.vec(sc, kind, d - 1), self.vec(sc, kind, d - 1))
+        if c == 7:
+            return ("not", self.vec(sc, kind, d - 1))
+        if c == 8 and kind != "S":
+            return ("arith", self.pick(["ADD", "SUBT"]), self.vec(sc, kind, d - 1), self.vec(sc, kind, d - 1))
+        if c == 9 and kind == "W" and sc.calls and not sc.parallel:
+            return ("fcall", "F2", [("var", sc.table), self.vec(sc, "W", d - 1)])
+        if kind == "W" and self.chance(30):
+            return ("convert", self.vec(sc, "W", d - 1))
+        return ("not", self.vec(sc, kind, d - 1))
+
+    def bitval(self, sc, d):
+        c = self.R.int(0, 3)
+        if c == 0:
+            return ("lit", self.R.int(0, 1))
+        if c == 1:
+            return self.bool_(sc, d)
+        kind = self.vkind(sc)
+        return ("bit", self.vec(sc, kind, d - 1), self.idx(sc, self.length(kind), d - 1))
+
+    # ------------------------------------------------------------------ statements
+    def writable_vecs(self, sc, kinds=("S", "W", "C")):
+        return [(k, v) for k in kinds for v in sc.vecs.get(k, []) if v not in sc.frozen]
+
+    def stmts(self, sc, depth, count=None):
+        count = self.R.int(1, self.max_stmts if depth == 0 else 3) if count is None else count
+        return [self.stmt(sc, depth) for _ in range(count)]
+
+    def stmt(self, sc, depth):
+        d = 3
+        while True:
+            c = self.R.int(0, 19)
+            if c == 0:
+                return ("asg", self.pick(sc.ints), self.int_(sc, d))
+            if c == 1 and sc.bools:
+                return ("asg", self.pick(sc.bools), self.bool_(sc, d))
+            if c in (2, 3):
+                wv = self.writable_vecs(sc)
+                if wv:
+                    kind, name = self.pick(wv)
+                    return ("asg", name, self.vec(sc, kind, d, top=True))
+            if c == 4:
+                wv = self.writable_vecs(sc)
+                if wv:
+                    return (self.pick(["set", "clr"]), self.pick(wv)[1])
+            if c == 5:
+                wv = self.writable_vecs(sc)
+                if wv:
+                    kind, name = self.pick(wv)
+                    return ("bitset", name, self.idx(sc, self.length(kind), d), self.bitval(sc, d))
+            if c == 6 and sc.writable_table:
+                return ("colset", self.idx(sc, self.k, d), sc.table, self.vec(sc, "S", d, top=True))
+            if c == 7 and sc.writable_table:
+                return ("rowset", self.idx(sc, self.n, d), sc.table, self.vec(sc, "W", d))
+            if c == 8:
+                wv = self.writable_vecs(sc, ("W", "C"))
+                if wv:
+                    return self.rep(sc, wv, d)
+            if c == 9 and not sc.parallel:
+                wv = self.writable_vecs(sc)
+                if wv:
+                    return ("step", self.pick(sc.ints), self.pick(wv)[1])
+            if c == 10:
+                els = self.stmts(sc, depth + 1, self.R.int(1, 2)) if self.chance(50) else None
+                return ("if", self.bool_(sc, d), self.stmts(sc, depth + 1, self.R.int(1, 2)), els)
+            if c == 11 and depth < 2 and sc.loopvars and not sc.parallel:
+                return self.for_(sc, depth)
+            if c == 12 and depth == 0 and not sc.parallel:
+                wv = self.writable_vecs(sc)
+                if wv:
+                    name = self.pick(wv)[1]
+                    target = self.pick(sc.ints)
+                    inner = sc.but(frozen=sc.frozen | {name})
+                    return ("while", name, target, self.stmts(inner, depth + 1))
+            if c == 13 and depth < 2 and sc.ctrs and not sc.parallel:
+                ctr = sc.ctrs[0]
+                inner = sc.but(ctrs=sc.ctrs[1:], ints=[x for x in sc.ints if x != ctr])
+                return ("repeat", ctr, self.R.int(1, 4), self.stmts(inner, depth + 1))
+            if c in (14, 15) and not sc.parallel:
+                return ("writeln", self.out_args(sc))
+            if c == 16 and sc.calls and not sc.parallel:
+                svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
+                if svars:
+                    return ("pcall", "P1", [("var", sc.table), ("var", self.pick(svars)), self.vec(sc, "W", d),
+                                            ("var", self.pick(sc.ints)), self.int_(sc, d)])
+            if c in (17, 18) and sc.pfor_ok and not sc.parallel:
+                return self.pfor(sc)
+            if c == 19:
+                return ("asg", self.pick(sc.ints), self.int_(sc, d))
+
+    def rep(self, sc, wv, d):
+        kind, name = self.pick(wv)
+        L = self.length(kind)
+        if self.chance(25):   # one bit at a computed position
+            e1, e2 = self.idx(sc, L, d), self.idx(sc, L, d)
+            return ("rep", e1, e1, ("trim", e2, e2, self.vec(sc, kind, d - 1)), name)
+        i = self.R.int(1, L)
+        j = self.R.int(i, L)
+        if self.chance(40):
+            return ("rep", ("lit", i), ("lit", j), ("bits", self.bits(j - i + 1)), name)
+        i2 = self.R.int(1, L - (j - i))
+        return ("rep", ("lit", i), ("lit", j), ("trim", ("lit", i2), ("lit", i2 + j - i), self.vec(sc, kind, d - 1)), name)
+
+    def out_args(self, sc):
+        args = []
+        for _ in range(self.R.int(1, 3)):
+            if args:
+                args.append(("str", " "))
+            c = self.R.int(0, 4)
+            if c == 0:
+                args.append(self.int_(sc, 2))
+            elif c == 1:
+                args.append(self.bool_(sc, 2))
+            elif c == 2:
+                args.append(self.vec(sc, self.vkind(sc), 2))
+            elif c == 3:
+                args.append(("var", sc.table))
+            else:
+                args.append(("str", self.pick(["it''s", "x", "", "a b"])))
+        return args
+
+    def for_(self, sc, depth):
+        var = sc.loopvars[0]
+        if depth == 0 and self.chance(40):
+            hi = self.pick([self.n, self.k])
+            lo = self.R.int(1, 2)
+        else:
+            lo = self.R.int(0, 3)
+            hi = lo + self.R.int(-1, 4)
+        down = self.chance(30)
+        if down:
+            lo, hi = hi, lo
+        inner = sc.but(loopvars=sc.loopvars[1:], ro_ints=sc.ro_ints + [var])
+        return ("for", var, ("lit", lo), ("lit", hi), down, self.stmts(inner, depth + 1))
+
+    def pfor(self, sc):
+        """A `parallel for` obeying the forall rule: writes COL(p,T), ROW(p,T) or X(p) only,
+        private variables (pa, PS, pw) assigned before they are read."""
+        form = self.R.int(0, 2)
+        if form == 0:
+            N, write = self.k, sc.table
+        elif form == 1:
+            N, write = self.n, sc.table
+        else:
+            wv = self.writable_vecs(sc, ("S", "W"))
+            wv = [(k, v) for k, v in wv if v not in ("PS", "pw")]
+            if not wv:
+                return ("asg", self.pick(sc.ints), ("lit", 0))
+            kind, write = self.pick(wv)
+            N = self.length(kind)
+        lo = self.R.int(1, N)
+        hi = self.R.int(lo, N) if self.chance(50) else N
+        if self.chance(50):
+            lo = 1
+        down = self.chance(30)
+        if down:
+            lo, hi = hi, lo
+        ro = sc.ro_ints + ["p"]
+        inner = sc.but(parallel=True, ro_ints=ro, ints=[], bools=[],
+                       vecs={k: [v for v in names if v not in ("PS", "pw")] for k, names in sc.vecs.items()},
+                       loopvars=[], ctrs=[])
+        body, private = [], []
+        for _ in range(self.R.int(0, 2)):
+            c = self.R.int(0, 2)
+            if c == 0:
+                body.append(("asg", "pa", self.int_(inner, 2)))
+                if "pa" not in private:
+                    private.append("pa")
+                    inner = inner.but(ro_ints=inner.ro_ints + ["pa"])
+            elif c == 1:
+                body.append(("asg", "PS", self.vec(inner, "S", 2, top=True)))
+                if "PS" not in private:
+                    private.append("PS")
+                    inner = inner.but(vecs={**inner.vecs, "S": inner.vecs["S"] + ["PS"]})
+            else:
+                body.append(("asg", "pw", self.vec(inner, "W", 2)))
+                if "pw" not in private:
+                    private.append("pw")
+                    inner = inner.but(vecs={**inner.vecs, "W": inner.vecs["W"] + ["pw"]})
+        readonly = inner.but(frozen=frozenset(n for names in inner.vecs.values() for n in names))
+        if form == 0:
+            w = ("colset", ("var", "p"), write, self.vec(readonly, "S", 3, top=True))
+        elif form == 1:
+            w = ("rowset", ("var", "p"), write, self.vec(readonly, "W", 3))
+        else:
+            w = ("bitset", write, ("var", "p"), self.bitval(readonly, 3))
+        if self.chance(40):
+            w = ("if", self.bool_(readonly, 2), [w], None)
+        body.append(w)
+        return ("pfor", "p", ("lit", lo), ("lit", hi), down, body, [write], private)
+
+    # ------------------------------------------------------------------ programs
+    def program(self) -> Program:
+        R = self.R
+        self.n = self.pick(SIZES_N) if R.int(0, 2) else R.int(1, 300)
+        self.k = self.pick(SIZES_K) if R.int(0, 2) else R.int(1, 70)
+        n, k = self.n, self.k
+        g = {"T": "table", "a": "int", "b": "int", "c": "int", "i": "int", "j": "int", "r1": "int", "r2": "int",
+             "p": "int", "pa": "int", "f": "bool", "X": "S", "Y": "S", "Z": "S", "PS": "S",
+             "v": "W", "w": "W", "u": "W", "pw": "W", "q": "C"}
+        # the routines: bodies see only their parameters and locals
+        rsc = Scope("Q", True, ["m1", "e1", "a1"], [], ["g1"], {"S": ["S1", "X1"], "W": ["w1", "v1"]},
+                    ["i1"], ["r3"], calls=False)
+        p1 = Routine("P1", [("Q", "table", True), ("S1", "S", True), ("w1", "W", False), ("m1", "int", True),
+                            ("e1", "int", False)],
+                     {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "v1": "W", "g1": "bool"}, [])
+        p1.body = self.stmts(rsc.but(pfor_ok=False), 1, R.int(1, 4))
+        fsc = rsc.but(writable_table=False, ints=["e1", "a1"], vecs={"S": ["S1", "X1"]})
+        f1 = Routine("F1", [("Q", "table", False), ("S1", "S", False), ("e1", "int", False)],
+                     {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "g1": "bool"}, [])
+        f1.body = self.stmts(fsc, 1, R.int(0, 3))
+        f1.result, f1.result_kind = self.int_(fsc, 2), "int"
+        f2sc = rsc.but(writable_table=False, ints=["a1"], bools=[], vecs={"W": ["w1"]}, loopvars=[], ctrs=[])
+        f2 = Routine("F2", [("Q", "table", False), ("w1", "W", False)], {"a1": "int"}, [])
+        f2.body = self.stmts(f2sc, 2, R.int(0, 2))
+        f2.result, f2.result_kind = self.vec(f2sc, "W", 2), "W"
+        prog = Program(n, k, g, {"P1": p1, "F1": f1, "F2": f2})
+        main = []
+        cols = list(range(1, k + 1))
+        for _ in range(min(k, R.int(0, 6))):
+            main.append(("colset", ("lit", self.pick(cols)), "T", ("bits", self.bits(n))))
+        for _ in range(R.int(0, 4)):
+            main.append(("rowset", ("lit", R.int(1, n)), "T", ("bits", self.bits(k))))
+        for name in ("X", "Y"):
+            if self.chance(70):
+                main.append(("asg", name, ("bits", self.bits(n))))
+        for name in ("v", "w"):
+            if self.chance(70):
+                main.append(("asg", name, ("bits", self.bits(k))))
+        main.append(("asg", "q", ("convert", ("var", "X"))))
+        sc = Scope("T", True, ["a", "b", "c"], [], ["f"], {"S": ["X", "Y", "Z", "PS"], "W": ["v", "w", "u", "pw"],
+                                                            "C": ["q"]},
+                   ["i", "j"], ["r1", "r2"], calls=True, pfor_ok=True)
+        main += self.stmts(sc, 0)
+        main += [("writeln", [("var", "T")]),
+                 ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
+                              enumerate(_join(["a", "b", "c", "pa", "f"]))]),
+                 ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
+                              enumerate(_join(["X", "Y", "Z", "PS", "q"]))]),
+                 ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
+                              enumerate(_join(["v", "w", "u", "pw"]))])]
+        prog.main = main
+        return prog
+
+
+def _join(names):
+    out = []
+    for x in names:
+        if out:
+            out.append(" ")
+        out.append(x)
+    return out
+
+
+# ---------------------------------------------------------------------- rendering
+_KIND_TYPE = {"int": "integer", "bool": "boolean", "S": "slice(T)", "W": "word(T)", "C": "word"}
+
+
+def render(prog: Program) -> str:
+    out = [f"program fuzz;  {{ n = {prog.n}, k = {prog.k} }}",
+           f"var T: table({prog.n}, {prog.k});"]
+    by_type: dict[str, list] = {}
+    for name, kind in prog.globals.items():
+        if kind != "table":
+            by_type.setdefault(_KIND_TYPE[kind], []).append(name)
+    for ty, names in by_type.items():
+        out.append(f"    {', '.join(names)}: {ty};")
+    for r in prog.routines.values():
+        out.append(_routine(r))
+    out.append("begin")
+    out += _block(prog.main, 1)
+    out.append("end.")
+    return "\n".join(out) + "\n"
+
+
+def _ptype(kind, table="Q"):
+    return {"int": "integer", "bool": "boolean", "table": "table", "S": f"slice({table})",
+            "W": f"word({table})"}[kind]
+
+
+def _routine(r: Routine) -> str:
+    params = "; ".join(f"{'var ' if ref else ''}{n}: {_ptype(k)}" for n, k, ref in r.params)
+    if r.result_kind is None:
+        head = f"proc {r.name}({params});"
+    else:
+        head = f"function {r.name}({params}): {'integer' if r.result_kind == 'int' else 'word'};"
+    lines = [head]
+    if r.locals:
+        lines.append("var " + " ".join(f"{n}: {_ptype(k)};" for n, k in r.locals.items()))
+    lines.append("begin")
+    body = list(r.body)
+    if r.result is not None:
+        body.append(("asg", r.name, r.result))
+    lines += _block(body, 1)
+    lines.append("end;")
+    return "\n".join(lines)
+
+
+def _block(stmts, ind):
+    out = []
+    for i, s in enumerate(stmts):
+        lines = _stmt(s, ind)
+        if i < len(stmts) - 1:
+            lines[-1] += ";"
+        out += lines
+    return out
+
+
+def _compound(stmts, ind):
+    return ["  " * ind + "begin"] + _block(stmts, ind + 1) + ["  " * ind + "end"]
+
+
+def _stmt(s, ind):
+    pad = "  " * ind
+    op = s[0]
+    if op == "asg":
+        return [f"{pad}{s[1]} := {x(s[2])}"]
+    if op in ("set", "clr"):
+        return [f"{pad}{op.upper()}({s[1]})"]
+    if op == "bitset":
+        return [f"{pad}{s[1]}({x(s[2])}) := {x(s[3])}"]
+    if op == "colset":
+        return [f"{pad}COL({x(s[1])}, {s[2]}) := {x(s[3])}"]
+    if op == "rowset":
+        return [f"{pad}ROW({x(s[1])}, {s[2]}) := {x(s[3])}"]
+    if op == "rep":
+        return [f"{pad}REP({x(s[1])}, {x(s[2])}, {x(s[3])}, {s[4]})"]
+    if op == "step":
+        return [f"{pad}{s[1]} := STEP({s[2]})"]
+    if op == "if":
+        out = [f"{pad}if {x(s[1])} then"] + _compound(s[2], ind + 1)
+        if s[3] is not None:
+            out += [f"{pad}else"] + _compound(s[3], ind + 1)
+        return out
+    if op in ("for", "pfor"):
+        kw = "parallel for" if op == "pfor" else "for"
+        return [f"{pad}{kw} {s[1]} := {x(s[2])} {'downto' if s[4] else 'to'} {x(s[3])} do"] + _compound(s[5], ind + 1)
+    if op == "while":
+        return ([f"{pad}while SOME({s[1]}) do", f"{pad}begin", f"{pad}  {s[2]} := STEP({s[1]});"]
+                + _block(s[3], ind + 1) + [f"{pad}end"])
+    if op == "repeat":
+        body = list(s[3]) + [("asg", s[1], ("bin", "-", ("var", s[1]), ("lit", 1)))]
+        return [f"{pad}{s[1]} := {s[2]};", f"{pad}repeat"] + _block(body, ind + 1) + [f"{pad}until {s[1]} <= 0"]
+    if op == "writeln":
+        return [f"{pad}writeln({', '.join(x(a) for a in s[1])})"]
+    if op == "pcall":
+        return [f"{pad}{s[1]}({', '.join(x(a) for a in s[2])})"]
+    raise AssertionError(op)
+
+
+def x(e) -> str:
+    op = e[0]
+    if op == "lit":
+        v = e[1]
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return str(v)
+    if op == "str":
+        return f"'{e[1]}'"
+    if op == "var":
+        return e[1]
+    if op == "bits":
+        return f"BITS('{e[1]}')"
+    if op == "idx":
+        n = e[2]
+        return f"((({x(e[1])}) mod {n} + {n}) mod {n} + 1)"
+    if op == "bin":
+        return f"({x(e[2])} {e[1]} {x(e[3])})"
+    if op == "neg":
+        return f"(-{x(e[1])})"
+    if op == "not":
+        return f"(not {x(e[1])})"
+    if op in ("fnd", "numb", "some", "frst", "convert"):
+        return f"{op.upper()}({x(e[1])})"
+    if op == "bit":
+        inner = e[1]
+        base = x(inner)
+        if inner[0] not in ("var",) and not base.startswith(("COL", "ROW", "FRST", "CONVERT", "ADD", "SUBT")):
+            base = f"({base})"
+        return f"{base}({x(e[2])})"
+    if op == "col":
+        return f"COL({x(e[1])}, {e[2]})"
+    if op == "row":
+        return f"ROW({x(e[1])}, {e[2]})"
+    if op == "trim":
+        return f"TRIM({x(e[1])}, {x(e[2])}, {x(e[3])})"
+    if op in ("cmp", "arith"):
+        return f"{e[1]}({x(e[2])}, {x(e[3])})"
+    if op == "veq":
+        return f"({x(e[2])} {e[1]} {x(e[3])})"
+    if op == "fcall":
+        return f"{e[1]}({', '.join(x(a) for a in e[2])})"
+    raise AssertionError(op)

@@ -1,0 +1,380 @@
+"""A deliberately simple reference STAR-machine: spec §3 read literally, in plain Python.
+
+Slices and words are lists of bools (element 0 = bit 1), a table is a list of rows (each a
+list of bools). Nothing is packed and nothing is clever, so that it can be checked by eye
+against the spec. ``Interp`` runs the small program trees that ``gen.py`` builds (the same
+trees ``gen.render`` turns into Star source). Used only by tests and bench/fuzz_differential.py.
+"""
+from __future__ import annotations
+
+import copy
+
+
+# ------------------------------------------------------------------ spec §3, literally
+def FND(y):
+    for i, b in enumerate(y):
+        if b:
+            return i + 1
+    return 0
+
+
+def STEP(y):               # returns (position, new value)
+    i = FND(y)
+    y2 = list(y)
+    if i:
+        y2[i - 1] = False
+    return i, y2
+
+
+def NUMB(y):
+    return sum(1 for b in y if b)
+
+
+def CONVERT(y):
+    return list(y)
+
+
+def FRST(y):
+    i = FND(y)
+    return [k == i - 1 for k in range(len(y))] if i else [False] * len(y)
+
+
+def SOME(y):
+    return any(y)
+
+
+def AND(x, y):
+    assert len(x) == len(y)
+    return [a and b for a, b in zip(x, y)]
+
+
+def OR(x, y):
+    assert len(x) == len(y)
+    return [a or b for a, b in zip(x, y)]
+
+
+def XOR(x, y):
+    assert len(x) == len(y)
+    return [a != b for a, b in zip(x, y)]
+
+
+def NOT(x):
+    return [not a for a in x]
+
+
+def TRIM(i, j, w):
+    assert 1 <= i <= j <= len(w)
+    return list(w[i - 1:j])
+
+
+def REP(i, j, v, w):       # returns the new w
+    assert 1 <= i <= j <= len(w) and len(v) == j - i + 1
+    return list(w[:i - 1]) + list(v) + list(w[j:])
+
+
+def number(w) -> int:
+    """A word as an unsigned number: bit 1 is the most significant (spec §2)."""
+    x = 0
+    for b in w:
+        x = 2 * x + (1 if b else 0)
+    return x
+
+
+def from_number(x: int, n: int):
+    return [bool((x >> (n - 1 - i)) & 1) for i in range(n)]
+
+
+def ADD(v, w):
+    assert len(v) == len(w)
+    return from_number((number(v) + number(w)) % (2 ** len(v)), len(v))
+
+
+def SUBT(v, w):
+    assert len(v) == len(w)
+    return from_number((number(v) - number(w)) % (2 ** len(v)), len(v))
+
+
+COMPARE = {
+    "EQ": lambda a, b: a == b, "NOTEQ": lambda a, b: a != b, "LESS": lambda a, b: a < b,
+    "LESSEQ": lambda a, b: a <= b, "GREAT": lambda a, b: a > b, "GREATEQ": lambda a, b: a >= b,
+}
+
+
+class MTable:
+    def __init__(self, n: int, k: int, rows=None):
+        self.n, self.k = n, k
+        self.rows = [list(r) for r in rows] if rows is not None else [[False] * k for _ in range(n)]
+
+    def col(self, i):
+        assert 1 <= i <= self.k
+        return [r[i - 1] for r in self.rows]
+
+    def row(self, i):
+        assert 1 <= i <= self.n
+        return list(self.rows[i - 1])
+
+    def set_col(self, i, y):
+        assert 1 <= i <= self.k and len(y) == self.n
+        for r, b in zip(self.rows, y):
+            r[i - 1] = b
+
+    def set_row(self, i, w):
+        assert 1 <= i <= self.n and len(w) == self.k
+        self.rows[i - 1] = list(w)
+
+
+def trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def fmt(x) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str):
+        return x
+    if isinstance(x, MTable):
+        return "\n".join("".join("1" if b else "0" for b in r) for r in x.rows)
+    return "".join("1" if b else "0" for b in x)
+
+
+# ------------------------------------------------------------------ the program trees of gen.py
+class Interp:
+    """Runs a gen.Program on the model; ``out`` collects what it prints."""
+
+    def __init__(self, prog):
+        self.prog = prog
+        self.out: list[str] = []
+        self.snap: dict[str, object] = {}      # inside a parallel for: pre-loop values of what it writes
+
+    def run(self) -> str:
+        p = self.prog
+        frame = {}
+        for name, kind in p.globals.items():
+            frame[name] = self.zero(kind, p.n, p.k)
+        self.block(p.main, frame)
+        return "".join(self.out)
+
+    @staticmethod
+    def zero(kind, n, k):
+        if kind == "int":
+            return 0
+        if kind == "bool":
+            return False
+        if kind == "table":
+            return MTable(n, k)
+        if kind == "S" or kind == "C":
+            return [False] * n
+        if kind == "W":
+            return [False] * k
+        raise AssertionError(kind)
+
+    # ---------------------------------------------------------------- statements
+    def block(self, stmts, f):
+        for s in stmts:
+            self.stmt(s, f)
+
+    def stmt(self, s, f):
+        op = s[0]
+        if op == "asg":
+            _, name, e = s
+            v = self.ev(e, f)
+            if isinstance(v, list):
+                assert len(v) == len(f[name])
+                f[name][:] = v          # in place: a var parameter shares the caller's list
+            else:
+                f[name] = v
+        elif op == "set":
+            f[s[1]][:] = [True] * len(f[s[1]])
+        elif op == "clr":
+            f[s[1]][:] = [False] * len(f[s[1]])
+        elif op == "bitset":
+            _, name, idx, e = s
+            i, b = self.ev(idx, f), self.ev(e, f)
+            assert 1 <= i <= len(f[name]) and b in (0, 1, True, False)
+            f[name][i - 1] = bool(b)
+        elif op == "colset":
+            _, idx, t, e = s
+            i, y = self.ev(idx, f), self.ev(e, f)
+            f[t].set_col(i, y)
+        elif op == "rowset":
+            _, idx, t, e = s
+            i, w = self.ev(idx, f), self.ev(e, f)
+            f[t].set_row(i, w)
+        elif op == "rep":
+            _, i, j, v, name = s
+            i, j, v = self.ev(i, f), self.ev(j, f), self.ev(v, f)
+            f[name][:] = REP(i, j, v, f[name])
+        elif op == "step":
+            _, iname, vname = s
+            pos, new = STEP(f[vname])
+            f[vname][:] = new
+            f[iname] = pos
+        elif op == "if":
+            _, c, a, b = s
+            if self.ev(c, f):
+                self.block(a, f)
+            elif b is not None:
+                self.block(b, f)
+        elif op == "for":
+            _, var, lo, hi, down, body = s
+            lo, hi = self.ev(lo, f), self.ev(hi, f)
+            for i in (range(lo, hi - 1, -1) if down else range(lo, hi + 1)):
+                f[var] = i
+                self.block(body, f)
+        elif op == "while":
+            _, vname, iname, body = s
+            while SOME(f[vname]):
+                pos, new = STEP(f[vname])
+                f[vname][:] = new
+                f[iname] = pos
+                self.block(body, f)
+        elif op == "repeat":
+            _, ctr, count, body = s
+            f[ctr] = count
+            while True:
+                self.block(body, f)
+                f[ctr] = f[ctr] - 1
+                if f[ctr] <= 0:
+                    break
+        elif op == "pfor":
+            self.pfor(s, f)
+        elif op == "writeln":
+            self.out.append("".join(fmt(self.ev(e, f)) for e in s[1]) + "\n")
+        elif op == "pcall":
+            self.call(s[1], s[2], f)
+        else:
+            raise AssertionError(op)
+
+    def pfor(self, s, f):
+        """Forall semantics (spec §4): every iteration reads the values from before the loop;
+        private variables keep, after the loop, the values they had before it."""
+        _, var, lo, hi, down, body, writes, private = s
+        lo, hi = self.ev(lo, f), self.ev(hi, f)
+        saved = {p: copy.deepcopy(f[p]) for p in private}
+        outer = self.snap
+        self.snap = dict(outer)
+        for w in writes:
+            self.snap[w] = copy.deepcopy(f[w])
+        for i in (range(lo, hi - 1, -1) if down else range(lo, hi + 1)):
+            f[var] = i
+            self.block(body, f)
+        self.snap = outer
+        for p, v in saved.items():
+            if isinstance(v, list):
+                f[p][:] = v
+            else:
+                f[p] = v
+
+    def call(self, name, args, f):
+        r = self.prog.routines[name]
+        g = {}
+        for (pname, kind, by_ref), a in zip(r.params, args):
+            if by_ref:
+                g[pname] = f[a[1]]          # a = ('var', name): the caller's object itself
+            else:
+                v = self.ev(a, f)
+                g[pname] = list(v) if isinstance(v, list) else v
+        n, k = g[r.params[0][0]].n, g[r.params[0][0]].k
+        for lname, kind in r.locals.items():
+            g[lname] = self.zero(kind, n, k)
+        saved_snap, self.snap = self.snap, {}
+        self.block(r.body, g)
+        self.snap = saved_snap
+        for (pname, kind, by_ref), a in zip(r.params, args):
+            if by_ref and kind in ("int", "bool"):
+                f[a[1]] = g[pname]
+        if r.result is not None:
+            return self.ev(r.result, g)
+        return None
+
+    # ---------------------------------------------------------------- expressions
+    def read(self, name, f):
+        return self.snap[name] if name in self.snap else f[name]
+
+    def ev(self, e, f):
+        op = e[0]
+        if op == "lit":
+            return e[1]
+        if op == "str":                     # as written in Star: a quote is doubled
+            return e[1].replace("''", "'")
+        if op == "var":
+            return self.read(e[1], f)
+        if op == "bits":
+            return [c == "1" for c in e[1]]
+        if op == "idx":                     # ((e mod N + N) mod N) + 1 with Star's truncating mod
+            x, n = self.ev(e[1], f), e[2]
+            m = x - trunc_div(x, n) * n
+            m = m + n
+            return m - trunc_div(m, n) * n + 1
+        if op == "bin":
+            o, a, b = e[1], self.ev(e[2], f), self.ev(e[3], f)
+            if isinstance(a, list):
+                return {"and": AND, "or": OR, "xor": XOR}[o](a, b)
+            if o == "+":
+                return a + b
+            if o == "-":
+                return a - b
+            if o == "*":
+                return a * b
+            if o == "div":
+                return trunc_div(a, b)
+            if o == "mod":
+                return a - trunc_div(a, b) * b
+            if o == "and":
+                return a and b
+            if o == "or":
+                return a or b
+            if o == "=":
+                return a == b
+            if o == "<>":
+                return a != b
+            if o == "<":
+                return a < b
+            if o == "<=":
+                return a <= b
+            if o == ">":
+                return a > b
+            if o == ">=":
+                return a >= b
+            raise AssertionError(o)
+        if op == "neg":
+            return -self.ev(e[1], f)
+        if op == "not":
+            a = self.ev(e[1], f)
+            return NOT(a) if isinstance(a, list) else (not a)
+        if op == "fnd":
+            return FND(self.ev(e[1], f))
+        if op == "numb":
+            return NUMB(self.ev(e[1], f))
+        if op == "some":
+            return SOME(self.ev(e[1], f))
+        if op == "frst":
+            return FRST(self.ev(e[1], f))
+        if op == "convert":
+            return CONVERT(self.ev(e[1], f))
+        if op == "bit":
+            v, i = self.ev(e[1], f), self.ev(e[2], f)
+            assert 1 <= i <= len(v)
+            return 1 if v[i - 1] else 0
+        if op == "col":
+            return self.read(e[2], f).col(self.ev(e[1], f))
+        if op == "row":
+            return self.read(e[2], f).row(self.ev(e[1], f))
+        if op == "trim":
+            return TRIM(self.ev(e[1], f), self.ev(e[2], f), self.ev(e[3], f))
+        if op == "cmp":
+            a, b = self.ev(e[2], f), self.ev(e[3], f)
+            assert len(a) == len(b)
+            return COMPARE[e[1]](number(a), number(b))
+        if op == "veq":
+            a, b = self.ev(e[2], f), self.ev(e[3], f)
+            return (a == b) if e[1] == "=" else (a != b)
+        if op == "arith":
+            a, b = self.ev(e[2], f), self.ev(e[3], f)
+            return ADD(a, b) if e[1] == "ADD" else SUBT(a, b)
+        if op == "fcall":
+            return self.call(e[1], e[2], f)
+        raise AssertionError(op)

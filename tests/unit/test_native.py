@@ -1,0 +1,78 @@
+"""Native kernels replace standard-library Star bodies and must agree with them bit for bit."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import starvm
+from starvm.native import factory_for
+
+
+def closure(a):
+    p = a.copy()
+    for k in range(p.shape[0]):
+        p[p[:, k]] |= p[k]
+    return p
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 130, 200])
+def test_native_warshall_adapt_equals_star_body(backend, n):
+    if factory_for("warshall_adapt", backend) is None:
+        pytest.skip(f"no native kernel on {backend}")
+    rng = np.random.default_rng(n)
+    for density in (0.0, 1.0 / n, 2.0 / n, 0.3, 1.0):
+        a = rng.random((n, n)) < density
+        fast = starvm.Machine(backend=backend, native=True)
+        body = starvm.Machine(backend=backend, native=False)
+        P, Q = fast.table(a), body.table(a)
+        fast.call("WARSHALL-adapt", n, P)
+        body.call("WARSHALL-adapt", n, Q)
+        assert fast.native_timing[0] == 1 and body.native_timing[0] == 0
+        np.testing.assert_array_equal(P.to_numpy(), Q.to_numpy())
+        np.testing.assert_array_equal(P.to_numpy(), closure(a))
+        assert fast.stats == {}, "a native kernel executes no base operations"
+
+
+def test_native_kernel_runs_from_star_code(backend):
+    src = """var P: table(3, 3);
+begin
+  ROW(1, P) := BITS('010'); ROW(2, P) := BITS('001');
+  WARSHALL-adapt(3, P);
+  writeln(P);
+end."""
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, out=out)
+    m.run(src, "t.star")
+    assert out.getvalue() == "011\n001\n000\n"
+    assert m.native_timing[0] == (1 if factory_for("warshall_adapt", backend) else 0)
+
+
+def test_a_programs_own_routine_is_not_replaced(backend):
+    src = """proc WARSHALL-adapt(n: integer; var P: table);
+var V, W: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin W := COL(k, P); V := COL(i, P); if V(k) = 1 then V := V or W; COL(i, P) := V; end;
+end;"""
+    m = starvm.Machine(backend=backend)
+    m.load(src, "own.star")
+    a = np.random.default_rng(0).random((20, 20)) < 0.1
+    P = m.table(a)
+    m.call("WARSHALL-adapt", 20, P)
+    assert m.native_timing[0] == 0 and m.stats["COL_GET"] == 2 * 20 * 20
+    np.testing.assert_array_equal(P.to_numpy(), closure(a))
+
+
+def test_unusual_arguments_fall_back_to_the_star_body(backend):
+    """n smaller than the table: the Star body (closure through vertices 1..n only) runs."""
+    rng = np.random.default_rng(7)
+    a = rng.random((10, 10)) < 0.3
+    fast, body = starvm.Machine(backend=backend), starvm.Machine(backend=backend, native=False)
+    P, Q = fast.table(a), body.table(a)
+    fast.call("WARSHALL-adapt", 6, P)
+    body.call("WARSHALL-adapt", 6, Q)
+    assert fast.native_timing[0] == 0
+    np.testing.assert_array_equal(P.to_numpy(), Q.to_numpy())
