@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 from .errors import StarError, StarInterrupt, StarRuntimeError, StarSyntaxError, StarTypeError  # noqa: E402
 from .runtime.machine import BitVector, Machine  # noqa: E402
 from .runtime.values import Table  # noqa: E402
+from .api import Program, StepCounter, compile  # noqa: E402,A004
 
-__all__ = ["Machine", "Table", "BitVector", "StarError", "StarSyntaxError", "StarTypeError",
+__all__ = ["Machine", "Table", "BitVector", "Program", "StepCounter", "compile", "StarError", "StarSyntaxError", "StarTypeError",
            "StarRuntimeError", "StarInterrupt", "__version__"]

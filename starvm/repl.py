@@ -432,7 +432,9 @@ class Session:
 
     def _new_machine(self, backend: str) -> None:
         profile = self.machine.profile
-        machine = Machine(backend=backend, fuse=self.machine.fuse)
+        old = self.machine
+        machine = Machine(backend=backend, fuse=old.fuse, max_steps=getattr(old, "max_steps", None),
+                          max_depth=getattr(old, "max_depth", None))
         machine.out = self._Writer(self)
         machine.profile = profile
         self.machine = machine

@@ -40,6 +40,14 @@ def run_star(source: str, backend: str = "numpy", filename: str = "test.star") -
     return out.getvalue()
 
 
+def subprocess_env(**extra) -> dict:
+    """The environment for running `python -m starvm` in a subprocess: this checkout first on
+    PYTHONPATH, whatever was there kept (e.g. a folder of carried dependencies)."""
+    import os
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "backend(name): the test runs Star code on that backend")
 

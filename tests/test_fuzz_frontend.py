@@ -3,13 +3,13 @@ Only success or a StarError with a position (CLI exit 1) is acceptable. The long
 bench/fuzz_frontend.py."""
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
 
 import pytest
 
+from conftest import subprocess_env
 from reference.mutate import ROOT, classify_cli, classify_run, inputs
 
 GOOD = {"ok", "star_error", "unreadable"}
@@ -38,7 +38,7 @@ def test_a_few_through_a_subprocess(tmp_path):
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         p = subprocess.run([sys.executable, "-m", "starvm", "run", "--max-steps", "20000", str(path)],
                            capture_output=True, text=True, timeout=120, cwd=ROOT,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+                           env=subprocess_env())
         assert p.returncode in (0, 1), (name, p.returncode, p.stderr)
         if p.returncode == 1:
             assert ":" in p.stderr.splitlines()[0] and "error:" in p.stderr, p.stderr

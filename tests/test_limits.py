@@ -12,6 +12,7 @@ import time
 import pytest
 
 import starvm
+from conftest import subprocess_env
 from starvm import cli
 from starvm.runtime import limits
 from starvm.runtime.codegen import CodeGen
@@ -134,7 +135,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     p = tmp_path / "endless.star"
     p.write_text("var x: integer;\nbegin\n  writeln('started');\n  x := 0;\n  while true do x := x + 1\nend.\n")
     proc = subprocess.Popen([sys.executable, "-m", "starvm", "run", str(p)], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"},
+                            env=subprocess_env(PYTHONUNBUFFERED="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "started\n"
     time.sleep(0.2)

@@ -110,6 +110,11 @@ class Backend(ABC):
     @abstractmethod
     def row_set(self, t, i: int, v: Vector) -> None: ...
 
+    def forall_kernel(self, loop, counts, symbols, timing):
+        """The callable that runs a fusable `parallel for` (runtime/forall.py) on this backend."""
+        from ..runtime.forall import ForallKernel
+        return ForallKernel(loop, self, counts, symbols, timing)
+
     def table_snapshot(self, t):
         """A copy of t (for the forall rule of `parallel for`)."""
         c = self.table(t.n, t.k)

@@ -266,5 +266,10 @@ class CupyBackend(Backend):
             grid, block = self._grid(t.k)
             self._row_scatter(grid, block, (t.data, np.int64(t.k), np.int64(t.data.shape[1]), np.int64(i), v))
 
+    def forall_kernel(self, loop, counts, symbols, timing):
+        """A fusable `parallel for` as one generated CUDA kernel (cupy_forall.py)."""
+        from .cupy_forall import CudaForallKernel
+        return CudaForallKernel(loop, self, counts, symbols, timing)
+
     def synchronize(self):
         cp.cuda.Device().synchronize()

@@ -17,7 +17,7 @@ from ..errors import Loc
 from ..ir.lower import LoweredUnit
 from ..ir.ops import BASE_OPS, Node, Op
 from ..types import T
-from .forall import ForallKernel, fusable
+from .forall import fusable
 from .ops import op_name
 
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -237,7 +237,7 @@ class CodeGen:
             symbols = sorted({n.arg for n in _walk(s.src[2]) if n.op is Op.VAR and n.arg is not var},
                              key=lambda x: x.pyname)
             name = f"_forall{next(self.tmp)}"
-            self.consts[name] = ForallKernel(s, self.B, self.counts, symbols, self.fused_timing)
+            self.consts[name] = self.B.forall_kernel(s, self.counts, symbols, self.fused_timing)
             values = "".join(f"{x.pyname}, " for x in symbols)
             call = f"{name}({self.x(s.src[0])}, {self.x(s.src[1])}, ({values}))"
             self.emit(ind, self.mark(s, call), s.loc)

@@ -20,6 +20,7 @@ from .codegen import CodeGen, GeneratedUnit
 from .ops import make_helpers, make_ops, timed_ops
 from . import limits
 from .tracemap import star_frames
+from ..api import Globals, StepCounter, program_ast, steps_between
 from .values import Bits, Table
 
 # The only Python builtins generated code can reach.
@@ -109,8 +110,9 @@ class Machine:
     # ------------------------------------------------------------------ loading
     def compile(self, text: str, filename: str = "<string>") -> GeneratedUnit:
         """Parse, check, lower and generate code for a program text; define its routines
-        and globals in this machine. Returns the generated unit (its ``main_`` not run)."""
-        program = parse(text, filename)
+        and globals in this machine. Returns the generated unit (its ``main_`` not run).
+        ``text`` may be a ``starvm.Program`` (``starvm.compile``): it is not parsed again."""
+        program, filename = program_ast(text, filename)
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)
@@ -169,8 +171,41 @@ class Machine:
         path = Path(path)
         self.run(path.read_text(), str(path))
 
+    def load_program(self, program) -> None:
+        """Declare the routines and globals of a ``starvm.Program`` (no parsing); its main
+        block is not run. ``run(program)`` also runs it."""
+        self.compile(program)
+
+    def run_main(self) -> None:
+        """Run the main block of the text loaded last, again: set inputs through ``globals``,
+        ``run_main()``, read the results, repeat."""
+        if getattr(self, "_main", None) is None:
+            raise StarTypeError("the text loaded last has no main block (begin ... end.) to run")
+        self._guard(self._main)
+
+    # ------------------------------------------------------------------ embedding (starvm/api.py)
+    last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
+
+    @property
+    def globals(self) -> Globals:
+        """The global variables as a mutable mapping: ``m.globals["x"]``, ``m.globals["x"] = 5``."""
+        return Globals(self)
+
+    def counting(self) -> StepCounter:
+        """``with m.counting() as c: ...`` then ``c.stats``: the steps taken inside the block."""
+        return StepCounter(self)
+
     # ------------------------------------------------------------------ calling from Python
     def call(self, name: str, *args):
+        """Call a Star routine (see ``_call``); afterwards ``last_call_stats`` holds the steps
+        the call took, by operation kind (also when it failed)."""
+        before = list(self.counts)
+        try:
+            return self._call(name, *args)
+        finally:
+            self.last_call_stats = steps_between(before, self.counts)
+
+    def _call(self, name: str, *args):
         """Call a Star procedure or function with Python values.
 
         Ints and bools pass as integer / boolean; tables, slices and words as the objects

@@ -60,3 +60,18 @@ class Table:
     def __array__(self, dtype=None, copy=None):
         a = self.to_numpy()
         return a.astype(dtype) if dtype is not None else a
+
+    @property
+    def words(self):
+        """The storage itself, zero-copy: the backend's k × ⌈n/64⌉ uint64 array (a NumPy or
+        CuPy array); column c is ``words[c]``, row r is bit (r-1) mod 64 of word (r-1) div 64.
+        Writing into it changes the table; bits past row n must stay 0."""
+        return self.data
+
+    def __dlpack__(self, *args, **kwargs):
+        """DLPack export of ``words`` (zero-copy): ``np.from_dlpack(T)``, ``cupy.from_dlpack(T)``,
+        ``torch.from_dlpack(T)``."""
+        return self.data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.data.__dlpack_device__()

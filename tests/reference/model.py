@@ -310,7 +310,14 @@ class Interp:
             m = m + n
             return m - trunc_div(m, n) * n + 1
         if op == "bin":
-            o, a, b = e[1], self.ev(e[2], f), self.ev(e[3], f)
+            o, a = e[1], self.ev(e[2], f)
+            if isinstance(a, bool) and o in ("and", "or"):
+                # boolean and/or short-circuit in starvm (the right side may call a function
+                # that prints): found by the differential fuzzer, seed 7624
+                if (o == "and" and not a) or (o == "or" and a):
+                    return a
+                return self.ev(e[3], f)
+            b = self.ev(e[3], f)
             if isinstance(a, list):
                 return {"and": AND, "or": OR, "xor": XOR}[o](a, b)
             if o == "+":

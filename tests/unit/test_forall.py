@@ -219,3 +219,23 @@ def test_fusable_decision():
     (varying,) = loops("""proc B(n: integer; var P: table); var i, j: integer;
 begin parallel for i := 1 to n do for j := 1 to i do COL(i, P) := COL(j, P); end;""")
     assert not fusable(varying)   # inner bounds differ between iterations
+
+
+def _forall_kernels(m):
+    return [v for v in m.ns.values() if type(v).__name__ in ("ForallKernel", "CudaForallKernel")]
+
+
+def test_gpu_runs_each_fusable_body_as_one_generated_kernel(backend):
+    """On CuPy every body above becomes one CUDA kernel launch per loop, with no fallback."""
+    if backend != "cupy":
+        pytest.skip("the generated CUDA kernel is the CuPy backend's")
+    rng = np.random.default_rng(11)
+    for name in sorted(BODIES):
+        n = 70
+        P, Z, M = rng.random((n, n)) < 0.3, rng.random(n) < 0.5, rng.random(n) < 0.5
+        m = starvm.Machine(backend=backend, out=io.StringIO())
+        m.load(BODIES[name], f"{name}.star")
+        m.call("BODY", n, m.table(P), m.slice(Z), m.slice(M), 3)
+        (kernel,) = _forall_kernels(m)
+        assert type(kernel).__name__ == "CudaForallKernel", name
+        assert kernel.template is not None and kernel.launches >= 1 and kernel.fallbacks == 0, name

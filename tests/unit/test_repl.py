@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import starvm
+from conftest import subprocess_env
 from starvm import repl
 from starvm.repl import Session, is_complete
 
@@ -215,7 +216,7 @@ def test_star_with_no_arguments_and_star_repl_start_it(tmp_path):
     for args in ([], ["repl"], ["repl", "--backend", "numpy"]):
         r = subprocess.run([sys.executable, "-m", "starvm", *args], input="var x: integer;\nx := 6 * 7\nx\n",
                            capture_output=True, text=True, cwd=tmp_path, timeout=60,
-                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                           env=subprocess_env())
         assert (r.returncode, r.stdout, r.stderr) == (0, "42\n", ""), args
 
 
