@@ -30,7 +30,9 @@ def backend(request) -> str:
 
 @pytest.fixture
 def machine(backend) -> starvm.Machine:
-    return starvm.Machine(backend=backend, out=io.StringIO())
+    """A machine that runs the Star code as written: standard-library routines run their Star
+    bodies, not a backend's native kernel (tests/unit/test_native*.py test those)."""
+    return starvm.Machine(backend=backend, out=io.StringIO(), native=False)
 
 
 def run_star(source: str, backend: str = "numpy", filename: str = "test.star") -> str:

@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 pytest.importorskip("pygments")
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String  # noqa: E402
@@ -101,7 +102,8 @@ def test_entry_point_registration_makes_pygmentize_find_star(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: starvm-lexer-probe\nVersion: 0\n")
     (info / "entry_points.txt").write_text(
         "[pygments.lexers]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    env = subprocess_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
     r = subprocess.run([sys.executable, "-m", "pygments", "-l", "star", "-f", "raw",
                         str(ROOT / "programs" / "warshall_c.star")],
                        capture_output=True, text=True, env=env, timeout=60)

@@ -23,7 +23,7 @@ _MACHINES: dict[str, starvm.Machine] = {}
 def get_machine(backend: str) -> starvm.Machine:
     """One machine per backend for the whole module (the library is compiled once)."""
     if backend not in _MACHINES:
-        _MACHINES[backend] = starvm.Machine(backend=backend, out=io.StringIO())
+        _MACHINES[backend] = starvm.Machine(backend=backend, out=io.StringIO(), native=False)
     return _MACHINES[backend]
 
 
@@ -173,7 +173,7 @@ def test_statement_resolves_to_library_and_expression_to_builtin(backend):
     """`LESS(T, X, v, Z);` is the library procedure; `LESS(v, w)` in an expression the built-in.
     Here stdlib/search.star is loaded first (see the next test)."""
     out = io.StringIO()
-    m = starvm.Machine(backend=backend, out=out)
+    m = starvm.Machine(backend=backend, out=out, native=False)
     m.load_file(stdlib_dir() / "search.star")
     m.run(RESOLVE, "resolve.star")
     assert out.getvalue() == "100\n011\n101\n100\ntrue false\n"
