@@ -33,6 +33,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
     run.add_argument("--max-steps", type=int, metavar="N",
                      help="stop the program with an error after N loop iterations and routine calls")
+    from .graphs.cli import add_arguments as add_graph_arguments
+    add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
+    run.add_argument("--plot", metavar="OUT.png",
+                     help="with --profile: also draw the steps (and times) per operation as a bar chart (needs matplotlib)")
+    run.add_argument("--progress", action="store_true",
+                     help="a progress bar for the outer for loops, when stderr is a terminal (needs tqdm)")
+
+    show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture")
+    show.add_argument("file", help="a .star file")
+    show.add_argument("--table", required=True, metavar="NAME", help="the global table to draw")
+    show.add_argument("--png", required=True, metavar="OUT.png", help="the picture to write")
+    show.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+                      help="where tables live (default: $STARVM_BACKEND or numpy)")
 
     check = sub.add_parser("check", help="parse and type-check a Star program without running it")
     check.add_argument("file", help="a .star file")
@@ -83,14 +96,25 @@ def _main(argv) -> int:
             lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
             return EXIT_OK
         from .runtime.machine import Machine
-        machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps)
+        if args.command == "show":   # starvm/pictures.py
+            from .cli_pictures import show
+            return show(args, text, Machine, _UsageError)
+        from .graphs.cli import graph_from_args
+        graph = graph_from_args(args, _UsageError)
+        machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph)
         machine.profile = args.profile
+        if args.plot or args.progress:
+            from .cli_pictures import prepare_run
+            prepare_run(args, machine, _UsageError)
         try:
             machine.run(text, args.file)
         finally:
             sys.stdout.flush()
             if args.profile:
                 print(machine.profile_report(), file=sys.stderr)
+        if args.plot:
+            from .cli_pictures import plot_profile
+            plot_profile(args, machine, _UsageError)
         return EXIT_OK
     except StarInterrupt as e:
         print(f"star: interrupted at {e.loc}" if e.loc else "star: interrupted", file=sys.stderr)

@@ -113,3 +113,16 @@ class StarRuntimeError(StarError):
 
 class StarInterrupt(StarError):
     """The user interrupted a running program (Ctrl-C)."""
+
+
+class GraphFileError(StarError):
+    """A graph file (starvm.graphs) is malformed or cannot be read: ``filename`` and ``line``
+    (1-based; None where the file has no lines, e.g. .npy) say where."""
+
+    def __init__(self, message: str, filename: str, line: int | None = None):
+        where = f"{filename}:{line}" if line else str(filename)
+        super().__init__(f"{where}: {message}")
+        self.graph_file, self.graph_line = str(filename), line
+
+    filename = property(lambda self: self.graph_file)
+    line = property(lambda self: self.graph_line)

@@ -379,29 +379,22 @@ class Session:
             self.errors += 1
             self._print(f"error: :plot draws a table, slice or word; '{sym.display}' is {self._describe(value, sym.type)}")
             return
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        from .pictures import MatplotlibMissing, table_png
+        target = parts[1] if len(parts) > 1 else f"{sym.display}.png"
+        what = f"{sym.display}: table {value.n} x {value.k}" if isinstance(value, Table) else \
+            f"{sym.display}: {sym.type} of {value.n} bits"
+        try:   # starvm/pictures.py: one block per bit, set bits dark, row 1 at the top
+            table_png(value, target, title=what, backend=self.machine.backend,
+                      vertical=sym.type is T.SLICE)
+        except MatplotlibMissing:
             self.errors += 1
             self._print("error: :plot needs matplotlib, which is not installed "
                         "(pip install matplotlib, or pip install \"starvm[plot]\"); :show NAME draws it as text")
             return
-        import numpy as np
-        if isinstance(value, Table):
-            img = value.to_numpy()
-        else:
-            bits = self.machine.backend.to_bools(value.v, value.n)
-            img = bits[:, None] if sym.type is T.SLICE else bits[None, :]
-        target = parts[1] if len(parts) > 1 else f"{sym.display}.png"
-        fig, ax = plt.subplots(figsize=(min(12, 2 + img.shape[1] / 8), min(12, 2 + img.shape[0] / 8)))
-        ax.imshow(np.asarray(img, dtype=float), cmap="Greys", interpolation="nearest", vmin=0, vmax=1)
-        ax.set_title(f"{sym.display} ({img.shape[0]} x {img.shape[1]})")
-        ax.set_xlabel("column")
-        ax.set_ylabel("row")
-        fig.savefig(target, dpi=100, bbox_inches="tight")
-        plt.close(fig)
+        except OSError as e:
+            self.errors += 1
+            self._print(f"error: cannot write {target}: {e.strerror or e}")
+            return
         self._print(f"wrote {target}")
 
     def _profile(self, arg: str) -> None:

@@ -24,3 +24,8 @@ def grammar_path() -> Path:
 
 def stdlib_dir() -> Path:
     return _find("stdlib")
+
+
+def data_dir() -> Path:
+    """The bundled graphs (top-level data/, starvm/data in a wheel): starvm.graphs.bundled()."""
+    return _find("data")

@@ -48,9 +48,18 @@ BUILTINS: dict[str, Builtin] = {b.name.lower(): b for b in [
     _B("LEN", ("vec",), T.INT, "the length of a slice or word"),
     _B("NROWS", ("table",), T.INT, "the number of rows of T"),
     _B("NCOLS", ("table",), T.INT, "the number of columns of T"),
+    # graph input (docs/stdlib.md "Graph input", starvm/graphs/star.py)
+    _B("GRAPH_N", (), T.INT, "the number of vertices of the current graph"),
+    _B("GRAPH_M", (), T.INT, "the number of arcs of the current graph (rows of GRAPH_EDGES)"),
+    _B("GRAPH_VBITS", (), T.INT, "bits of a vertex code: the least c with 2^c > GRAPH_N"),
+    _B("GRAPH_WBITS", (), T.INT, "bits of the largest weight, at least 1"),
+    _B("GRAPH_ADJ", ("tablevar",), None, "P := the n x n adjacency table of the current graph"),
+    _B("GRAPH_EDGES", ("tablevar", "tablevar", "tablevar"), None,
+       "L, R, W := the arcs' source codes, target codes and weights, one row per arc"),
+    _B("GRAPH_DEFAULT", ("graphname",), None, "the bundled graph used when the user gives none"),
     _B("WRITELN", None, None, "print the arguments and a newline"),
     _B("WRITE", None, None, "print the arguments"),
 ]}
 
 # Builtins usable only as statements / only inside expressions.
-STATEMENT_BUILTINS = {"set", "clr", "rep", "writeln", "write"}
+STATEMENT_BUILTINS = {"set", "clr", "rep", "writeln", "write", "graph_adj", "graph_edges", "graph_default"}

@@ -343,6 +343,18 @@ class Checker:
                 t = self._expr(a)
                 if t is not T.TABLE:
                     raise _err(f"{b.name} needs a table, not {_kind_word(t)}", a)
+            elif kind == "tablevar":
+                if not isinstance(a, A.Name):
+                    raise _err(f"{b.name} fills its argument: pass a table variable", a)
+                self._writable_table(a)
+            elif kind == "graphname":
+                if not isinstance(a, A.Str):
+                    raise _err(f"{b.name} takes the name of a bundled graph as a string, e.g. {b.name}('karate')", a)
+                from ..graphs.star import check_default_name
+                reason = check_default_name(a.value)
+                if reason:
+                    raise _err(reason, a)
+                a.type = T.STR
             elif kind == "strlit":
                 if not isinstance(a, A.Str) or any(c not in "01" for c in a.value) or not a.value:
                     raise _err(f"{b.name} takes a string of 0s and 1s, e.g. BITS('1011')", a)
@@ -405,6 +417,9 @@ class Checker:
             return info.result.type
         if e.name in STATEMENT_BUILTINS:
             raise _err(f"{BUILTINS[e.name].name} is a statement and has no value", e)
+        if e.name in BUILTINS and BUILTINS[e.name].args == ():   # GRAPH_N and the like
+            e.ref = BUILTINS[e.name]
+            return e.ref.result
         if e.name in BUILTINS:
             raise _err(f"'{e.display}' needs arguments", e)
         raise self._unknown(e)

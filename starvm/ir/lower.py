@@ -15,6 +15,8 @@ _BUILTIN_OPS = {
     "LEN": Op.LEN, "NROWS": Op.NROWS, "NCOLS": Op.NCOLS,
 }
 _VECTOR_LOGIC = {"and": Op.AND, "or": Op.OR, "xor": Op.XOR}
+_GRAPH_OPS = {"GRAPH_N": "n", "GRAPH_M": "m", "GRAPH_VBITS": "vbits", "GRAPH_WBITS": "wbits",
+              "GRAPH_ADJ": "adj", "GRAPH_EDGES": "edges"}
 
 
 class LoweredUnit:
@@ -118,6 +120,8 @@ class _Lowerer:
     def _e_Name(self, e: A.Name):
         if isinstance(e.ref, RoutineInfo):
             return self._call(e.ref, [], e.loc)
+        if not isinstance(e.ref, Symbol):   # a built-in without arguments (GRAPH_N, ...)
+            return self._builtin(e.ref.name, [], e.loc, e.type)
         return self._read(e.ref, e.loc)
 
     def _read(self, sym: Symbol, loc) -> Node:
@@ -134,6 +138,11 @@ class _Lowerer:
     def _builtin(self, name: str, args, loc, type_) -> Node:
         if name == "BITS":
             return Node(Op.BITS, arg=args[0].value, type=type_, loc=loc)
+        if name == "GRAPH_DEFAULT":   # takes effect at load (Machine.compile); running it does nothing
+            return Node(Op.BLOCK, loc=loc)
+        if name.startswith("GRAPH_"):   # graph input: the tables it fills are the variables themselves
+            src = tuple(Node(Op.VAR, arg=a.ref, type=a.ref.type, loc=a.loc) for a in args)
+            return Node(Op.GRAPH, src, arg=_GRAPH_OPS[name], type=type_, loc=loc)
         src = []
         for a in args:
             node = self.expr(a)

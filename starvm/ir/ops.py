@@ -71,6 +71,9 @@ class Op(Enum):
     FOR = auto()        # arg: (Symbol, downto); src: (start, stop, body BLOCK)
     PFOR = auto()       # arg: (Symbol, downto, ForallInfo, snapshot symbols); src: (start, stop, body)
 
+    # ---- graph input (starvm/graphs/star.py): not a machine step ----
+    GRAPH = auto()      # arg: 'n' | 'm' | 'vbits' | 'wbits' | 'adj' | 'edges'; src: the tables filled
+
 
 BASE_OPS: tuple[Op, ...] = tuple(op for op in Op if op.value <= Op.ROW_SET.value)
 

@@ -43,8 +43,10 @@ class GeneratedUnit:
 
 class CodeGen:
     def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
-                 fused_timing: list | None = None, step_limit: bool = False):
+                 fused_timing: list | None = None, step_limit: bool = False, progress: bool = False):
         self.B = backend
+        self.progress = progress       # wrap outermost for loops in _progress() (starvm/progress.py)
+        self._for_depth = 0
         self.counts = counts if counts is not None else []
         self.fused_timing = fused_timing
         self.fuse = fuse
@@ -220,10 +222,16 @@ class CodeGen:
         start, stop, body = s.src
         rng = (f"range({self.x(start)}, {self.x(stop)} - 1, -1)" if downto
                else f"range({self.x(start)}, {self.x(stop)} + 1)")
+        if self.progress and self._for_depth == 0 and s.loc is not None:
+            rng = f"_progress({rng}, {f'for {var.display} (line {s.loc.line})'!r})"
         self.emit(ind, f"for {var.pyname} in {rng}:", s.loc)
         if tick:
             self.tick(ind + 1, s.loc)
-        self.block(body, ind + 1)
+        self._for_depth += 1
+        try:
+            self.block(body, ind + 1)
+        finally:
+            self._for_depth -= 1
 
     def parallel_for(self, s: Node, ind: int) -> None:
         """Forall semantics: the body reads snapshots of what it writes; private variables
@@ -293,6 +301,8 @@ class CodeGen:
             return f"{self.x(e.src[0])}.n"
         if op is Op.NCOLS:
             return f"{self.x(e.src[0])}.k"
+        if op is Op.GRAPH:   # graph input, starvm/graphs/star.py
+            return self.mark(e, f"_graph({e.arg!r}{''.join(', ' + self.x(s) for s in e.src)})")
         if op is Op.CALL:
             return self.call_expr(e)
         if op in BASE_OPS:

@@ -13,6 +13,7 @@ from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
 from ..frontend.parser import fold, parse
+from ..graphs.star import make_graph_helper, program_default
 from ..ir.lower import lower_unit
 from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
@@ -32,7 +33,7 @@ class Machine:
 
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
-                 native: bool | None = None):
+                 native: bool | None = None, graph=None):
         self.backend = get_backend(config.backend_name(backend))
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
@@ -52,6 +53,11 @@ class Machine:
         self.ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS}
         self.ns.update(self._ops)
         self.ns.update(make_helpers(self.backend, self._write))
+        # graph input (starvm/graphs/star.py): the graph the user gave (a starvm.graphs.Graph)
+        # and the bundled one the program loaded last names with GRAPH_DEFAULT('...')
+        self.graph = graph
+        self.graph_default: str | None = None
+        self.ns["_graph"] = make_graph_helper(self)
         self._profile = False
 
     # ------------------------------------------------------------------ output
@@ -116,8 +122,10 @@ class Machine:
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)
+            graph_default = program_default(unit.program)
             gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,
-                          step_limit=self.max_steps is not None).unit(lower_unit(unit))
+                          step_limit=self.max_steps is not None,
+                          progress=self._progress_on).unit(lower_unit(unit))
         except BaseException:
             self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
             raise
@@ -125,18 +133,22 @@ class Machine:
         # The generated functions share self.ns as their globals: roll it back in place.
         ns_backup = dict(self.ns)
         main_backup = getattr(self, "_main", None)
+        default_backup = self.graph_default
         self.units[gen.filename] = gen
         try:
             self.ns.update(gen.constants)
             exec(code, self.ns)
             self._main = self.ns.pop("main_", None)
             self._install_native(unit.routines)
+            if graph_default is not None:   # before the globals: table(GRAPH_N, GRAPH_N)
+                self.graph_default = graph_default
             self._guard(self.ns["init_"])
         except BaseException:   # e.g. a global table(-1, 2): the load fails, nothing changes
             self.env.globals, self.env.routines = env_backup
             self.ns.clear()
             self.ns.update(ns_backup)
             self._main = main_backup
+            self.graph_default = default_backup
             self.units.pop(gen.filename, None)
             raise
         return gen
@@ -184,6 +196,7 @@ class Machine:
         self._guard(self._main)
 
     # ------------------------------------------------------------------ embedding (starvm/api.py)
+    _progress_on = False    # progress bars on outer for loops (starvm/progress.py enable())
     last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
 
     @property

@@ -75,3 +75,8 @@ class Table:
 
     def __dlpack_device__(self):
         return self.data.__dlpack_device__()
+
+    def _repr_png_(self):
+        """Jupyter's rich display: the table as a bit image (None without matplotlib)."""
+        from ..pictures import png_or_none
+        return png_or_none(self)

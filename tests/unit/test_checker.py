@@ -317,6 +317,10 @@ def test_pfor_refuses_output():
     pf_error("parallel for i := 1 to n do begin V := COL(i, P); write(V) end", 51, "output")
 
 
+def test_pfor_refuses_graph_input():
+    pf_error("parallel for i := 1 to n do GRAPH_ADJ(P)", 29, "GRAPH_ADJ fills whole tables")
+
+
 def test_pfor_refuses_a_table_written_by_col_and_row():
     pf_error("parallel for i := 1 to n do begin COL(i, P) := X; ROW(i, P) := ROW(i, P) end", 51,
              "table 'P' is written both by COL and by ROW")

@@ -1,0 +1,38 @@
+"""The `star run` options that give a program its graph: --graph FILE [--graph-format FMT],
+--generate SPEC (docs/stdlib.md, "Graph input")."""
+from __future__ import annotations
+
+from .io import FORMATS
+
+
+def add_arguments(run) -> None:
+    g = run.add_mutually_exclusive_group()
+    g.add_argument("--graph", metavar="FILE",
+                   help="the graph the program reads with GRAPH_N, GRAPH_ADJ, GRAPH_EDGES, ... "
+                        "(.mtx Matrix Market, .gr DIMACS, .npy matrix, else a 'U V [W]' edge list)")
+    g.add_argument("--generate", metavar="SPEC",
+                   help="a generated graph instead: rmat:scale=10,ef=16,seed=1 | gnp:n=100,p=0.05,seed=1 | "
+                        "ssca2:n=64,clique=8,p=0.5,seed=1 (also wmax=W, directed=1)")
+    run.add_argument("--graph-format", choices=list(FORMATS) + ["gr"], metavar="FMT",
+                     help=f"the format of --graph FILE ({', '.join(FORMATS)}; default: from the suffix)")
+
+
+def graph_from_args(args, usage_error):
+    """The Graph named on the command line, or None. A file that cannot be opened or a bad
+    spec is a usage error; a malformed file raises GraphFileError (a StarError)."""
+    from . import generate, load
+    if getattr(args, "generate", None):
+        try:
+            return generate(args.generate)
+        except ValueError as e:
+            raise usage_error(f"--generate: {e}") from None
+    if getattr(args, "graph", None):
+        try:
+            return load(args.graph, args.graph_format)
+        except OSError as e:
+            raise usage_error(f"cannot read {args.graph}: {e.strerror or e}") from None
+        except ValueError as e:
+            raise usage_error(f"--graph-format: {e}") from None
+    if getattr(args, "graph_format", None):
+        raise usage_error("--graph-format needs --graph FILE")
+    return None

@@ -1,0 +1,129 @@
+"""Seeded random graphs: G(n, p), R-MAT, SSCA#2-like. Same arguments, same graph.
+
+All three make undirected graphs by default (every edge as two arcs, one each way) without
+self-loops or duplicate edges; ``directed=True`` keeps one arc per generated pair. Weights are
+uniform integers in 1..wmax (``wmax=1``: unweighted).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Graph
+
+
+def _finish(n, u, v, rng, wmax, directed, name, meta) -> Graph:
+    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    keep = u != v
+    u, v = u[keep], v[keep]
+    if not directed:
+        u, v = np.minimum(u, v), np.maximum(u, v)
+    pairs = np.unique(np.stack([u, v], axis=1), axis=0) if u.size else np.zeros((0, 2), np.int64)
+    w = rng.integers(1, wmax + 1, size=len(pairs), dtype=np.int64)
+    u, v = pairs[:, 0] + 1, pairs[:, 1] + 1
+    if not directed:
+        u, v, w = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    return Graph(int(n), u, v, w, name=name, directed=directed, meta=meta)
+
+
+def gnp(n: int, p: float, seed: int = 0, *, wmax: int = 100, directed: bool = False) -> Graph:
+    """Erdős–Rényi G(n, p): each pair (each ordered pair when directed) is an edge with probability p."""
+    if n < 0 or not 0 <= p <= 1 or wmax < 1:
+        raise ValueError("gnp needs n >= 0, 0 <= p <= 1, wmax >= 1")
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n, n)) < p
+    if not directed:
+        mask = np.triu(mask, 1)
+    u, v = np.nonzero(mask)
+    return _finish(n, u, v, rng, wmax, directed, f"gnp-{n}-{p}-{seed}", dict(n=n, p=p, seed=seed))
+
+
+def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
+         d: float | None = None, seed: int = 0, *, wmax: int = 100, directed: bool = False) -> Graph:
+    """R-MAT (Chakrabarti, Zhan, Faloutsos 2004; the Graph500 generator): n = 2^scale vertices,
+    edge_factor * n sampled edges, each placed by ``scale`` recursive quadrant choices with
+    probabilities a, b, c, d (d = 1 - a - b - c). Self-loops and repeats are dropped, so m is
+    a little below edge_factor * n. Vertex numbers are not permuted."""
+    d = 1 - a - b - c if d is None else d
+    if scale < 0 or edge_factor < 0 or min(a, b, c, d) < 0 or abs(a + b + c + d - 1) > 1e-9 or wmax < 1:
+        raise ValueError("rmat needs scale >= 0, edge_factor >= 0, a, b, c, d >= 0 summing to 1, wmax >= 1")
+    rng = np.random.default_rng(seed)
+    n, m = 1 << scale, edge_factor << scale
+    u = np.zeros(m, dtype=np.int64)
+    v = np.zeros(m, dtype=np.int64)
+    for bit in range(scale):
+        r = rng.random(m)
+        down = r >= a + b                       # quadrants c, d: the source bit is 1
+        right = ((r >= a) & (r < a + b)) | (r >= a + b + c)   # quadrants b, d: the target bit is 1
+        u |= down.astype(np.int64) << bit
+        v |= right.astype(np.int64) << bit
+    return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}",
+                   dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed))
+
+
+def ssca2(n: int, max_clique: int = 8, p_inter: float = 0.5, seed: int = 0, *, wmax: int = 100,
+          directed: bool = False) -> Graph:
+    """SSCA#2-like (the HPCS Scalable Synthetic Compact Application #2 graph, simplified): the
+    vertices 1..n are cut into consecutive cliques of random sizes 1..max_clique with all
+    edges inside each clique; then every vertex, with probability p_inter, gets one edge to
+    a random vertex of the clique 2^k cliques away (k random), as SSCA#2's inter-clique
+    edges whose probability falls with distance."""
+    if n < 0 or max_clique < 1 or not 0 <= p_inter <= 1 or wmax < 1:
+        raise ValueError("ssca2 needs n >= 0, max_clique >= 1, 0 <= p_inter <= 1, wmax >= 1")
+    rng = np.random.default_rng(seed)
+    starts = [0]
+    while starts[-1] < n:
+        starts.append(min(n, starts[-1] + int(rng.integers(1, max_clique + 1))))
+    us, vs = [], []
+    for lo, hi in zip(starts, starts[1:]):
+        i, j = np.triu_indices(hi - lo, 1)
+        us.append(i + lo), vs.append(j + lo)
+    k = len(starts) - 1
+    clique_of = np.repeat(np.arange(k), np.diff(starts))
+    if k > 1:
+        for x in np.nonzero(rng.random(n) < p_inter)[0]:
+            hop = 1 << int(rng.integers(0, max(1, int(np.log2(k)) + 1)))
+            other = (clique_of[x] + hop) % k
+            if other != clique_of[x]:
+                us.append([x]), vs.append([int(rng.integers(starts[other], starts[other + 1]))])
+    u = np.concatenate(us) if us else np.zeros(0, np.int64)
+    v = np.concatenate(vs) if vs else np.zeros(0, np.int64)
+    return _finish(n, u, v, rng, wmax, directed, f"ssca2-{n}-{seed}",
+                   dict(n=n, max_clique=max_clique, p_inter=p_inter, seed=seed))
+
+
+_KINDS = {
+    "gnp": (gnp, {"n": int, "p": float, "seed": int, "wmax": int, "directed": bool}),
+    "rmat": (rmat, {"scale": int, "ef": int, "edge_factor": int, "a": float, "b": float, "c": float,
+                    "d": float, "seed": int, "wmax": int, "directed": bool}),
+    "ssca2": (ssca2, {"n": int, "clique": int, "max_clique": int, "p": float, "p_inter": float,
+                      "seed": int, "wmax": int, "directed": bool}),
+}
+_ALIASES = {"ef": "edge_factor", "clique": "max_clique", "p": "p_inter"}
+
+
+def generate(spec: str) -> Graph:
+    """A graph from a spec such as ``rmat:scale=10,ef=16,seed=1``, ``gnp:n=100,p=0.05,seed=2``,
+    ``ssca2:n=64,clique=8,p=0.3,seed=3`` (also ``wmax=W``, ``directed=1``). Raises ValueError
+    with the reason for a bad spec."""
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind not in _KINDS:
+        raise ValueError(f"unknown generator '{kind}' in '{spec}' (choose from {', '.join(_KINDS)})")
+    fn, types = _KINDS[kind]
+    kw = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, val = item.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in types:
+            raise ValueError(f"bad item '{item}' in '{spec}' ({kind} takes {', '.join(types)} as key=value)")
+        try:
+            value = (val.strip().lower() in ("1", "true", "yes")) if types[key] is bool else types[key](val)
+        except ValueError:
+            raise ValueError(f"bad value '{val}' for {key} in '{spec}'") from None
+        if kind != "gnp":
+            key = _ALIASES.get(key, key)
+        kw[key] = value
+    try:
+        return fn(**kw)
+    except TypeError as e:
+        raise ValueError(f"bad generator spec '{spec}': {e}") from None

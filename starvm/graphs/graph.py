@@ -1,0 +1,95 @@
+"""The one graph value every loader and generator returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """n vertices numbered 1..n and m arcs ``src[e] -> dst[e]`` (1-based) with integer
+    weights ``weight[e] >= 0``. An undirected edge is two arcs, one each way (a self-loop
+    one arc). Duplicate arcs are kept as the file gives them."""
+    n: int
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray
+    name: str = ""
+    directed: bool = True          # informational: False when every edge was given both ways
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for a in ("src", "dst", "weight"):
+            object.__setattr__(self, a, np.ascontiguousarray(np.asarray(getattr(self, a), dtype=np.int64)))
+        if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
+            raise ValueError("src, dst and weight must be 1-D arrays of one length")
+        if self.n < 0:
+            raise ValueError("n must be >= 0")
+        if self.m and (min(self.src.min(), self.dst.min()) < 1 or max(self.src.max(), self.dst.max()) > self.n):
+            raise ValueError(f"arc endpoints must lie in 1..{self.n}")
+        if self.m and self.weight.min() < 0:
+            raise ValueError("weights must be >= 0")
+
+    @property
+    def m(self) -> int:
+        """The number of arcs (rows of GRAPH_EDGES)."""
+        return int(self.src.size)
+
+    @property
+    def vbits(self) -> int:
+        """Bits of a vertex code: the least c with 2^c > n (spec §9)."""
+        return max(1, int(self.n).bit_length())
+
+    @property
+    def max_weight(self) -> int:
+        return int(self.weight.max()) if self.m else 0
+
+    @property
+    def wbits(self) -> int:
+        """Bits of the largest weight, at least 1."""
+        return max(1, self.max_weight.bit_length())
+
+    def adjacency(self) -> np.ndarray:
+        """The n x n bool adjacency matrix: A[i-1, j-1] for an arc i -> j."""
+        a = np.zeros((self.n, self.n), dtype=bool)
+        a[self.src - 1, self.dst - 1] = True
+        return a
+
+    def weight_matrix(self):
+        """A SciPy CSR matrix of the arc weights, the least weight where arcs repeat (zero
+        weights are kept as explicit entries)."""
+        import scipy.sparse as sp
+        order = np.lexsort((self.weight, self.dst, self.src))
+        s, d, w = self.src[order], self.dst[order], self.weight[order]
+        first = np.ones(s.size, dtype=bool)
+        first[1:] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+        return sp.csr_matrix((w[first].astype(float), (s[first] - 1, d[first] - 1)), shape=(self.n, self.n))
+
+    def edges_bits(self, vbits: int | None = None, wbits: int | None = None):
+        """(L, R, W) as bool arrays, m x vbits, m x vbits, m x wbits: the binary codes, column 1
+        the most significant bit (what GRAPH_EDGES writes)."""
+        c = self.vbits if vbits is None else vbits
+        b = self.wbits if wbits is None else wbits
+        return _bits(self.src, c), _bits(self.dst, c), _bits(self.weight, b)
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"Graph({self.name or '?'}: n={self.n}, m={self.m} arcs, {kind}, max weight {self.max_weight})"
+
+
+def _bits(values: np.ndarray, width: int) -> np.ndarray:
+    shifts = np.arange(width - 1, -1, -1, dtype=np.int64)
+    return ((values[:, None] >> shifts[None, :]) & 1).astype(bool) if width else np.zeros((values.size, 0), bool)
+
+
+def from_edges(n: int, edges, weights=None, *, directed: bool = True, name: str = "") -> Graph:
+    """A Graph from (u, v) pairs, 1-based; an undirected graph gets both arcs of each edge."""
+    e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64).reshape(-1, 2)
+    w = np.ones(len(e), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    src, dst = e[:, 0], e[:, 1]
+    if not directed:
+        loop = src == dst
+        src, dst, w = (np.concatenate([src, dst[~loop]]), np.concatenate([dst, src[~loop]]),
+                       np.concatenate([w, w[~loop]]))
+    return Graph(int(n), src, dst, w, name=name, directed=directed)

@@ -1,0 +1,141 @@
+"""programs/*.star for the graph algorithms of stdlib/graphs.star, run through `star run`:
+on their bundled default graph, on a file named with --graph and on a generated graph, each
+output checked against SciPy; and the sandbox rule for graph input."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as cg
+
+import starvm.graphs as sg
+from tests.conftest import ROOT, subprocess_env
+
+DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstra": "grid",
+            "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid"}
+GEN = "ssca2:n=40,clique=5,p=0.3,seed=4,wmax=20"
+
+
+def star(*args, check=True):
+    p = subprocess.run([sys.executable, "-m", "starvm", "run", *map(str, args)], cwd=ROOT, env=subprocess_env(),
+                       capture_output=True, text=True, timeout=120)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def expected(prog: str, g) -> list[str]:
+    W = g.weight_matrix()
+    if prog == "bfs":
+        lev = cg.shortest_path(W, unweighted=True, indices=0)
+        out = [f"BFS from vertex 1: {g.n} vertices, {g.m} arcs"]
+        for d in range(g.n):
+            vs = np.nonzero(lev == d)[0] + 1
+            if vs.size:
+                out.append(f"level {d}: " + " ".join(map(str, vs)))
+        r = int(np.isfinite(lev).sum())
+        out.append(f"reached {r} of {g.n} vertices")
+        if r < g.n:
+            out.append("unreached: " + " ".join(map(str, np.nonzero(~np.isfinite(lev))[0] + 1)))
+        return out
+    if prog == "components":
+        k, lab = cg.connected_components(W, directed=True, connection="weak")
+        out = [f"connected components: {k} ({g.n} vertices, {g.m} arcs)"]
+        seen = set()
+        for v, c in enumerate(lab):
+            if c not in seen:
+                seen.add(c)
+                out.append(f"component of vertex {v + 1}: {(lab == c).sum()} vertices")
+        return out
+    if prog in ("dijkstra", "bellman_ford"):
+        d = cg.shortest_path(W, indices=0)
+        name = "Dijkstra" if prog == "dijkstra" else "Bellman-Ford"
+        out = [f"shortest paths from vertex 1 ({name}): {g.n} vertices, {g.m} arcs, {int(np.isfinite(d).sum())} reached"]
+        out += [f"  to {v + 1}: " + (str(int(x)) if np.isfinite(x) else "unreachable") for v, x in enumerate(d)]
+        return out
+    if prog.startswith("mst"):
+        t = cg.minimum_spanning_tree(W)
+        k = cg.connected_components(W, directed=False)[0]
+        name = "Prim" if prog == "mst_prim" else "Kruskal"
+        return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs", f"tree edges: {g.n - k}",
+                f"total weight: {int(t.sum())}", f"trees: {k}"]
+    if prog == "floyd":
+        D = cg.shortest_path(W)
+        fin = np.isfinite(D) & ~np.eye(g.n, dtype=bool)
+        out = [f"all-pairs shortest paths (Floyd): {g.n} vertices, {g.m} arcs",
+               f"reachable ordered pairs: {int(fin.sum())} of {g.n * (g.n - 1)}",
+               f"sum of their distances: {int(D[fin].sum())}"]
+        if fin.any():
+            out.append(f"longest shortest path: {int(D[fin].max())}")
+        out.append("from vertex 1: " + " ".join(str(int(x)) if np.isfinite(x) else "-" for x in D[0]))
+        return out
+    raise AssertionError(prog)
+
+
+def compare(prog, got: str, g):
+    lines = got.splitlines()
+    if prog == "floyd":   # which pair is the longest is a tie-break: check only its length
+        lines = [re.sub(r" \(\d+ -> \d+\)$", "", x) for x in lines]
+    assert lines == expected(prog, g)
+
+
+@pytest.mark.parametrize("prog", sorted(DEFAULTS))
+def test_program_on_default_graph(prog):
+    compare(prog, star(f"programs/{prog}.star").stdout, sg.bundled(DEFAULTS[prog]))
+
+
+@pytest.mark.parametrize("prog", sorted(DEFAULTS))
+def test_program_on_generated_graph(prog):
+    compare(prog, star(f"programs/{prog}.star", "--generate", GEN).stdout, sg.generate(GEN))
+
+
+@pytest.mark.parametrize("prog,fmt", [("dijkstra", "mtx"), ("bfs", "edgelist"), ("mst_kruskal", "dimacs"),
+                                      ("components", "npy")])
+def test_program_on_file(tmp_path, prog, fmt):
+    g = sg.generate("rmat:scale=5,ef=3,seed=7,wmax=9")
+    path = tmp_path / ("g.npy" if fmt == "npy" else "g.data")   # np.save adds .npy
+    {"mtx": sg.write_mtx, "edgelist": sg.write_edgelist, "dimacs": sg.write_dimacs, "npy": sg.write_npy}[fmt](g, path)
+    got = star(f"programs/{prog}.star", "--graph", path, "--graph-format", fmt).stdout
+    compare(prog, got, sg.load(path, fmt))
+
+
+def test_bad_graph_file(tmp_path):
+    p = tmp_path / "bad.gr"
+    p.write_text("p sp 4 2\na 1 2 5\na 2 7 1\n")
+    r = star("programs/dijkstra.star", "--graph", p, check=False)
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"{p}:3: vertex 7 out of range 1..4" in r.stderr
+
+
+def test_usage_errors(tmp_path):
+    r = star("programs/bfs.star", "--graph", tmp_path / "missing.mtx", check=False)
+    assert r.returncode == 2 and "cannot read" in r.stderr
+    r = star("programs/bfs.star", "--generate", "rmat:size=3", check=False)
+    assert r.returncode == 2 and "--generate" in r.stderr
+    r = star("programs/bfs.star", "--graph", "data/karate.mtx", "--generate", "gnp:n=3,p=1", check=False)
+    assert r.returncode == 2
+
+
+def test_no_graph_anywhere(tmp_path):
+    p = tmp_path / "g.star"
+    p.write_text("var P: table(GRAPH_N, GRAPH_N);\nbegin\n  GRAPH_ADJ(P);\nend.\n")
+    r = star(p, check=False)
+    assert r.returncode == 1 and "no graph" in r.stderr and "g.star:1:" in r.stderr
+    r = star(p, "--generate", "gnp:n=5,p=0.5")
+    assert r.returncode == 0
+
+
+def test_sandbox_paths(tmp_path):
+    """A program can read only the graph the user named or a bundled one, never a path."""
+    secret = tmp_path / "secret.mtx"
+    sg.write_mtx(sg.from_edges(3, [(1, 2)]), secret)
+    p = tmp_path / "p.star"
+    for name in (str(secret), "../data/karate", "karate.mtx", "grid.gr", "secret"):
+        p.write_text(f"begin\n  GRAPH_DEFAULT('{name}');\n  writeln(GRAPH_N);\nend.\n")
+        r = star(p, check=False)
+        assert r.returncode == 1 and "no bundled graph" in r.stderr and "p.star:2:" in r.stderr, name
+    p.write_text("begin\n  GRAPH_DEFAULT('KARATE');\n  writeln(GRAPH_N);\nend.\n")
+    assert star(p).stdout == "34\n"
