@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import config, native, stdlib
+from ..api import Globals, StepCounter, program_ast, steps_between
 from ..backends import get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
@@ -17,11 +18,10 @@ from ..graphs.star import make_graph_helper, program_default
 from ..ir.lower import lower_unit
 from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
+from . import limits
 from .codegen import CodeGen, GeneratedUnit
 from .ops import make_helpers, make_ops, timed_ops
-from . import limits
 from .tracemap import star_frames
-from ..api import Globals, StepCounter, program_ast, steps_between
 from .values import Bits, Table
 
 # The only Python builtins generated code can reach.
@@ -109,7 +109,7 @@ class Machine:
                          "they execute no base operations and count no steps")
         loops, secs = self.fused_timing
         if loops:
-            lines.append(f"{loops} fused parallel-for loop(s) ran as array operations in {secs:.4f} s; "
+            lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
                          "their steps are counted above but timed only here")
         return "\n".join(lines)
 
