@@ -39,7 +39,7 @@ PAPER_T2 = {"WARSHALL-C": {1000: 4.827, 2000: 11.161, 3000: 23.363, 4000: 42.661
 
 def procs(name):
     src = (ROOT / "programs" / name).read_text()
-    return src[:src.index("{ The example graph")]
+    return src[:src.index("{ The graph:")]
 
 
 def graph(n):

@@ -134,7 +134,7 @@ class Globals(MutableMapping):
         return None if isinstance(value, Unassigned) else self._m._to_python(value)
 
     def __setitem__(self, name: str, value) -> None:
-        from .runtime.values import Bits, Table
+        from .runtime.values import Bits, Table, host_array
         m, sym = self._m, self._sym(name)
         old = m.ns[sym.pyname]
         what = f"global '{sym.display}' ({sym.type})"
@@ -152,7 +152,7 @@ class Globals(MutableMapping):
                     raise TypeError(f"{what}: the vector lives on another machine's backend")
                 new = Bits(value.v, value.n)
             else:
-                arr = np.asarray(value)
+                arr = host_array(value)
                 if arr.ndim != 1:
                     raise TypeError(f"{what} needs a vector or a 1-D bool array")
                 new = m.slice(arr)
@@ -167,7 +167,7 @@ class Globals(MutableMapping):
                     raise TypeError(f"{what}: the table lives on the {value.backend.name} backend")
                 src = value
             else:
-                arr = np.asarray(value)
+                arr = host_array(value)
                 if arr.ndim != 2:
                     raise TypeError(f"{what} needs a table or a 2-D bool array")
                 src = m.table(arr)

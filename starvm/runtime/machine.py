@@ -22,7 +22,7 @@ from . import limits
 from .codegen import CodeGen, GeneratedUnit
 from .ops import make_helpers, make_ops, timed_ops
 from .tracemap import star_frames
-from .values import Bits, Table
+from .values import Bits, Table, host_array
 
 # The only Python builtins generated code can reach.
 _SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "None": None}
@@ -267,14 +267,14 @@ class Machine:
                 if value.backend is not self.backend:
                     raise StarTypeError(f"{what}: the table lives on the {value.backend.name} backend")
                 return value
-            arr = np.asarray(value)
+            arr = host_array(value)
             if arr.ndim != 2:
                 raise StarTypeError(f"{what} must be a table (a 2-D bool array)")
             return self.table(arr)
         if p.type.is_vector:
             if isinstance(value, Bits):
                 return value if p.by_ref else Bits(value.v, value.n)
-            arr = np.asarray(value)
+            arr = host_array(value)
             if arr.ndim != 1:
                 raise StarTypeError(f"{what} must be a {p.type} (a 1-D bool array)")
             return self.slice(arr) if p.type is T.SLICE else self.word(arr)
@@ -299,14 +299,14 @@ class Machine:
                 raise ValueError("table() needs an array or rows= and cols=")
             limits.check_table(self.backend, rows, cols)
             return self.backend.table(rows, cols)
-        arr = np.asarray(data)
+        arr = host_array(data)
         if arr.ndim != 2:
             raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
         limits.check_table(self.backend, arr.shape[0], arr.shape[1])
         return self.backend.table(arr.shape[0], arr.shape[1], arr.astype(bool))
 
     def slice(self, bits) -> "BitVector":
-        arr = np.asarray(bits, dtype=bool).ravel()
+        arr = host_array(bits, dtype=bool).ravel()
         return BitVector(self.backend.from_bools(arr), arr.size, self.backend)
 
     word = slice

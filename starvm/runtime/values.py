@@ -6,7 +6,17 @@ k × ⌈n/64⌉ array of uint64 (row r is bit (r-1) mod 64 of word (r-1) div 64 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import StarRuntimeError
+
+
+def host_array(x, dtype=None) -> np.ndarray:
+    """A NumPy view or copy of array-like input, CuPy arrays included (copied to the host;
+    the backend uploads them again where it keeps its data on the GPU)."""
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        x = x.get()
+    return np.asarray(x, dtype=dtype)
 
 
 class Bits:

@@ -245,3 +245,18 @@ def test_machines_are_independent(backend):
     assert (a.call("f"), b.call("f")) == (1, 2)
     a.call("f")
     assert a.stats == b.stats == {}
+
+
+def test_device_arrays_are_accepted_as_tables_slices_and_words(backend):
+    """CuPy arrays pass like NumPy arrays (issue: embedding API, NumPy/CuPy bool arrays)."""
+    cp = pytest.importorskip("cupy")
+    try:
+        cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # no driver / no device
+        pytest.skip(f"no usable GPU: {e}")
+    m = starvm.Machine(backend=backend)
+    m.load("proc P(var T: table; var X: slice; w: word); begin COL(1, T) := X; ROW(2, T) := w end;")
+    T = m.table(cp.zeros((3, 2), dtype=bool))
+    X = m.slice(cp.asarray([True, False, True]))
+    m.call("P", T, X, cp.asarray([False, True]))
+    assert T.to_numpy().astype(int).tolist() == [[1, 0], [0, 1], [1, 0]]
