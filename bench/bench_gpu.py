@@ -6,10 +6,13 @@ Run on the device machine (an NVIDIA GPU with CuPy). Measures, median of >= 3 ru
 device synchronised before each clock read:
   * Table 2: WARSHALL-adapt (`parallel for`, fused) and WARSHALL-C (Listing 2, unmodified; the
     smallest sizes only: it is launch-bound) through the Python API on the cupy backend;
-    beside, in the same run, closure by repeated boolean squaring with cupy.matmul in float16
-    (cuBLAS) and a NumPy bit-packed Warshall on the host CPU;
+    WARSHALL (Listing 1), WARSHALL-C and WARSHALL-adapt on the auto backend (which keeps
+    the tables of these sizes on the CPU unless a fused loop works on them), Listings 1 and
+    2 in parallel worker processes, one core and one size each; beside, in the same run,
+    closure by repeated boolean squaring with cupy.matmul in float16 (cuBLAS) and a NumPy
+    bit-packed Warshall on the host CPU;
   * Table 1: mean microseconds per base operation (ROW read/write, or, FND, STEP, SOME, COL)
-    through the interpreter, from the machine's profile.
+    through the interpreter, from the machine's profile, on the cupy and auto backends.
 Every closure is checked against the host NumPy closure. Writes gpu.json and gpu.md.
 """
 from __future__ import annotations
@@ -68,6 +71,44 @@ def cublas_closure(a_dev):
         if bool((nxt == r).all()):
             return r > 0
         r = nxt
+
+
+def listing_worker(name: str, n: int, backend: str) -> None:
+    """One run of a Star listing (a separate process): prints one JSON line."""
+    files = {"WARSHALL": "warshall.star", "WARSHALL-C": "warshall_c.star"}
+    a = graph(n)
+    m = starvm.Machine(backend=backend)
+    m.load(procs(files[name]), files[name])
+    P = m.table(a)
+    m.backend.synchronize()
+    t = time.perf_counter()
+    m.call(name, n, P)
+    m.backend.synchronize()
+    secs = time.perf_counter() - t
+    ok = bool((P.to_numpy() == numpy_closure(a)).all())
+    print(json.dumps({"name": name, "n": n, "backend": backend, "s": secs, "correct": ok,
+                      "steps": sum(m.counts), "placement": P.backend.name}), flush=True)
+
+
+def run_listings(jobs, workers):
+    """Run (name, n, backend) jobs in worker processes; {(name, n, backend): [results]}."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(job):
+        name, n, backend = job
+        r = subprocess.run([sys.executable, __file__, "--worker", name, str(n), backend],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"{job}: {r.stderr[-2000:]}")
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    out = {}
+    with ThreadPoolExecutor(workers) as pool:
+        for res in pool.map(one, jobs):
+            assert res["correct"], f"{res['name']} wrong at n={res['n']} on {res['backend']}"
+            out.setdefault((res["name"], res["n"], res["backend"]), []).append(res)
+            print("listing", res, flush=True)
+    return out
 
 
 def timed(fn, runs):
@@ -158,7 +199,13 @@ def main():
                     help="largest n for the Star body of WARSHALL-adapt (fused parallel for)")
     ap.add_argument("--warshall-c-max", type=int, default=1000)
     ap.add_argument("--search-rows", type=int, default=2 ** 27)
+    ap.add_argument("--listing-max", type=int, default=5000,
+                    help="largest n for WARSHALL and WARSHALL-C on the auto backend")
+    ap.add_argument("--workers", type=int, default=15, help="processes for the listings")
+    ap.add_argument("--worker", nargs=3, metavar=("NAME", "N", "BACKEND"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        return listing_worker(args.worker[0], int(args.worker[1]), args.worker[2])
     sizes = [int(s) for s in args.sizes.split(",")]
     props = cp.cuda.runtime.getDeviceProperties(0)
     info = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
@@ -166,6 +213,12 @@ def main():
             "numpy": np.__version__, "python": platform.python_version(), "starvm": starvm.__version__,
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     print(info, flush=True)
+    listing_sizes = [n for n in sizes if n <= args.listing_max]
+    jobs = [(name, n, "auto") for n in reversed(listing_sizes) for name in ("WARSHALL", "WARSHALL-C")
+            for _ in range(3)]
+    t_list = time.perf_counter()
+    listings = run_listings(jobs, args.workers)
+    print(f"listings: {time.perf_counter() - t_list:.0f} s wall", flush=True)
     rows = []
     for n in sizes:
         a = graph(n)
@@ -216,6 +269,20 @@ def main():
         assert (tabs[-1].to_numpy() == ref).all(), f"WARSHALL-adapt wrong at n={n}"
         entry["WARSHALL-adapt_s"] = statistics.median(runs)
         entry["WARSHALL-adapt_runs"] = runs
+        m = starvm.Machine(backend="auto")
+        m.load(procs("warshall_adapt.star"), "warshall_adapt.star")
+        m.call("WARSHALL-adapt", 2, m.table(np.zeros((2, 2), bool)))   # warm-up
+        tabs.clear()
+        runs = [run_adapt() for _ in range(3)]
+        assert (tabs[-1].to_numpy() == ref).all(), f"WARSHALL-adapt (auto) wrong at n={n}"
+        entry["WARSHALL-adapt_auto_s"] = statistics.median(runs)
+        entry["WARSHALL-adapt_auto_placement"] = tabs[-1].backend.name
+        for name in ("WARSHALL", "WARSHALL-C"):
+            got = listings.get((name, n, "auto"))
+            if got:
+                entry[f"{name}_auto_s"] = statistics.median(r["s"] for r in got)
+                entry[f"{name}_auto_runs"] = [r["s"] for r in got]
+                entry[f"{name}_auto_placement"] = got[0]["placement"]
         # cuBLAS squaring
         a_dev = cp.asarray(a)
         cublas_closure(a_dev)
@@ -237,11 +304,11 @@ def main():
         rows.append(entry)
     # Table 1: per-operation times through the interpreter
     table1 = []
-    for n in (100, 1000, 3000, 5000):
+    for n, backend in [(n, b) for b in ("cupy", "auto") for n in (100, 1000, 3000, 5000)]:
         if n > max(sizes):
             continue
         a = graph(n)
-        m = starvm.Machine(backend="cupy")
+        m = starvm.Machine(backend=backend)
         m.load(procs("warshall.star"), "warshall.star")
         m.load(procs("warshall_c.star"), "warshall_c.star")
         m.profile = True
@@ -250,28 +317,37 @@ def main():
         Q = m.table(a)
         m.call("WARSHALL", min(n, 100), Q)       # ROW read/write, SOME, STEP
         per = {OP_TITLES[op]: (m.times[i] / m.counts[i] * 1e6) for i, op in enumerate(BASE_OPS) if m.counts[i]}
-        table1.append({"n": n, "mean_us": per})
+        table1.append({"n": n, "backend": backend, "mean_us": per})
         print(n, per, flush=True)
     search = bench_search(args.search_rows)
     memory = bench_memory(180_000)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1,
+    slug = "h100" if "H100" in info["device"] else ("h200" if "H200" in info["device"] else "gpu")
+    (out / f"gpu_{slug}.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1,
                                               "search": search, "memory": memory}, indent=2))
     md = [f"# starvm on the GPU ({info['device']})", "",
           f"{info['date']} · CuPy {info['cupy']} · CUDA runtime {info['cuda_runtime']} · starvm {info['starvm']}", "",
           "## Table 2: transitive closure, seconds (median of 3; paper: NVIDIA K40)", "",
-          "| n | WARSHALL-adapt native kernel | WARSHALL-adapt Star body (fused) | paper | WARSHALL-C | paper "
+          "Columns: the backend each ran on (`auto`: tables placed by auto_backend.py; the placement "
+          "is named where it matters). WARSHALL and WARSHALL-C ran in parallel worker processes, one "
+          "core each.", "",
+          "| n | WARSHALL-adapt native kernel (cupy) | WARSHALL-adapt Star body, cupy | Star body, auto | paper "
+          "| WARSHALL (Listing 1), auto | WARSHALL-C, cupy | WARSHALL-C, auto | paper "
           "| cuBLAS fp16 squaring | NumPy packed (host) |",
-          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+    def cell(r, key, fmt):
+        return format(r[key], fmt) if key in r else "—"
     for r in rows:
         n = r["n"]
-        wc = f"{r['WARSHALL-C_s']:.3f}" if "WARSHALL-C_s" in r else "—"
-        body = f"{r['WARSHALL-adapt_s']:.4f}" if "WARSHALL-adapt_s" in r else "—"
-        md.append(f"| {n} | {r['WARSHALL-adapt_native_s']:.5f} | {body} | {PAPER_T2['WARSHALL-adapt'].get(n, '—')} | {wc} | "
-                  f"{PAPER_T2['WARSHALL-C'].get(n, '—')} | {r['cublas_fp16_squaring_s']:.4f} | {r['numpy_packed_host_s']:.4f} |")
+        md.append(f"| {n} | {r['WARSHALL-adapt_native_s']:.5f} | {cell(r, 'WARSHALL-adapt_s', '.4f')} | "
+                  f"{cell(r, 'WARSHALL-adapt_auto_s', '.4f')} | {PAPER_T2['WARSHALL-adapt'].get(n, '—')} | "
+                  f"{cell(r, 'WARSHALL_auto_s', '.2f')} | {cell(r, 'WARSHALL-C_s', '.3f')} | "
+                  f"{cell(r, 'WARSHALL-C_auto_s', '.3f')} | {PAPER_T2['WARSHALL-C'].get(n, '—')} | "
+                  f"{r['cublas_fp16_squaring_s']:.4f} | {r['numpy_packed_host_s']:.4f} |")
     md += ["", "## Table 1: mean µs per base operation through the interpreter", "",
-           "| operation | " + " | ".join(f"n={t['n']}" for t in table1) + " |",
+           "| operation | " + " | ".join(f"{t['backend']}, n={t['n']}" for t in table1) + " |",
            "| --- |" + " ---: |" * len(table1)]
     ops = sorted({k for t in table1 for k in t["mean_us"]})
     for o in ops:
@@ -290,7 +366,7 @@ def main():
            f"{memory['allocated_bytes'] / 2**30:.2f} GiB); the paper's layout needs 8(n(⌈n/64⌉ + 1) + 1) = "
            f"{memory['paper_bytes'] / 2**30:.2f} GiB. A column write and a ROW read on it took "
            f"{memory['col_write_us']:.0f} µs and {memory['row_read_us']:.0f} µs."]
-    (out / "gpu.md").write_text("\n".join(md) + "\n")
+    (out / f"gpu_{slug}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 
 

@@ -163,7 +163,7 @@ class Globals(MutableMapping):
             m.ns[sym.pyname] = new
         elif sym.type is T.TABLE:
             if isinstance(value, Table):
-                if value.backend is not m.backend:
+                if not m.backend.owns(value):
                     raise TypeError(f"{what}: the table lives on the {value.backend.name} backend")
                 src = value
             else:
@@ -174,7 +174,7 @@ class Globals(MutableMapping):
             if src.shape != old.shape:
                 raise ValueError(f"{what} is {old.n} x {old.k}, got {src.n} x {src.k}")
             if src is not old:
-                old.data[...] = src.data
+                m.backend.table_copy(old, src)
         else:   # pragma: no cover - no other global types exist
             raise TypeError(f"cannot assign {what}")
 

@@ -34,3 +34,22 @@ def history_path():
         return Path(explicit).expanduser()
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(data) / "starvm" / "history"
+
+
+def auto_gpu_rows() -> int:
+    """STARVM_AUTO_GPU_ROWS: with --backend auto, tables of at least this many rows (and
+    vectors of at least this many bits) are made on the GPU (bench/bench_auto.py measures
+    the crossing point)."""
+    return int(os.environ.get("STARVM_AUTO_GPU_ROWS", 1 << 20))
+
+
+def auto_gpu_bits() -> int:
+    """STARVM_AUTO_GPU_BITS: with --backend auto, a fused `parallel for` or a native kernel
+    that processes at least this many table bits at once moves its tables to the GPU."""
+    return int(os.environ.get("STARVM_AUTO_GPU_BITS", 1 << 20))
+
+
+def auto_emulate() -> bool:
+    """STARVM_AUTO_EMULATE=1: --backend auto on a machine without a GPU runs its device side
+    on backends/emulated_device.py (NumPy), to test the placement logic anywhere."""
+    return os.environ.get("STARVM_AUTO_EMULATE", "") not in ("", "0")

@@ -1,8 +1,14 @@
-"""Shared fixtures: every test that runs Star code runs on every available backend."""
+"""Shared fixtures: every test that runs Star code runs on every available backend.
+
+``auto`` runs with small thresholds (tables of 64 rows or more on the device, fused work of
+4096 bits or more moves tables there), so that tests mix CPU and device tables; where no GPU
+is usable its device is the NumPy emulation (starvm/backends/emulated_device.py).
+"""
 from __future__ import annotations
 
 import difflib
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -10,8 +16,19 @@ import pytest
 import starvm
 from starvm.backends import BackendUnavailable, get_backend
 
-BACKENDS = ["numpy", "cupy"]
+BACKENDS = ["numpy", "cupy", "auto"]
 ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("STARVM_AUTO_EMULATE", "1")
+os.environ.setdefault("STARVM_AUTO_GPU_ROWS", "64")
+os.environ.setdefault("STARVM_AUTO_GPU_BITS", "4096")
+
+
+def usable(name: str) -> None:
+    """Skip the test unless backend ``name`` can run here."""
+    try:
+        get_backend(name)
+    except BackendUnavailable as e:
+        pytest.skip(str(e))
 
 
 def _backend_param(name):
@@ -21,10 +38,7 @@ def _backend_param(name):
 @pytest.fixture(params=[_backend_param(b) for b in BACKENDS])
 def backend(request) -> str:
     """The name of a backend; CuPy tests skip where there is no usable GPU."""
-    try:
-        get_backend(request.param)
-    except BackendUnavailable as e:
-        pytest.skip(str(e))
+    usable(request.param)
     return request.param
 
 
@@ -75,10 +89,7 @@ class StarItem(pytest.Item):
         self.backend_name = backend_name
 
     def runtest(self):
-        try:
-            get_backend(self.backend_name)
-        except BackendUnavailable as e:
-            pytest.skip(str(e))
+        usable(self.backend_name)
         src = self.path.read_text()
         expected_out = self.path.with_suffix(".expected")
         expected_err = self.path.with_suffix(".error")

@@ -5,7 +5,7 @@ from functools import lru_cache
 
 from .base import Backend
 
-NAMES = ("numpy", "cupy")
+NAMES = ("numpy", "cupy", "auto")
 
 
 class BackendUnavailable(Exception):
@@ -14,13 +14,20 @@ class BackendUnavailable(Exception):
 
 @lru_cache(maxsize=None)
 def get_backend(name: str) -> Backend:
-    """``numpy`` | ``cupy`` | ``auto`` (CuPy when a GPU is usable, else NumPy)."""
+    """``numpy`` | ``cupy`` | ``auto`` (each table on the CPU or the GPU, auto_backend.py;
+    the NumPy backend itself where no GPU is usable)."""
     name = name.lower()
     if name == "auto":
+        from .. import config
+        from .auto_backend import AutoBackend
         try:
-            return get_backend("cupy")
+            device = get_backend("cupy")
         except BackendUnavailable:
-            return get_backend("numpy")
+            if not config.auto_emulate():
+                return get_backend("numpy")
+            from .emulated_device import EmulatedDevice
+            device = EmulatedDevice()
+        return AutoBackend(get_backend("numpy"), device, config.auto_gpu_rows(), config.auto_gpu_bits())
     if name == "numpy":
         from .numpy_backend import NumpyBackend
         return NumpyBackend()
@@ -40,8 +47,8 @@ def available_backends() -> list[str]:
     out = []
     for n in NAMES:
         try:
-            get_backend(n)
-            out.append(n)
+            if get_backend(n).name == n:     # auto without a GPU is the NumPy backend
+                out.append(n)
         except BackendUnavailable:
             pass
     return out

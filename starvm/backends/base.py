@@ -123,3 +123,11 @@ class Backend(ABC):
 
     def synchronize(self) -> None:
         """Wait for queued device work (timing); nothing to do on the CPU."""
+
+    def owns(self, t) -> bool:
+        """Is table t one of this backend's (a machine refuses tables of other backends)?"""
+        return t.backend is self
+
+    def placement(self, n: int) -> "Backend":
+        """The backend that would hold a new table of n rows (the auto backend chooses)."""
+        return self

@@ -30,11 +30,37 @@ _REGISTRY: dict[tuple[str, str], str] = {
 
 
 def factory_for(routine: str, backend: str) -> Callable | None:
+    if backend == "auto":
+        return _auto_factory(routine)
     target = _REGISTRY.get((routine, backend))
     if target is None:
         return None
     module, func = target.split(":")
     return getattr(importlib.import_module(module), func)
+
+
+def _auto_factory(routine: str) -> Callable | None:
+    """On the auto backend (backends/auto_backend.py) a routine runs its host or its device
+    kernel, or its Star body where that side has none, on the side ``place`` picks per call."""
+    if not any((routine, side) in _REGISTRY for side in ("numpy", "cupy")):
+        return None
+
+    def make(star_body, auto, timing):
+        def build(side):
+            f = factory_for(routine, side.name)
+            return f(star_body, side, timing) if f is not None else star_body
+        on_host, on_dev = build(auto.host), None
+
+        def routine_(*args):
+            nonlocal on_dev
+            if not auto.place(args):
+                return on_host(*args)
+            if on_dev is None:
+                on_dev = build(auto.dev)
+            return on_dev(*args)
+        routine_.star_body = star_body
+        return routine_
+    return make
 
 
 def timed_call(kernel: Callable, backend, timing: list, *args):

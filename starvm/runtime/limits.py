@@ -98,6 +98,7 @@ def check_table(backend, n: int, k: int) -> None:
     need = table_bytes(n, k)
     if need < _CHECK_FROM_BYTES:
         return
+    backend = backend.placement(n)
     free = free_bytes(backend)
     if free is not None and need > free:
         where = "GPU memory" if getattr(backend, "name", "") == "cupy" else "memory"

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import config, native, stdlib
 from ..api import Globals, StepCounter, program_ast, steps_between
-from ..backends import get_backend
+from ..backends import Backend, get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
@@ -34,7 +34,8 @@ class Machine:
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
                  native: bool | None = None, graph=None):
-        self.backend = get_backend(config.backend_name(backend))
+        # a backend name, or a Backend object (tests build an auto backend with small thresholds)
+        self.backend = backend if isinstance(backend, Backend) else get_backend(config.backend_name(backend))
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
         # let a backend's native kernel replace a standard-library routine (starvm/native)
@@ -264,7 +265,7 @@ class Machine:
         what = f"argument '{p.display}' of '{info.display}'"
         if p.type is T.TABLE:
             if isinstance(value, Table):
-                if value.backend is not self.backend:
+                if not self.backend.owns(value):
                     raise StarTypeError(f"{what}: the table lives on the {value.backend.name} backend")
                 return value
             arr = host_array(value)

@@ -10,6 +10,11 @@ import starvm
 from starvm.native import factory_for
 
 
+def has_native(table) -> bool:
+    """Did a native kernel run on the side that holds ``table`` (on auto: the CPU or the device)?"""
+    return factory_for("warshall_adapt", table.backend.name) is not None
+
+
 def closure(a):
     p = a.copy()
     for k in range(p.shape[0]):
@@ -29,10 +34,11 @@ def test_native_warshall_adapt_equals_star_body(backend, n):
         P, Q = fast.table(a), body.table(a)
         fast.call("WARSHALL-adapt", n, P)
         body.call("WARSHALL-adapt", n, Q)
-        assert fast.native_timing[0] == 1 and body.native_timing[0] == 0
+        assert fast.native_timing[0] == has_native(P) and body.native_timing[0] == 0
         np.testing.assert_array_equal(P.to_numpy(), Q.to_numpy())
         np.testing.assert_array_equal(P.to_numpy(), closure(a))
-        assert fast.stats == {}, "a native kernel executes no base operations"
+        if has_native(P):
+            assert fast.stats == {}, "a native kernel executes no base operations"
 
 
 def test_native_kernel_runs_from_star_code(backend):
@@ -46,7 +52,7 @@ end."""
     m = starvm.Machine(backend=backend, out=out)
     m.run(src, "t.star")
     assert out.getvalue() == "011\n001\n000\n"
-    assert m.native_timing[0] == (1 if factory_for("warshall_adapt", backend) else 0)
+    assert m.native_timing[0] == (1 if has_native(m.globals["P"]) else 0)
 
 
 def test_a_programs_own_routine_is_not_replaced(backend):

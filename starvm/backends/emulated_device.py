@@ -1,0 +1,111 @@
+"""A stand-in for the GPU: the NumPy backend with device-style vectors (uint64 word arrays).
+
+The auto backend (auto_backend.py) tells host from device vectors by type, so with this as
+its device every placement decision, transfer and mixed operation of the auto backend runs,
+and is tested, on a machine without a GPU (STARVM_AUTO_EMULATE=1; the test suite sets it
+there). Results are the NumPy backend's: each primitive converts to a Python int and back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .numpy_backend import NumpyBackend
+
+
+def _words(n: int) -> int:
+    return (n + 63) // 64
+
+
+def _i(v) -> int:
+    return int.from_bytes(v.tobytes(), "little")
+
+
+def _v(x: int, words: int):
+    return np.frombuffer(x.to_bytes(words * 8, "little"), dtype=np.uint64).copy()
+
+
+class EmulatedDevice(NumpyBackend):
+    name = "emulated"
+    device = "emulated device (NumPy)"
+
+    def zeros(self, n):
+        return np.zeros(_words(n), dtype=np.uint64)
+
+    def ones(self, n):
+        return _v(super().ones(n), _words(n))
+
+    def from_bools(self, bits):
+        return _v(super().from_bools(bits), _words(len(bits)))
+
+    def to_bools(self, v, n):
+        return super().to_bools(_i(v), n)
+
+    def to_words(self, v, n):
+        return v.copy()
+
+    def from_words(self, words, n):
+        return np.array(words, dtype=np.uint64)
+
+    def get_bit(self, v, i):
+        return super().get_bit(_i(v), i)
+
+    def set_bit(self, v, i, b):
+        return _v(super().set_bit(_i(v), i, b), v.size)
+
+    def fnd(self, v):
+        return super().fnd(_i(v))
+
+    def step(self, v):
+        pos, rest = super().step(_i(v))
+        return pos, _v(rest, v.size)
+
+    def numb(self, v):
+        return super().numb(_i(v))
+
+    def some(self, v):
+        return super().some(_i(v))
+
+    def frst(self, v):
+        return _v(super().frst(_i(v)), v.size)
+
+    def and_(self, a, b):
+        return a & b
+
+    def or_(self, a, b):
+        return a | b
+
+    def xor(self, a, b):
+        return a ^ b
+
+    def not_(self, v, n):
+        return _v(super().not_(_i(v), n), v.size)
+
+    def equal(self, a, b):
+        return bool(np.array_equal(a, b))
+
+    def trim(self, v, i, j):
+        return _v(super().trim(_i(v), i, j), _words(j - i + 1))
+
+    def rep(self, w, i, v, m):
+        return _v(super().rep(_i(w), i, _i(v), m), w.size)
+
+    def compare(self, a, b):
+        return super().compare(_i(a), _i(b))
+
+    def add(self, a, b, n):
+        return _v(super().add(_i(a), _i(b), n), a.size)
+
+    def subt(self, a, b, n):
+        return _v(super().subt(_i(a), _i(b), n), a.size)
+
+    def col_get(self, t, j):
+        return t.data[j].copy()
+
+    def col_set(self, t, j, v):
+        t.data[j] = v
+
+    def row_get(self, t, i):
+        return _v(super().row_get(t, i), _words(t.k))
+
+    def row_set(self, t, i, v):
+        super().row_set(t, i, _i(v))
