@@ -161,7 +161,7 @@ def test_table_words_and_dlpack(machine):
     host = W.get() if hasattr(W, "get") else W
     assert int(host[2, 0]) == (1 << 0) | (1 << 63) and int(host[2, 1]) == 1 and int(host[2, 2]) == 1 << 1
     assert T.__dlpack_device__() == W.__dlpack_device__()
-    xp = machine.backend.xp
+    xp = T.backend.xp            # the array module of the table's storage (auto: CPU or GPU)
     view = xp.from_dlpack(T)
     assert view.shape == (5, 3)
     assert xp.shares_memory(view, W) if hasattr(xp, "shares_memory") else True

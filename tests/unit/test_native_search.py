@@ -29,6 +29,7 @@ def test_fused_search_equals_star_body(backend, name, n, k):
     rng = np.random.default_rng(n * 100 + k)
     fast = starvm.Machine(backend=backend, native=True)
     body = starvm.Machine(backend=backend, native=False)
+    kernels = 0        # calls placed on a side that has the kernel (auto: the CPU has none)
     for trial in range(4):
         T = rng.random((n, k)) < (0.5 if trial < 2 else 0.9)
         if trial == 3:
@@ -41,6 +42,203 @@ def test_fused_search_equals_star_body(backend, name, n, k):
             args = (m.table(T), m.slice(X)) + ((m.word(v),) if name == "MATCH" else ()) + (Z,)
             m.call(name, *args)
             results.append(Z.to_numpy())
+            if m is fast:
+                kernels += factory_for(name.lower(), args[0].backend.name) is not None
         np.testing.assert_array_equal(results[0], results[1])
         np.testing.assert_array_equal(results[0], model(name, T, X, v))
-    assert fast.native_timing[0] == 4 and body.native_timing[0] == 0
+    assert body.native_timing[0] == 0
+    assert fast.native_timing[0] == kernels
+    if backend != "auto":
+        assert kernels == 4
+
+
+# ---------------------------------------------------------------- the kernels themselves
+# search_cupy's functions against a NumPy model of the bit-sliced data: every size class
+# (one word, a partial last word, several blocks of the MIN/MAX reduction), every k class
+# (k = 64: keys using all 64 bits, ~0 included), all-zero and all-one tables and control
+# slices, ties across blocks, the worst case for the second MIN/MAX kernel (every block the
+# best so far when it ran), and outputs poisoned: the memory the result is allocated from is
+# filled with ones first, so a word the kernels forget to write shows.
+
+M64 = (1 << 64) - 1
+
+
+def _cupy_or_skip():
+    try:
+        from starvm.backends import get_backend
+        get_backend("cupy")
+    except Exception as exc:                       # no CuPy, or no usable GPU
+        pytest.skip(f"no cupy backend: {exc}")
+    import cupy as cp
+    from starvm.native import search_cupy
+    return cp, search_cupy
+
+
+def _row_mask(n):
+    W = (n + 63) // 64
+    m = np.full(W, M64, dtype=np.uint64)
+    if n % 64:
+        m[-1] = np.uint64((1 << (n % 64)) - 1)
+    return m
+
+
+def _values(T, n):
+    """Row values of a k x W bit-sliced table, column 0 the most significant bit."""
+    k = T.shape[0]
+    bits = np.unpackbits(T.view(np.uint8).reshape(k, -1), axis=1, count=n, bitorder="little")
+    vals = np.zeros(n, dtype=np.uint64)
+    for c in range(k):
+        vals |= bits[c].astype(np.uint64) << np.uint64(k - 1 - c)
+    return vals
+
+
+def _pack(rows):
+    b = np.packbits(rows, bitorder="little")
+    out = np.zeros(((rows.size + 63) // 64) * 8, dtype=np.uint8)
+    out[:b.size] = b
+    return out.view(np.uint64)
+
+
+def reference(name, T, X, n, v=0):
+    vals = _values(T, n)
+    act = np.unpackbits(X.view(np.uint8), count=n, bitorder="little").astype(bool)
+    if name == "MATCH":
+        return _pack(act & (vals == np.uint64(v)))
+    if not act.any():
+        return _pack(np.zeros(n, bool))
+    best = vals[act].min() if name == "MIN" else vals[act].max()
+    return _pack(act & (vals == best))
+
+
+def _table(rng, n, k, mode):
+    W = (n + 63) // 64
+    mask = _row_mask(n)
+    if mode == "random":
+        T = rng.integers(0, M64, size=(k, W), dtype=np.uint64, endpoint=True)
+    elif mode == "ones":
+        T = np.full((k, W), M64, dtype=np.uint64)
+    elif mode == "zeros":
+        T = np.zeros((k, W), dtype=np.uint64)
+    elif mode == "ties":                           # values 0..3 only: many rows tie
+        T = np.zeros((k, W), dtype=np.uint64)
+        T[-min(k, 2):] = rng.integers(0, M64, size=(min(k, 2), W), dtype=np.uint64, endpoint=True)
+    elif mode == "dense":                          # mostly ones, a few zeros
+        T = np.full((k, W), M64, dtype=np.uint64)
+        for c in range(k):
+            T[c] &= ~(rng.integers(0, M64, size=W, dtype=np.uint64, endpoint=True)
+                      & rng.integers(0, M64, size=W, dtype=np.uint64, endpoint=True)
+                      & rng.integers(0, M64, size=W, dtype=np.uint64, endpoint=True))
+    elif mode == "descending":                     # value decreasing with the row: every block
+        vals = np.arange(n, 0, -1, dtype=np.uint64)  # of MIN improves on the ones before it
+        if k < 64:
+            vals = np.minimum(vals, np.uint64((1 << k) - 1))
+        T = np.zeros((k, W), dtype=np.uint64)
+        for c in range(k):
+            T[c] = _pack(((vals >> np.uint64(k - 1 - c)) & np.uint64(1)).astype(bool))
+    else:
+        raise ValueError(mode)
+    return T & mask
+
+
+def _control(rng, n, mode):
+    W = (n + 63) // 64
+    mask = _row_mask(n)
+    if mode == "ones":
+        return mask.copy()
+    if mode == "zeros":
+        return np.zeros(W, dtype=np.uint64)
+    if mode == "one_row":
+        return _pack(np.arange(n) == int(rng.integers(n)))
+    if mode == "sparse":
+        return _pack(rng.random(n) < 0.01)
+    return _pack(rng.random(n) < 0.5)
+
+
+def _word(value, k):
+    """The pattern word of a row value: bit c of the device word is column c + 1 (bit 1 first),
+    i.e. bit k-1-c of the value."""
+    return np.array([sum(((value >> (k - 1 - c)) & 1) << c for c in range(k))], dtype=np.uint64)
+
+
+def _poison(cp, words):
+    junk = cp.full(words, M64, dtype=cp.uint64)    # the pool hands this block out next
+    del junk
+
+
+class _T:                                          # what search_cupy reads of a table
+    def __init__(self, data, n):
+        self.data, self.n, self.k = data, n, data.shape[0]
+
+
+SIZES = [1, 63, 64, 65, 1000, 70_001]
+KS = [1, 7, 32, 64]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("k", KS)
+def test_kernels_equal_numpy_model(n, k):
+    cp, sc = _cupy_or_skip()
+    rng = np.random.default_rng([n, k])
+    W = (n + 63) // 64
+    for tmode in ("random", "ones", "zeros", "ties", "dense", "descending"):
+        T = _table(rng, n, k, tmode)
+        dT = cp.asarray(T)
+        vals = _values(T, n)
+        for xmode in ("random", "ones", "zeros", "one_row", "sparse"):
+            X = _control(rng, n, xmode)
+            dX = cp.asarray(X)
+            if rng.random() < 0.7:                 # a value present, or any k-bit value
+                probe = int(vals[int(rng.integers(n))])
+            else:
+                probe = int(rng.integers(0, M64, dtype=np.uint64, endpoint=True)) >> (64 - k)
+            dv = cp.asarray(_word(probe, k))
+            for name in ("MIN", "MAX", "MATCH"):
+                _poison(cp, W)
+                if name == "MATCH":
+                    got = sc.match(_T(dT, n), dX, dv, k)
+                else:
+                    got = sc.extreme(_T(dT, n), dX, name == "MAX")
+                want = reference(name, T, X, n, probe)
+                np.testing.assert_array_equal(cp.asnumpy(got), want, err_msg=f"{name} {tmode} X={xmode}")
+
+
+@pytest.mark.parametrize("block,wpt,batch", [(128, 1, 8), (256, 2, 4), (512, 4, 16), (32, 1, 0), (256, 1, 1)])
+def test_kernel_launch_shapes(block, wpt, batch):
+    """Other launch shapes and column batches (bench/check_search_gpu.py times them) give the
+    same results."""
+    cp, sc = _cupy_or_skip()
+    old = sc.launch_shape()
+    sc.configure(block, wpt, batch)
+    try:
+        rng = np.random.default_rng([block, wpt, batch])
+        for n, k in [(65, 7), (70_001, 32), (200_000, 13), (100_000, 64)]:
+            W = (n + 63) // 64
+            for tmode in ("random", "ties", "descending"):
+                T = _table(rng, n, k, tmode)
+                X = _control(rng, n, "random" if tmode != "descending" else "ones")
+                dT, dX = cp.asarray(T), cp.asarray(X)
+                probe = int(_values(T, n)[n // 2])
+                for name in ("MIN", "MAX", "MATCH"):
+                    _poison(cp, W)
+                    got = (sc.match(_T(dT, n), dX, cp.asarray(_word(probe, k)), k)
+                           if name == "MATCH" else sc.extreme(_T(dT, n), dX, name == "MAX"))
+                    np.testing.assert_array_equal(cp.asnumpy(got), reference(name, T, X, n, probe),
+                                                  err_msg=f"{name} n={n} k={k} {tmode}")
+    finally:
+        sc.configure(old["block"], old["words_per_thread"], old["batch"])
+
+
+@pytest.mark.parametrize("name", ["MATCH", "MIN", "MAX"])
+def test_machine_call_ignores_old_z(name):
+    """Through the machine, Z's previous contents (all ones here) never leak into the result."""
+    cp, _ = _cupy_or_skip()
+    rng = np.random.default_rng(5)
+    fast = starvm.Machine(backend="cupy", native=True)
+    for n, k in [(1, 1), (63, 7), (64, 32), (65, 64), (1000, 32), (20_000, 7)]:
+        T = rng.random((n, k)) < 0.5
+        for X in (rng.random(n) < 0.5, np.ones(n, bool), np.zeros(n, bool)):
+            v = T[int(rng.integers(n))]
+            Z = fast.slice(np.ones(n, bool))
+            args = (fast.table(T), fast.slice(X)) + ((fast.word(v),) if name == "MATCH" else ()) + (Z,)
+            fast.call(name, *args)
+            np.testing.assert_array_equal(Z.to_numpy(), model(name, T, X, v))
