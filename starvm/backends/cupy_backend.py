@@ -49,6 +49,19 @@ extern "C" __global__ void only_bit(long long nwords, const unsigned long long* 
         out[w] = ((long long)(p >> 6) == w) ? (1ULL << (p & 63)) : 0ULL;
     }
 }
+extern "C" __global__ void copy_set_bit(const unsigned long long* v, long long nwords, long long pos,
+                                        int b, unsigned long long* out) {
+    // out := v with bit pos set to b (one launch instead of a copy and an indexed update)
+    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (w < nwords) {
+        unsigned long long x = v[w];
+        if (w == (pos >> 6)) {
+            unsigned long long m = 1ULL << (pos & 63);
+            x = b ? (x | m) : (x & ~m);
+        }
+        out[w] = x;
+    }
+}
 extern "C" __global__ void row_gather(const unsigned long long* t, long long k, long long nwords,
                                       long long row, unsigned long long* out) {
     // out word w packs bit `row` of columns 64w .. 64w+63
@@ -93,6 +106,7 @@ class CupyBackend(Backend):
         self._clear_bit = mod.get_function("clear_bit")
         self._only_bit = mod.get_function("only_bit")
         self._row_gather = mod.get_function("row_gather")
+        self._copy_set_bit = mod.get_function("copy_set_bit")
         self._row_scatter = mod.get_function("row_scatter")
         self._popcount = cp.ReductionKernel("uint64 x", "int64 y", "__popcll(x)", "a + b", "y = a", "0",
                                             "star_popcount")
@@ -142,13 +156,13 @@ class CupyBackend(Backend):
         return cp.ascontiguousarray(words, dtype=cp.uint64).copy()
 
     def get_bit(self, v, i):
-        return int((v[i >> 6] >> _U64(i & 63)) & _U64(1))
+        return (int(v[i >> 6].get()) >> (i & 63)) & 1       # one word to the host
 
     def set_bit(self, v, i, b):
-        r = v.copy()
-        m = _U64(1 << (i & 63))
-        r[i >> 6] = (r[i >> 6] | m) if b else (r[i >> 6] & ~m)
-        return r
+        out = cp.empty_like(v)
+        grid, block = self._grid(v.size)
+        self._copy_set_bit(grid, block, (v, np.int64(v.size), np.int64(i), np.int32(1 if b else 0), out))
+        return out
 
     def _first(self, v) -> None:
         self._pos.fill(_NONE)
