@@ -12,6 +12,7 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, csgraph_from_dense, minimum_spanning_tree, shortest_path
 
+from starvm.resources import stdlib_dir
 from test_stdlib_search import get_machine, nums
 
 
@@ -238,3 +239,69 @@ def test_spanning_forest(backend, proc, shape, n, distinct):
     if proc == "PRIM":
         edges_in = int(tree.to_numpy().sum())
         assert m.stats.get("ROW_GET", 0) == edges_in and m.stats["FND"] == n          # one per tree edge, one per tree root
+
+
+_NATIVE: dict[str, object] = {}
+
+
+def native_machine(backend: str):
+    """A machine whose library routines run their native kernels where the backend has them."""
+    import io
+    import starvm
+    if backend not in _NATIVE:
+        _NATIVE[backend] = starvm.Machine(backend=backend, out=io.StringIO())
+    return _NATIVE[backend]
+
+
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("distinct", [True, False])
+@pytest.mark.parametrize("shape,n", SHAPES + [("single", 1)])
+def test_boruvka(backend, shape, n, distinct, native):
+    """BORUVKA takes every edge as two arcs; it marks one arc of each tree edge."""
+    m = native_machine(backend) if native else get_machine(backend)
+    rng = np.random.default_rng(7 * n + distinct)
+    edges = undirected(shape, n, rng, distinct)
+    arcs = edges + [(v, u, w) for u, v, w in edges]
+    c = max(n.bit_length(), 1)
+    b = max(len(edges).bit_length(), 3)
+    left, right, weight = edge_tables(m, arcs, c, b)
+    tree = m.slice(np.ones(len(arcs), bool))
+    m.call("BORUVKA", n, left, right, weight, tree)
+    chosen = np.flatnonzero(tree.to_numpy())
+    per_edge = np.zeros(len(edges), bool)
+    per_edge[chosen % len(edges)] = True
+    assert per_edge.sum() == len(chosen), "an edge was taken from both sides"
+    check_forest(n, edges, per_edge, distinct and shape != "equal")
+
+
+def test_boruvka_rounds_are_logarithmic(backend):
+    """Every round at least halves the components, so on 64 vertices GROUPMIN (one call a
+    round) runs at most log2(64) = 6 times. A path whose weights rise towards the middle
+    needs exactly 2 rounds (each vertex hooks towards the nearer end, then the halves join);
+    a random connected graph on 64 vertices at most 6."""
+    import io
+    import starvm
+    m = starvm.Machine(backend=backend, out=io.StringIO(), native=False)
+    n = 64
+    edges = [(i, i + 1, min(i, n - i)) for i in range(1, n)]
+    arcs = edges + [(v, u, w) for u, v, w in edges]
+    left, right, weight = edge_tables(m, arcs, 7, 6)
+    tree = m.slice(np.zeros(len(arcs), bool))
+    m.load((stdlib_dir() / "rows.star").read_text(), "stdlib/rows.star")
+    m.load((stdlib_dir() / "graphs.star").read_text(), "stdlib/graphs.star")
+    calls = []
+    groupmin = m.ns["r_groupmin"]
+    m.ns["r_groupmin"] = lambda *a: calls.append(1) or groupmin(*a)
+    m.call("BORUVKA", n, left, right, weight, tree)
+    per_edge = tree.to_numpy()[:n - 1] | tree.to_numpy()[n - 1:]
+    assert per_edge.all() and tree.to_numpy().sum() == n - 1
+    assert len(calls) == 2
+    rng = np.random.default_rng(64)
+    edges = [(i, int(rng.integers(1, i)), int(rng.integers(1, 50))) for i in range(2, n + 1)]   # a random tree
+    edges += [(int(u), int(v), int(w)) for u, v, w in rng.integers(1, n + 1, (80, 3)) if u != v]
+    arcs = edges + [(v, u, w) for u, v, w in edges]
+    left, right, weight = edge_tables(m, arcs, 7, 6)
+    tree = m.slice(np.zeros(len(arcs), bool))
+    calls.clear()
+    m.call("BORUVKA", n, left, right, weight, tree)
+    assert tree.to_numpy().sum() == n - 1 and 1 <= len(calls) <= 6
