@@ -15,7 +15,7 @@ import starvm.graphs as sg
 from tests.conftest import ROOT, subprocess_env
 
 DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstra": "grid",
-            "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid"}
+            "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid", "mst_boruvka": "grid"}
 GEN = "ssca2:n=40,clique=5,p=0.3,seed=4,wmax=20"
 
 
@@ -59,7 +59,7 @@ def expected(prog: str, g) -> list[str]:
     if prog.startswith("mst"):
         t = cg.minimum_spanning_tree(W)
         k = cg.connected_components(W, directed=False)[0]
-        name = "Prim" if prog == "mst_prim" else "Kruskal"
+        name = {"mst_prim": "Prim", "mst_kruskal": "Kruskal", "mst_boruvka": "Boruvka"}[prog]
         return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs", f"tree edges: {g.n - k}",
                 f"total weight: {int(t.sum())}", f"trees: {k}"]
     if prog == "floyd":
@@ -93,7 +93,7 @@ def test_program_on_generated_graph(prog):
 
 
 @pytest.mark.parametrize("prog,fmt", [("dijkstra", "mtx"), ("bfs", "edgelist"), ("mst_kruskal", "dimacs"),
-                                      ("components", "npy")])
+                                      ("components", "npy"), ("mst_boruvka", "mtx")])
 def test_program_on_file(tmp_path, prog, fmt):
     g = sg.generate("rmat:scale=5,ef=3,seed=7,wmax=9")
     path = tmp_path / ("g.npy" if fmt == "npy" else "g.data")   # np.save adds .npy
