@@ -26,6 +26,16 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("match", "cupy"): "starvm.native.search_cupy:make_match",
     ("min", "cupy"): "starvm.native.search_cupy:make_min",
     ("max", "cupy"): "starvm.native.search_cupy:make_max",
+    ("hit", "cupy"): "starvm.native.compare_cupy:make_hit",
+    ("setmin", "cupy"): "starvm.native.compare_cupy:make_setmin",
+    ("iota", "numpy"): "starvm.native.rows_numpy:make_iota",
+    ("iota", "cupy"): "starvm.native.rows_cupy:make_iota",
+    ("gather", "numpy"): "starvm.native.rows_numpy:make_gather",
+    ("gather", "cupy"): "starvm.native.rows_cupy:make_gather",
+    ("scatter", "numpy"): "starvm.native.rows_numpy:make_scatter",
+    ("scatter", "cupy"): "starvm.native.rows_cupy:make_scatter",
+    ("groupmin", "numpy"): "starvm.native.rows_numpy:make_groupmin",
+    ("groupmin", "cupy"): "starvm.native.rows_cupy:make_groupmin",
 }
 
 

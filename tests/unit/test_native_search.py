@@ -242,3 +242,40 @@ def test_machine_call_ignores_old_z(name):
             args = (fast.table(T), fast.slice(X)) + ((fast.word(v),) if name == "MATCH" else ()) + (Z,)
             fast.call(name, *args)
             np.testing.assert_array_equal(Z.to_numpy(), model(name, T, X, v))
+
+
+def row_values(bits) -> list[int]:
+    """The rows as unsigned numbers (Python ints: 64-bit rows included), column 1 the most significant."""
+    return [int("".join("1" if b else "0" for b in row), 2) if len(row) else 0 for row in bits]
+
+
+@pytest.mark.parametrize("name", ["HIT", "SETMIN"])
+@pytest.mark.parametrize("n,k", [(1, 1), (63, 5), (64, 8), (65, 3), (1000, 32), (700, 64)])
+def test_fused_row_comparison_equals_star_body(backend, name, n, k):
+    rng = np.random.default_rng(n * 10 + k)
+    fast = starvm.Machine(backend=backend, native=True)
+    body = starvm.Machine(backend=backend, native=False)
+    kernels = 0
+    for trial in range(4):
+        T = rng.random((n, k)) < 0.5
+        F = T.copy() if trial == 0 else rng.random((n, k)) < 0.5
+        if trial == 2:                                       # equal rows, and rows differing in the last bit only
+            F[::3] = T[::3]
+            F[1::3] = T[1::3]
+            F[1::3, -1] = ~T[1::3, -1]
+        X = [np.ones(n, bool), rng.random(n) < 0.5, np.zeros(n, bool), rng.random(n) < 0.9][trial]
+        results = []
+        for m in (fast, body):
+            Z = m.slice(np.ones(n, bool))                       # poisoned: every bit must be written
+            args = (m.table(T), m.table(F), m.slice(X), Z)
+            m.call(name, *args)
+            results.append(Z.to_numpy())
+            if m is fast:
+                kernels += factory_for(name.lower(), args[0].backend.name) is not None
+        np.testing.assert_array_equal(results[0], results[1])
+        t, f = row_values(T), row_values(F)
+        want = X & np.array([(a == b) if name == "HIT" else (a < b) for a, b in zip(t, f)], dtype=bool)
+        np.testing.assert_array_equal(results[0], want)
+    assert fast.native_timing[0] == kernels
+    if backend == "cupy":
+        assert kernels == 4
