@@ -1,0 +1,219 @@
+"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the NumPy backend.
+
+The Star bodies take one step per row (one per group for GROUPMIN); here each call is a few
+whole-array NumPy operations:
+
+  IOTA      column j (1-based) of T holds bit k-j of the row number i = r+1;
+  GATHER    decode IX into row numbers (np.unpackbits over the byte view of the columns,
+            then shifts), check them, take T's rows at the marked ones as numbers (64
+            columns at a time: one uint64 a row, moved with fancy indexing), split them into
+            columns again (np.packbits, little bit order) and merge into R's words under the
+            X mask, so the rows X does not mark keep their value;
+  SCATTER   the same the other way round; where several marked rows name one target row the
+            largest source row i wins (the Star body's last write), made explicit with
+            np.unique on the reversed index array (the first occurrence there is the last one);
+  GROUPMIN  np.lexsort of the marked rows by (G, K, row), then the first row of every G group.
+
+Anything unusual (shapes that do not match, index tables wider than 63 columns, G or K wider
+than 64, a row number out of range, R the same table as T or IX) runs the Star body, which
+is the definition (its errors included). Results equal the Star bodies' bit for bit
+(tests/unit/test_native_rows.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import timed_call
+
+_ONE = np.uint64(1)
+
+
+class _Unusual(Exception):
+    """Raised by a kernel before it changes anything: the Star body must run instead."""
+
+
+def _words(n: int) -> int:
+    return (n + 63) // 64
+
+
+def _vec_words(v: int, n: int) -> np.ndarray:
+    """A NumPy-backend vector (a Python int, bit r = row r+1) as ceil(n/64) uint64 words."""
+    return np.frombuffer(v.to_bytes(_words(n) * 8, "little"), dtype=np.uint64)
+
+
+def _vec_bools(v: int, n: int) -> np.ndarray:
+    raw = np.frombuffer(v.to_bytes(_words(n) * 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, count=n, bitorder="little").astype(bool)
+
+
+def _bools_vec(b: np.ndarray) -> int:
+    return int.from_bytes(np.packbits(b, bitorder="little").tobytes(), "little")
+
+
+def _unpack(data: np.ndarray, n: int) -> np.ndarray:
+    """k x W uint64 columns -> k x n uint8 array of 0/1 (row r of column c at [c, r])."""
+    k = data.shape[0]
+    if k == 0 or n == 0:
+        return np.zeros((k, n), dtype=np.uint8)
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(k, -1)
+    return np.unpackbits(raw, axis=1, count=n, bitorder="little")
+
+
+def _pack(bits: np.ndarray, n: int) -> np.ndarray:
+    """k x n array of 0/1 -> k x ceil(n/64) uint64 words (bits past row n are 0)."""
+    k = bits.shape[0]
+    out = np.zeros((k, _words(n) * 8), dtype=np.uint8)
+    if k and n:
+        packed = np.packbits(bits.astype(bool), axis=1, bitorder="little")
+        out[:, :packed.shape[1]] = packed
+    return out.view(np.uint64).reshape(k, _words(n))
+
+
+def _values(data: np.ndarray, n: int, rows=slice(None)) -> np.ndarray:
+    """The unsigned numbers held by the given rows (all by default; column 0 the most
+    significant bit) of a table of at most 64 columns, as uint64."""
+    k = data.shape[0]
+    bits = _unpack(data, n)              # every row: indexing k x n bits by rows is slower
+    vals = np.zeros(n, dtype=np.uint64)
+    for c in range(k):                   # in place: no temporaries of the row count
+        np.left_shift(vals, _ONE, out=vals)
+        np.bitwise_or(vals, bits[c], out=vals, casting="unsafe")
+    return vals[rows]
+
+
+def _columns(vals: np.ndarray, k: int, n: int) -> np.ndarray:
+    """The inverse of _values: n row values (uint64, k <= 64 bits) -> k x W words."""
+    bits = np.empty((k, n), dtype=np.uint8)
+    for c in range(k):
+        np.bitwise_and(vals >> np.uint64(k - 1 - c), _ONE, out=bits[c], casting="unsafe")
+    return _pack(bits, n)
+
+
+def _move_rows(T, src: np.ndarray, R, dst: np.ndarray, mask: np.ndarray) -> None:
+    """ROW(dst[j], R) := ROW(src[j], T) for every j (dst without repeats), merged into R's
+    words under ``mask`` (1 x W: the rows that take a new value), in place (the NumPy backend
+    keeps a memoryview of ``data``: it must stay the same array). T's rows move as numbers,
+    64 columns at a time: one uint64 per row."""
+    for lo in range(0, T.k, 64):
+        hi = min(T.k, lo + 64)
+        vals = np.zeros(R.n, dtype=np.uint64)
+        vals[dst] = _values(T.data[lo:hi], T.n)[src]
+        new = _columns(vals, hi - lo, R.n)
+        old = R.data[lo:hi]
+        old[...] = (old & ~mask) | (new & mask)
+
+
+# ---------------------------------------------------------------- kernels
+def iota(T) -> None:
+    n, k = T.n, T.k
+    if n == 0 or k == 0:
+        return
+    i = np.arange(1, n + 1, dtype=np.uint64)
+    bits = np.zeros((k, n), dtype=np.uint8)
+    for c in range(k):
+        b = k - 1 - c                  # column c+1 holds bit k-(c+1) of i (i mod 2^k)
+        if b < 64:
+            bits[c] = ((i >> np.uint64(b)) & _ONE).astype(np.uint8)
+    T.data[...] = _pack(bits, n)
+
+
+def _marked_indices(IX, X_v, limit: int):
+    """The marked rows of IX (0-based, ascending) and the rows they name (0-based); _Unusual
+    when one names a row outside 1..limit."""
+    rows = np.flatnonzero(_vec_bools(X_v, IX.n))
+    named = _values(IX.data, IX.n, rows).astype(np.int64)    # IX.k <= 63: no overflow
+    if rows.size and (named.min() < 1 or named.max() > limit):
+        raise _Unusual
+    return rows, named - 1
+
+
+def gather(T, IX, X_v, R) -> None:
+    rows, src = _marked_indices(IX, X_v, T.n)
+    if rows.size and T.k:
+        _move_rows(T, src, R, rows, _vec_words(X_v, R.n)[None, :])
+
+
+def scatter(T, IX, X_v, R) -> None:
+    rows, dst = _marked_indices(IX, X_v, R.n)
+    if rows.size and T.k:
+        # rows ascend; reversed, the first occurrence of a target is its largest source
+        # row i, the one the Star body writes last
+        targets, first = np.unique(dst[::-1], return_index=True)
+        winners = rows[::-1][first]
+        hit = np.zeros(R.n, dtype=bool)
+        hit[targets] = True
+        _move_rows(T, winners, R, targets, _pack(hit[None, :], R.n))
+
+
+def groupmin(G, K, X_v) -> int:
+    n = G.n
+    rows = np.flatnonzero(_vec_bools(X_v, n))
+    z = np.zeros(n, dtype=bool)
+    if rows.size:
+        g = _values(G.data, n, rows)
+        key = _values(K.data, n, rows)
+        order = np.lexsort((rows, key, g))       # by G, then K, then row (the last key first)
+        gs = g[order]
+        first = np.ones(rows.size, dtype=bool)
+        first[1:] = gs[1:] != gs[:-1]
+        z[rows[order[first]]] = True
+    return _bools_vec(z)
+
+
+# ---------------------------------------------------------------- routines
+def _is_table_arg(t) -> bool:
+    return hasattr(t, "data") and hasattr(t, "k") and isinstance(getattr(t, "data"), np.ndarray)
+
+
+def _vec_ok(x, n: int) -> bool:
+    return getattr(x, "n", -1) == n and type(getattr(x, "v", None)) is int
+
+
+def make_iota(star_body, backend, timing):
+    def routine(T):
+        if not _is_table_arg(T):
+            return star_body(T)
+        timed_call(iota, backend, timing, T)
+    routine.star_body = star_body
+    return routine
+
+
+def _usable_move(T, IX, X, R, gather_: bool) -> bool:
+    if not all(_is_table_arg(t) for t in (T, IX, R)):
+        return False
+    if R is T or R is IX:                 # the body's row-by-row order would matter
+        return False
+    if not (1 <= IX.k <= 63 and _vec_ok(X, IX.n) and R.k == T.k):
+        return False
+    if gather_:
+        return R.n == IX.n
+    return T.n == IX.n
+
+
+def _make_move(kernel, gather_: bool):
+    def make(star_body, backend, timing):
+        def routine(T, IX, X, R):
+            if not _usable_move(T, IX, X, R, gather_):
+                return star_body(T, IX, X, R)
+            try:
+                timed_call(kernel, backend, timing, T, IX, X.v, R)
+            except _Unusual:               # a row number out of range: the body's error
+                return star_body(T, IX, X, R)
+        routine.star_body = star_body
+        return routine
+    return make
+
+
+make_gather = _make_move(gather, True)
+make_scatter = _make_move(scatter, False)
+
+
+def make_groupmin(star_body, backend, timing):
+    def routine(G, K, X, Z):
+        if not (_is_table_arg(G) and _is_table_arg(K) and G.k <= 64 and K.k <= 64 and K.n == G.n
+                and _vec_ok(X, G.n) and _vec_ok(Z, G.n)):
+            return star_body(G, K, X, Z)
+        Z.v = timed_call(groupmin, backend, timing, G, K, X.v)
+        return (Z,)
+    routine.star_body = star_body
+    return routine

@@ -1,0 +1,395 @@
+"""IOTA, GATHER, SCATTER and GROUPMIN: the native kernels (starvm/native/rows_*.py) agree bit
+for bit with the Star bodies of stdlib/rows.star and with a plain Python model; unusual
+arguments run the Star body (same results, same errors)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import starvm
+from starvm.native import factory_for
+
+# ---------------------------------------------------------------- helpers
+_MACHINES: dict = {}
+
+
+def machines(backend):
+    """(native, Star bodies) machines of a backend, made once (loading the library is slow)."""
+    if backend not in _MACHINES:
+        _MACHINES[backend] = (starvm.Machine(backend=backend, native=True),
+                              starvm.Machine(backend=backend, native=False))
+    return _MACHINES[backend]
+
+
+def as_bits(values, width):
+    """Unsigned numbers (< 2^64) -> (len, width) bool rows, column 0 the most significant bit."""
+    v = np.asarray(values, dtype=np.uint64).reshape(-1)
+    shifts = np.arange(width - 1, -1, -1)
+    out = np.zeros((v.size, width), bool)
+    low = shifts < 64                                   # columns for bits 64 and up stay 0
+    out[:, low] = (v[:, None] >> shifts[low].astype(np.uint64)) & np.uint64(1)
+    return out
+
+
+def value(row) -> int:
+    return int("".join("1" if b else "0" for b in row), 2) if len(row) else 0
+
+
+def control(rng, n, mode):
+    return {"zeros": np.zeros(n, bool), "ones": np.ones(n, bool),
+            "sparse": rng.random(n) < 0.05, "half": rng.random(n) < 0.5}[mode]
+
+
+X_MODES = ["zeros", "ones", "sparse", "half"]
+CASES = [(1, 1), (1, 7), (63, 3), (64, 7), (65, 20), (200, 1), (200, 20), (1000, 3)]
+
+
+def call_both(backend, name, build, native_ok=lambda side: True):
+    """Run ``name`` on both machines with the arguments ``build(machine)`` makes; returns the
+    two argument tuples. Checks that the fast machine ran the native kernel where the side
+    that held the tables has one (and ``native_ok(side)``: its limits allow the arguments)."""
+    fast, body = machines(backend)
+    out = []
+    for m in (fast, body):
+        args = build(m)
+        before = m.native_timing[0]
+        m.call(name, *args)
+        out.append((args, m.native_timing[0] - before))
+    (fa, fast_calls), (ba, body_calls) = out
+    # the side the tables ended on (auto: the CPU, or the device, which has no NumPy kernel
+    # when it is the emulated one) decides whether the native kernel ran
+    side = fa[0].backend.name
+    expect = factory_for(name.lower(), side) is not None and native_ok(side)
+    assert body_calls == 0
+    assert fast_calls == expect
+    if backend == "numpy" or (backend == "cupy" and native_ok("cupy")):
+        assert expect
+    return fa, ba
+
+
+# ---------------------------------------------------------------- models
+def model_iota(n, k):
+    return as_bits([(i % (1 << k)) for i in range(1, n + 1)], k)
+
+
+def model_gather(T, IX, X, R):
+    R = R.copy()
+    for i in range(len(X)):
+        if X[i]:
+            R[i] = T[value(IX[i]) - 1]
+    return R
+
+
+def model_scatter(T, IX, X, R):
+    R = R.copy()
+    for i in range(len(X)):          # top-down: the larger i is written last
+        if X[i]:
+            R[value(IX[i]) - 1] = T[i]
+    return R
+
+
+def model_groupmin(G, K, X):
+    best = {}
+    for i in range(len(X)):
+        if X[i]:
+            g, key = value(G[i]), value(K[i])
+            if g not in best or key < best[g][0]:
+                best[g] = (key, i)
+    Z = np.zeros(len(X), bool)
+    for _, i in best.values():
+        Z[i] = True
+    return Z
+
+
+# ---------------------------------------------------------------- usual arguments
+@pytest.mark.parametrize("n,k", CASES + [(130, 64), (70, 66)])
+def test_iota(backend, n, k):
+    rng = np.random.default_rng([n, k])
+    start = rng.random((n, k)) < 0.5              # IOTA overwrites every row
+    fa, ba = call_both(backend, "IOTA", lambda m: (m.table(start),))
+    np.testing.assert_array_equal(fa[0].to_numpy(), ba[0].to_numpy())
+    np.testing.assert_array_equal(fa[0].to_numpy(), model_iota(n, k))
+
+
+def _index_width(rng, rows):
+    return max(1, rows.bit_length()) + int(rng.integers(0, 3))      # leading zeros too
+
+
+@pytest.mark.parametrize("n,k", CASES + [(65, 70), (130, 129)])       # > 64 columns: in parts
+def test_gather(backend, n, k):
+    rng = np.random.default_rng([n, k, 1])
+    for trial, xmode in enumerate(X_MODES):
+        m_rows = [n, max(1, n // 3), n + 5, 1][trial]                 # NROWS(T)
+        T = rng.random((m_rows, k)) < 0.5
+        c = _index_width(rng, m_rows)
+        IX = as_bits(rng.integers(1, m_rows + 1, n), c)
+        X = control(rng, n, xmode)
+        R0 = rng.random((n, k)) < 0.5                                  # unmarked rows keep these
+        fa, ba = call_both(backend, "GATHER",
+                           lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+        np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
+        np.testing.assert_array_equal(fa[3].to_numpy(), model_gather(T, IX, X, R0), err_msg=xmode)
+
+
+@pytest.mark.parametrize("n,k", CASES + [(65, 70), (130, 129)])       # > 64 columns: in parts
+def test_scatter(backend, n, k):
+    rng = np.random.default_rng([n, k, 2])
+    for trial, xmode in enumerate(X_MODES):
+        r_rows = [n, max(1, n // 4), n + 7, 2 * n][trial]             # NROWS(R)
+        T = rng.random((n, k)) < 0.5
+        c = _index_width(rng, r_rows)
+        hi = r_rows if trial % 2 else max(1, r_rows // 8)             # many duplicates
+        IX = as_bits(rng.integers(1, hi + 1, n), c)
+        X = control(rng, n, xmode)
+        R0 = rng.random((r_rows, k)) < 0.5
+        fa, ba = call_both(backend, "SCATTER",
+                           lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+        np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
+        np.testing.assert_array_equal(fa[3].to_numpy(), model_scatter(T, IX, X, R0), err_msg=xmode)
+
+
+@pytest.mark.parametrize("n,k", CASES + [(100, 64)])
+def test_groupmin(backend, n, k):
+    rng = np.random.default_rng([n, k, 3])
+    for trial, xmode in enumerate(X_MODES):
+        gk = [k, 1, min(k, 5), 26][trial]                              # NCOLS(G)
+        groups = [3, 2, 1 << min(gk, 5), n][trial]                     # few groups ... all distinct
+        G = as_bits(rng.integers(0, min(groups, 1 << gk), n), gk)
+        if trial % 2:                                                  # few K values: many ties
+            K = as_bits(rng.integers(0, 3, n), k) if k >= 2 else rng.random((n, 1)) < 0.5
+        else:
+            K = rng.random((n, k)) < 0.5
+        X = control(rng, n, xmode)
+        fa, ba = call_both(backend, "GROUPMIN",
+                           lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(np.ones(n, bool))),
+                           native_ok=lambda side: side != "cupy" or gk <= 26)    # rows_cupy's limit
+        np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
+        np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, K, X), err_msg=xmode)
+
+
+# ---------------------------------------------------------------- unusual arguments
+def both_fail(backend, name, build):
+    """Both machines raise the same StarError; the fast one ran no native kernel; the tables
+    the Star body changed before failing are the same on both."""
+    fast, body = machines(backend)
+    got = []
+    for m in (fast, body):
+        args = build(m)
+        before = m.native_timing[0]
+        with pytest.raises(starvm.StarError) as info:
+            m.call(name, *args)
+        assert m.native_timing[0] == before
+        got.append((info.value.render(), [a.to_numpy() for a in args]))
+    assert got[0][0] == got[1][0]
+    for a, b in zip(got[0][1], got[1][1]):
+        np.testing.assert_array_equal(a, b)
+    return got[0][0]
+
+
+def both_body(backend, name, build):
+    """Both machines run the Star body (no native call) and agree; returns the fast one's args."""
+    fast, body = machines(backend)
+    out = []
+    for m in (fast, body):
+        args = build(m)
+        before = m.native_timing[0]
+        m.call(name, *args)
+        assert m.native_timing[0] == before
+        out.append(args)
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    return out[0]
+
+
+@pytest.mark.parametrize("bad", [0, 9])
+def test_gather_index_out_of_range(backend, bad):
+    rng = np.random.default_rng(bad)
+    T = rng.random((8, 5)) < 0.5
+    idx = rng.integers(1, 9, 70)
+    idx[40] = bad
+    IX, X, R0 = as_bits(idx, 4), np.ones(70, bool), rng.random((70, 5)) < 0.5
+    msg = both_fail(backend, "GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+    assert f"row index {bad} out of range 1..8" in msg
+
+
+def test_scatter_index_out_of_range(backend):
+    rng = np.random.default_rng(11)
+    T = rng.random((70, 3)) < 0.5
+    idx = rng.integers(1, 11, 70)
+    idx[[5, 50]] = 11
+    IX, X, R0 = as_bits(idx, 4), rng.random(70) < 0.8, rng.random((10, 3)) < 0.5
+    X[[5, 50]] = True
+    msg = both_fail(backend, "SCATTER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+    assert "row index 11 out of range 1..10" in msg
+
+
+def test_unmarked_out_of_range_is_fine(backend):
+    """A row number out of range in a row X does not mark is never read."""
+    rng = np.random.default_rng(12)
+    T = rng.random((9, 4)) < 0.5
+    idx = rng.integers(1, 10, 66)
+    idx[3] = 0
+    idx[64] = 15
+    IX, X, R0 = as_bits(idx, 4), np.ones(66, bool), rng.random((66, 4)) < 0.5
+    X[[3, 64]] = False
+    fa, ba = call_both(backend, "GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+    np.testing.assert_array_equal(fa[3].to_numpy(), model_gather(T, IX, X, R0))
+    R1 = rng.random((9, 4)) < 0.5
+    T2 = rng.random((66, 4)) < 0.5
+    fa, ba = call_both(backend, "SCATTER", lambda m: (m.table(T2), m.table(IX), m.slice(X), m.table(R1)))
+    np.testing.assert_array_equal(fa[3].to_numpy(), model_scatter(T2, IX, X, R1))
+
+
+@pytest.mark.parametrize("name", ["GATHER", "SCATTER"])
+def test_r_is_t_runs_the_body(backend, name):
+    """R the same table as T: the Star body's row-by-row order matters, so it runs."""
+    rng = np.random.default_rng(13)
+    n = 40
+    T0 = rng.random((n, 6)) < 0.5
+    IX = as_bits(rng.integers(1, n + 1, n), 6)
+    X = rng.random(n) < 0.7
+
+    def build(m):
+        t = m.table(T0)
+        return (t, m.table(IX), m.slice(X), t)
+    both_body(backend, name, build)
+
+
+@pytest.mark.parametrize("name", ["GATHER", "SCATTER"])
+def test_r_is_ix_runs_the_body(backend, name):
+    rng = np.random.default_rng(14)
+    n = 30
+    IX0 = as_bits(rng.integers(1, n + 1, n), 5)
+    T = rng.random((n, 5)) < 0.5
+    X = rng.random(n) < 0.7
+
+    def build(m):
+        ix = m.table(IX0)
+        return (m.table(T), ix, m.slice(X), ix)
+    both_body(backend, name, build)
+
+
+def test_wide_index_runs_the_body(backend):
+    """An index table of 64 columns (wider than the kernels decode) runs the Star body."""
+    rng = np.random.default_rng(15)
+    T = rng.random((20, 3)) < 0.5
+    IX = as_bits(rng.integers(1, 21, 30), 64)
+    X, R0 = rng.random(30) < 0.5, rng.random((30, 3)) < 0.5
+    fa = both_body(backend, "GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(R0)))
+    np.testing.assert_array_equal(fa[3].to_numpy(), model_gather(T, IX, X, R0))
+
+
+def test_groupmin_wide_key_runs_the_body(backend):
+    rng = np.random.default_rng(16)
+    n = 50
+    G = as_bits(rng.integers(0, 4, n), 2)
+    K = rng.random((n, 65)) < 0.5
+    K[:, :60] = False                                       # small values, many ties
+    X = rng.random(n) < 0.6
+    fa = both_body(backend, "GROUPMIN", lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(np.zeros(n, bool))))
+    np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, K, X))
+
+
+def test_shape_mismatches_fail_as_the_body_does(backend):
+    rng = np.random.default_rng(17)
+    T = rng.random((10, 3)) < 0.5
+    IX = as_bits(rng.integers(1, 11, 70), 4)
+    X = np.ones(70, bool)
+    # R has 4 columns, T 3: the body fails on its first row write
+    both_fail(backend, "GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(np.zeros((70, 4), bool))))
+    # X of the wrong length
+    T70 = rng.random((70, 3)) < 0.5
+    both_fail(backend, "SCATTER", lambda m: (m.table(T70), m.table(IX),
+                                             m.slice(np.ones(69, bool)), m.table(np.zeros((10, 3), bool))))
+    # R with fewer rows than IX: fine while no marked row is beyond it, else the body's error
+    both_fail(backend, "GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(np.zeros((50, 3), bool))))
+    # K with other rows than G: nothing marked is no error, something marked is
+    G = as_bits(rng.integers(0, 3, 70), 2)
+    K = rng.random((60, 4)) < 0.5
+    both_body(backend, "GROUPMIN", lambda m: (m.table(G), m.table(K), m.slice(np.zeros(70, bool)),
+                                              m.slice(np.ones(70, bool))))
+    both_fail(backend, "GROUPMIN", lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(np.zeros(70, bool))))
+
+
+def test_native_runs_from_star_code(backend):
+    """Called from a program (not Machine.call): the var table and var slice come back."""
+    src = """var T: table(5, 3); IX, R: table(5, 3); X, Z: slice(T);
+begin
+  IOTA(T);
+  ROW(1, IX) := BITS('101'); ROW(2, IX) := BITS('001'); ROW(3, IX) := BITS('001');
+  ROW(4, IX) := BITS('010'); ROW(5, IX) := BITS('101');
+  X := BITS('11011');
+  GATHER(T, IX, X, R);
+  writeln(R);
+  SCATTER(T, IX, X, R);
+  writeln(R);
+  GROUPMIN(IX, T, X, Z);
+  writeln(Z);
+end."""
+    import io
+    outs = []
+    for native in (True, False):
+        out = io.StringIO()
+        m = starvm.Machine(backend=backend, out=out, native=native)
+        m.run(src, "t.star")
+        outs.append(out.getvalue())
+        if native and backend == "numpy":
+            assert m.native_timing[0] == 4
+    assert outs[0] == outs[1]
+    assert outs[0] == "101\n001\n000\n010\n101\n" + "010\n100\n000\n010\n101\n" + "11010\n"
+
+
+# ---------------------------------------------------------------- the GPU kernels themselves
+def _cupy_or_skip():
+    try:
+        from starvm.backends import get_backend
+        get_backend("cupy")
+    except Exception as exc:                       # no CuPy, or no usable GPU
+        pytest.skip(f"no cupy backend: {exc}")
+    import cupy as cp
+    from starvm.native import rows_cupy
+    return cp, rows_cupy
+
+
+def test_cupy_kernels_equal_numpy_kernels():
+    """rows_cupy against rows_numpy on sizes the Star bodies would take too long for."""
+    cp, rc = _cupy_or_skip()
+    from starvm.backends import get_backend
+    from starvm.native import rows_numpy as rn
+    hb, db = get_backend("numpy"), get_backend("cupy")
+    rng = np.random.default_rng(21)
+    for n in (1, 64, 65, 4097, 70_001):
+        for k in (1, 7, 45):
+            m_rows = max(1, n // 2)
+            c = max(1, m_rows.bit_length())
+            T = rng.random((m_rows, k)) < 0.5
+            IX = as_bits(rng.integers(1, m_rows + 1, n), c)
+            X = rng.random(n) < 0.5
+            R0 = rng.random((n, k)) < 0.5
+            tables = {}
+            for b in (hb, db):
+                t, ix, r = b.table(m_rows, k, T), b.table(n, c, IX), b.table(n, k, R0)
+                rn_or_rc = rn if b is hb else rc
+                rn_or_rc.gather(t, ix, b.from_bools(X), r)
+                tables[b.name] = b.table_to_bools(r)
+            np.testing.assert_array_equal(tables["numpy"], tables["cupy"], err_msg=f"gather {n} {k}")
+            # scatter: T and IX of n rows into R of m_rows rows, many duplicates
+            T2 = rng.random((n, k)) < 0.5
+            IX2 = as_bits(rng.integers(1, m_rows + 1, n), c)
+            R1 = rng.random((m_rows, k)) < 0.5
+            for b in (hb, db):
+                r = b.table(m_rows, k, R1)
+                (rn if b is hb else rc).scatter(b.table(n, k, T2), b.table(n, c, IX2), b.from_bools(X), r)
+                tables[b.name] = b.table_to_bools(r)
+            np.testing.assert_array_equal(tables["numpy"], tables["cupy"], err_msg=f"scatter {n} {k}")
+            # groupmin: G of 20 columns, K of k columns with ties
+            G = as_bits(rng.integers(0, max(1, n // 10), n), 20)
+            K = as_bits(rng.integers(0, 4, n), k) if k > 2 else rng.random((n, k)) < 0.5
+            zh = rn.groupmin(hb.table(n, 20, G), hb.table(n, k, K), hb.from_bools(X))
+            zd = rc.groupmin(db.table(n, 20, G), db.table(n, k, K), db.from_bools(X))
+            np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=f"groupmin {n} {k}")
+            # iota
+            th, td = hb.table(n, k), db.table(n, k)
+            rn.iota(th)
+            rc.iota(td)
+            np.testing.assert_array_equal(hb.table_to_bools(th), db.table_to_bools(td), err_msg=f"iota {n} {k}")
