@@ -169,8 +169,9 @@ def test_groupmin(backend, n, k):
 
 # ---------------------------------------------------------------- unusual arguments
 def both_fail(backend, name, build):
-    """Both machines raise the same StarError; the fast one ran no native kernel; the tables
-    the Star body changed before failing are the same on both."""
+    """Both machines raise the same StarError; on the fast one the Star body ran too (it counted
+    steps: a native kernel counts none, though the body may call other routines' kernels, e.g.
+    GROUPMIN's MATCH and MIN on the GPU); the tables it changed before failing are the same."""
     fast, body = machines(backend)
     got = []
     for m in (fast, body):
@@ -178,7 +179,8 @@ def both_fail(backend, name, build):
         before = m.native_timing[0]
         with pytest.raises(starvm.StarError) as info:
             m.call(name, *args)
-        assert m.native_timing[0] == before
+        # no kernel ran, or the Star body did (it counted steps; kernels count none)
+        assert m.native_timing[0] == before or m.last_call_stats
         got.append((info.value.render(), [a.to_numpy() for a in args]))
     assert got[0][0] == got[1][0]
     for a, b in zip(got[0][1], got[1][1]):
@@ -192,9 +194,8 @@ def both_body(backend, name, build):
     out = []
     for m in (fast, body):
         args = build(m)
-        before = m.native_timing[0]
         m.call(name, *args)
-        assert m.native_timing[0] == before
+        assert m.last_call_stats, "the Star body ran (a native kernel counts no steps)"
         out.append(args)
     for a, b in zip(*out):
         np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
