@@ -30,7 +30,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from . import timed_call
+from .rows_routines import Unusual, factories
 
 _SRC = r"""
 typedef unsigned long long u64;
@@ -190,8 +190,6 @@ GROUP_BITS_MAX = 26          # GROUPMIN's scratch has 2^NCOLS(G) entries
 _modules: dict = {}          # device -> {kernel name: kernel}
 
 
-class _Unusual(Exception):
-    """Raised by a kernel before it changes anything: the Star body must run instead."""
 
 
 def _kernels() -> dict:
@@ -220,7 +218,7 @@ def iota(T) -> None:
 
 
 def _decode(IX, X_v, limit: int):
-    """The 0-based row named by each row of IX (-1 where X is 0); _Unusual when a marked row
+    """The 0-based row named by each row of IX (-1 where X is 0); Unusual when a marked row
     names one outside 1..limit (nothing written yet)."""
     W = IX.data.shape[1]
     idx = cp.empty(IX.n, dtype=cp.int64)
@@ -228,7 +226,7 @@ def _decode(IX, X_v, limit: int):
     _kernels()["rows_decode"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), np.int64(IX.n),
                                           _u64(X_v), np.int64(limit), idx, bad))
     if int(bad.get()[0]):
-        raise _Unusual
+        raise Unusual
     return idx
 
 
@@ -275,52 +273,6 @@ def _vec_ok(x, n: int) -> bool:
         and x.v.shape == ((n + 63) // 64,)
 
 
-def make_iota(star_body, backend, timing):
-    def routine(T):
-        if not (_is_table(T) and T.n > 0 and T.k > 0):
-            return star_body(T)
-        timed_call(iota, backend, timing, T)
-    routine.star_body = star_body
-    return routine
-
-
-def _usable_move(T, IX, X, R, gather_: bool) -> bool:
-    if not all(_is_table(t) for t in (T, IX, R)):
-        return False
-    if R is T or R is IX or R.data is T.data or R.data is IX.data:
-        return False
-    if not (1 <= IX.k <= 63 and IX.n > 0 and T.n > 0 and T.k > 0 and R.n > 0
-            and _vec_ok(X, IX.n) and R.k == T.k):
-        return False
-    if gather_:
-        return R.n == IX.n
-    return T.n == IX.n
-
-
-def _make_move(kernel, gather_: bool):
-    def make(star_body, backend, timing):
-        def routine(T, IX, X, R):
-            if not _usable_move(T, IX, X, R, gather_):
-                return star_body(T, IX, X, R)
-            try:
-                timed_call(kernel, backend, timing, T, IX, X.v, R)
-            except _Unusual:               # a row number out of range: the body's error
-                return star_body(T, IX, X, R)
-        routine.star_body = star_body
-        return routine
-    return make
-
-
-make_gather = _make_move(gather, True)
-make_scatter = _make_move(scatter, False)
-
-
-def make_groupmin(star_body, backend, timing):
-    def routine(G, K, X, Z):
-        if not (_is_table(G) and _is_table(K) and 1 <= G.k <= GROUP_BITS_MAX and 1 <= K.k <= 64
-                and G.n > 0 and K.n == G.n and _vec_ok(X, G.n) and getattr(Z, "n", -1) == G.n):
-            return star_body(G, K, X, Z)
-        Z.v = timed_call(groupmin, backend, timing, G, K, X.v)
-        return (Z,)
-    routine.star_body = star_body
-    return routine
+make_iota, make_gather, make_scatter, make_groupmin = factories(
+    iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok,
+    nonempty=True, group_bits_max=GROUP_BITS_MAX)

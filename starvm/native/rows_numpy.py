@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import timed_call
+from .rows_routines import Unusual, factories
 
 _ONE = np.uint64(1)
 
 
-class _Unusual(Exception):
-    """Raised by a kernel before it changes anything: the Star body must run instead."""
 
 
 def _words(n: int) -> int:
@@ -118,12 +116,12 @@ def iota(T) -> None:
 
 
 def _marked_indices(IX, X_v, limit: int):
-    """The marked rows of IX (0-based, ascending) and the rows they name (0-based); _Unusual
+    """The marked rows of IX (0-based, ascending) and the rows they name (0-based); Unusual
     when one names a row outside 1..limit."""
     rows = np.flatnonzero(_vec_bools(X_v, IX.n))
     named = _values(IX.data, IX.n, rows).astype(np.int64)    # IX.k <= 63: no overflow
     if rows.size and (named.min() < 1 or named.max() > limit):
-        raise _Unusual
+        raise Unusual
     return rows, named - 1
 
 
@@ -169,51 +167,6 @@ def _vec_ok(x, n: int) -> bool:
     return getattr(x, "n", -1) == n and type(getattr(x, "v", None)) is int
 
 
-def make_iota(star_body, backend, timing):
-    def routine(T):
-        if not _is_table_arg(T):
-            return star_body(T)
-        timed_call(iota, backend, timing, T)
-    routine.star_body = star_body
-    return routine
-
-
-def _usable_move(T, IX, X, R, gather_: bool) -> bool:
-    if not all(_is_table_arg(t) for t in (T, IX, R)):
-        return False
-    if R is T or R is IX:                 # the body's row-by-row order would matter
-        return False
-    if not (1 <= IX.k <= 63 and _vec_ok(X, IX.n) and R.k == T.k):
-        return False
-    if gather_:
-        return R.n == IX.n
-    return T.n == IX.n
-
-
-def _make_move(kernel, gather_: bool):
-    def make(star_body, backend, timing):
-        def routine(T, IX, X, R):
-            if not _usable_move(T, IX, X, R, gather_):
-                return star_body(T, IX, X, R)
-            try:
-                timed_call(kernel, backend, timing, T, IX, X.v, R)
-            except _Unusual:               # a row number out of range: the body's error
-                return star_body(T, IX, X, R)
-        routine.star_body = star_body
-        return routine
-    return make
-
-
-make_gather = _make_move(gather, True)
-make_scatter = _make_move(scatter, False)
-
-
-def make_groupmin(star_body, backend, timing):
-    def routine(G, K, X, Z):
-        if not (_is_table_arg(G) and _is_table_arg(K) and G.k <= 64 and K.k <= 64 and K.n == G.n
-                and _vec_ok(X, G.n) and _vec_ok(Z, G.n)):
-            return star_body(G, K, X, Z)
-        Z.v = timed_call(groupmin, backend, timing, G, K, X.v)
-        return (Z,)
-    routine.star_body = star_body
-    return routine
+make_iota, make_gather, make_scatter, make_groupmin = factories(
+    iota, gather, scatter, groupmin, is_table=_is_table_arg, vec_ok=_vec_ok,
+    nonempty=False, group_bits_max=64)
