@@ -27,6 +27,18 @@ def edge_tables(m, arcs, c: int, b: int):
     return m.table(bits(a[:, 0], c)), m.table(bits(a[:, 1], c)), m.table(bits(a[:, 2], b))
 
 
+_NATIVE: dict[str, object] = {}
+
+
+def native_machine(backend: str):
+    """A machine whose library routines run their native kernels where the backend has them."""
+    import io
+    import starvm
+    if backend not in _NATIVE:
+        _NATIVE[backend] = starvm.Machine(backend=backend, out=io.StringIO())
+    return _NATIVE[backend]
+
+
 def mask(shape: str, n: int, rng) -> np.ndarray:
     """A random directed adjacency mask (no self-loops) of the given shape."""
     if shape == "sparse":
@@ -72,6 +84,25 @@ def test_bfs_levels(backend, shape, n):
         assert st["ROW_SET"] == n and st["CONVERT"] == n and "ROW_GET" not in st
 
 
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("shape,n", SHAPES + [("single", 1)])
+def test_bfs_adapt_levels(backend, shape, n, native):
+    """BFS-adapt on the arc list of the same graphs: BFS's levels."""
+    m = native_machine(backend) if native else get_machine(backend)
+    rng = np.random.default_rng(n)
+    p = np.zeros((1, 1), bool) if shape == "single" else mask(shape, n, rng)
+    arcs = [(int(i) + 1, int(j) + 1, 1) for i, j in zip(*np.nonzero(p))] or [(1, 1, 1)]
+    c = max(n.bit_length(), 1)
+    left, right, _ = edge_tables(m, arcs, c, 1)
+    b = n.bit_length() + 1
+    for s in sorted({1, n, int(rng.integers(1, n + 1))}):
+        L = m.table(rng.random((n, b)) < 0.5)                 # garbage in
+        m.call("BFS-adapt", n, s, left, right, L)
+        ref = shortest_path(csr_matrix(p.astype(float)), unweighted=True, indices=s - 1)
+        want = np.where(np.isinf(ref), 2 ** b - 1, ref).astype(np.int64)
+        assert nums(L.to_numpy()).tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("shape,n", SHAPES + [("single", 1)])
 def test_components(backend, shape, n):
     m = get_machine(backend)
@@ -113,7 +144,7 @@ def reference_distances(g: np.ndarray, s: int | None, b: int) -> np.ndarray:
 SP_CASES = SHAPES + [("single", 1)]
 
 
-@pytest.mark.parametrize("proc", ["DIJKSTRA", "BELLMAN_FORD"])
+@pytest.mark.parametrize("proc", ["DIJKSTRA", "BELLMAN_FORD", "BELLMAN_FORD-adapt"])
 @pytest.mark.parametrize("shape,n", SP_CASES)
 def test_single_source(backend, proc, shape, n):
     m = get_machine(backend)
@@ -127,7 +158,20 @@ def test_single_source(backend, proc, shape, n):
         assert nums(D.to_numpy()).tolist() == reference_distances(g, s, b).tolist()
 
 
-@pytest.mark.parametrize("proc", ["DIJKSTRA", "BELLMAN_FORD"])
+@pytest.mark.parametrize("shape,n", SP_CASES)
+def test_bellman_ford_adapt_with_native_kernels(backend, shape, n):
+    """The same with GATHER, SCATTER and GROUPMIN as native kernels (where the backend has them)."""
+    m = native_machine(backend)
+    rng = np.random.default_rng(3 * n + len(shape))
+    arcs, g = weighted(shape, n, rng, wmax=9)
+    left, right, weight = edge_tables(m, arcs, n.bit_length(), 8)
+    for s in sorted({1, n, int(rng.integers(1, n + 1))}):
+        D = m.table(rng.random((n, 8)) < 0.5)
+        m.call("BELLMAN_FORD-adapt", n, s, left, right, weight, D)
+        assert nums(D.to_numpy()).tolist() == reference_distances(g, s, 8).tolist()
+
+
+@pytest.mark.parametrize("proc", ["DIJKSTRA", "BELLMAN_FORD", "BELLMAN_FORD-adapt"])
 def test_single_source_saturates(backend, proc):
     """b = 4: lengths of 15 or more are infinite (all ones); sums never wrap around."""
     m = get_machine(backend)
@@ -239,18 +283,6 @@ def test_spanning_forest(backend, proc, shape, n, distinct):
     if proc == "PRIM":
         edges_in = int(tree.to_numpy().sum())
         assert m.stats.get("ROW_GET", 0) == edges_in and m.stats["FND"] == n          # one per tree edge, one per tree root
-
-
-_NATIVE: dict[str, object] = {}
-
-
-def native_machine(backend: str):
-    """A machine whose library routines run their native kernels where the backend has them."""
-    import io
-    import starvm
-    if backend not in _NATIVE:
-        _NATIVE[backend] = starvm.Machine(backend=backend, out=io.StringIO())
-    return _NATIVE[backend]
 
 
 @pytest.mark.parametrize("native", [False, True])
