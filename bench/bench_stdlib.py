@@ -75,7 +75,8 @@ from bench_foundation import machine_info as _foundation_machine_info  # noqa: E
 
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
-ALGORITHMS = ["BORUVKA", "PRIM", "KRUSKAL", "DIJKSTRA", "BELLMAN_FORD", "BFS"]
+ALGORITHMS = ["BORUVKA", "PRIM", "KRUSKAL", "DIJKSTRA", "BELLMAN_FORD", "BELLMAN_FORD_ADAPT", "BFS", "BFS_ADAPT"]
+BFS_LIKE = ("BFS", "BFS_ADAPT")
 MST = ("BORUVKA", "PRIM", "KRUSKAL")
 GPU_GOAL_MTEPS = 3000.0          # GraphHPC-2015: GPU-adapted Boruvka MST at R-MAT scale 22
 GOAL_SCALE = 22
@@ -318,7 +319,8 @@ class Inputs:
 
 
 def input_kind(alg: str) -> str:
-    return {"BORUVKA": "mst", "PRIM": "mst", "KRUSKAL": "mst", "DIJKSTRA": "sp", "BELLMAN_FORD": "sp"}.get(alg, "adj")
+    return {"BORUVKA": "mst", "PRIM": "mst", "KRUSKAL": "mst", "DIJKSTRA": "sp", "BELLMAN_FORD": "sp",
+            "BELLMAN_FORD_ADAPT": "sp", "BFS_ADAPT": "sp"}.get(alg, "adj")
 
 
 def star_args(m, alg: str, g, inputs: Inputs):
@@ -326,9 +328,12 @@ def star_args(m, alg: str, g, inputs: Inputs):
     if alg in MST:
         L, R, W = inputs.get("mst")
         return (g.n, L, R, W, m.slice(np.zeros(g.m, bool)))
-    if alg in ("DIJKSTRA", "BELLMAN_FORD"):
+    if alg in ("DIJKSTRA", "BELLMAN_FORD", "BELLMAN_FORD_ADAPT"):
         L, R, W = inputs.get("sp")
         return (g.n, 1, L, R, W, m.table(rows=g.n, cols=g.vbits + g.wbits))
+    if alg == "BFS_ADAPT":
+        L, R, _ = inputs.get("sp")
+        return (g.n, 1, L, R, m.table(rows=g.n, cols=g.vbits + 1))
     return (g.n, inputs.get("adj"), 1, m.table(rows=g.n, cols=g.vbits + 1))   # L is VBITS + 1 wide
 
 
@@ -340,7 +345,7 @@ def star_result(alg: str, g, args):
     out = np.asarray(args[-1].to_numpy(), dtype=bool)
     v = nums(out)
     inf = (1 << out.shape[1]) - 1
-    if alg == "BFS":
+    if alg in BFS_LIKE:
         return np.where(v == inf, -1, v)
     return np.where(v == inf, np.inf, v.astype(float))
 
@@ -351,7 +356,7 @@ def check(alg: str, star, ref) -> str | None:
         if star != ref:
             return f"MST (total weight, edges) starvm {star} != SciPy {ref}"
         return None
-    if alg == "BFS":
+    if alg in BFS_LIKE:
         bad = np.flatnonzero(star != ref)
     else:
         bad = np.flatnonzero(~((star == ref) | (np.isinf(star) & np.isinf(ref))))
@@ -378,7 +383,8 @@ def _scipy_call(fn: str, g, csr):
     return level
 
 
-SCIPY_FN = {"BORUVKA": "mst", "PRIM": "mst", "KRUSKAL": "mst", "DIJKSTRA": "dijkstra", "BELLMAN_FORD": "bellman_ford", "BFS": "bfs"}
+SCIPY_FN = {"BORUVKA": "mst", "PRIM": "mst", "KRUSKAL": "mst", "DIJKSTRA": "dijkstra", "BELLMAN_FORD": "bellman_ford",
+            "BELLMAN_FORD_ADAPT": "dijkstra", "BFS": "bfs", "BFS_ADAPT": "bfs"}
 SCIPY_NAME = {"mst": "minimum_spanning_tree", "dijkstra": "dijkstra", "bellman_ford": "bellman_ford",
               "bfs": "breadth_first_order"}
 
@@ -608,6 +614,11 @@ def outer_iterations(alg: str, g, stats: dict, calls: dict) -> dict:
         return {"unit": "vertex visit (n per round)", "count": rounds * g.n,
                 "inner": {"rounds (ADDT)": rounds, "changed vertices (STEP)": stats.get("STEP", 0),
                           "vertices with incoming active arcs (MIN)": c("MIN")}}
+    if alg == "BELLMAN_FORD_ADAPT":
+        return {"unit": "round (GROUPMIN)", "count": c("GROUPMIN"),
+                "inner": {"GATHERs": c("GATHER"), "SCATTERs": c("SCATTER")}}
+    if alg == "BFS_ADAPT":
+        return {"unit": "level (SCATTER)", "count": c("SCATTER"), "inner": {"GATHERs": c("GATHER")}}
     return {"unit": "vertex (transpose + frontier)", "count": g.n,
             "inner": {"reached vertices (STEP)": stats.get("STEP", 0), "levels (ADD)": stats.get("ADD", 0)}}
 
@@ -922,7 +933,7 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
                 e["scipy_mteps"] = edges / e["scipy_median_s"] / 1e6
             if alg in MST:
                 e["mst_weight"], e["mst_edges"] = sres
-            elif alg == "BFS":
+            elif alg in BFS_LIKE:
                 e["reached"], e["levels"] = int((sres >= 0).sum()), int(sres.max()) + 1
             else:
                 e["reached"] = int(np.isfinite(sres).sum())
