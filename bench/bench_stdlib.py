@@ -896,6 +896,10 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
                 remaining = left()              # the watchdog stops the run at the deadline at the latest
                 limit = min(max(0.5, remaining), max(1.5 * P["cap"], 3 * (est_s or 0)))
                 repeat = P["repeat_below"] if role == "main" else P["repeat_below"] / 4
+                if is_gpu and alg in ROUND_BASED:
+                    # one untimed run at this scale first: CuPy compiles some kernels per size
+                    # class, and a round-based run is short next to a compilation
+                    star_run(m, alg, g, inputs, 1, limit, deadline, repeat)
                 st, sres, steps, natives, status = star_run(m, alg, g, inputs, P["runs"], limit, deadline, repeat)
             except Exception as exc:      # a StarError (e.g. out of memory), a CuPy error ...
                 msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
