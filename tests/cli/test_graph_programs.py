@@ -15,7 +15,8 @@ import starvm.graphs as sg
 from tests.conftest import ROOT, subprocess_env
 
 DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstra": "grid",
-            "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid", "mst_boruvka": "grid"}
+            "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid", "mst_boruvka": "grid",
+            "bfs_adapt": "karate", "bellman_ford_adapt": "grid"}
 GEN = "ssca2:n=40,clique=5,p=0.3,seed=4,wmax=20"
 
 
@@ -29,7 +30,7 @@ def star(*args, check=True):
 
 def expected(prog: str, g) -> list[str]:
     W = g.weight_matrix()
-    if prog == "bfs":
+    if prog in ("bfs", "bfs_adapt"):
         lev = cg.shortest_path(W, unweighted=True, indices=0)
         out = [f"BFS from vertex 1: {g.n} vertices, {g.m} arcs"]
         for d in range(g.n):
@@ -50,9 +51,9 @@ def expected(prog: str, g) -> list[str]:
                 seen.add(c)
                 out.append(f"component of vertex {v + 1}: {(lab == c).sum()} vertices")
         return out
-    if prog in ("dijkstra", "bellman_ford"):
+    if prog in ("dijkstra", "bellman_ford", "bellman_ford_adapt"):
         d = cg.shortest_path(W, indices=0)
-        name = "Dijkstra" if prog == "dijkstra" else "Bellman-Ford"
+        name = {"dijkstra": "Dijkstra", "bellman_ford": "Bellman-Ford", "bellman_ford_adapt": "Bellman-Ford-adapt"}[prog]
         out = [f"shortest paths from vertex 1 ({name}): {g.n} vertices, {g.m} arcs, {int(np.isfinite(d).sum())} reached"]
         out += [f"  to {v + 1}: " + (str(int(x)) if np.isfinite(x) else "unreachable") for v, x in enumerate(d)]
         return out
