@@ -5,8 +5,9 @@
     python3 bench/bench_stdlib.py --backend auto --scales 14-18 --budget 420 --runs 3 --out /tmp/sb
     python3 bench/bench_stdlib.py --quick                # tiny scales, a few seconds: a smoke test
 
-Measures PRIM and KRUSKAL (associative minimum spanning forest), DIJKSTRA and BELLMAN_FORD
-(single source, vertex 1) and BFS (from vertex 1) through the Python API on R-MAT graphs
+Measures BORUVKA, PRIM and KRUSKAL (associative minimum spanning forest), DIJKSTRA, BELLMAN_FORD
+and BELLMAN_FORD-adapt (single source, vertex 1), BFS and BFS-adapt (from vertex 1) through the
+Python API on R-MAT graphs
 (a, b, c, d = 0.57, 0.19, 0.19, 0.05, edge factor 16, fixed seed, undirected, weights 1..100)
 of 2^scale vertices (--scales, default 14-18; --algorithms picks a subset). The tables are
 filled as the programs of programs/ fill them (GRAPH_EDGES / GRAPH_ADJ widths); the graph and
