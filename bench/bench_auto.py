@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
+from bench_gpu import graph, procs  # noqa: E402  (the random digraphs and listing texts of Table 2)
 from starvm import config  # noqa: E402
 
 STEP_LOOP = """proc STEPS(var T: table; r: integer);
@@ -88,18 +89,6 @@ def pivot_cost(backend, n):
     P = m.table(np.random.default_rng(n).random((n, n)) < 2.0 / n)
     m.call("PIVOT", n, 1, P)
     return clock(lambda: m.call("PIVOT", n, 2, P), 5) * 1e6                 # µs per loop
-
-
-def graph(n):
-    rng = np.random.default_rng([2016, n])
-    a = rng.random((n, n)) < 2.0 / n
-    np.fill_diagonal(a, False)
-    return a
-
-
-def procs(name):
-    src = (ROOT / "programs" / name).read_text()
-    return src[:src.index("{ The graph:")]
 
 
 def prog_warshall(name, file, n):
