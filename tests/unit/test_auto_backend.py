@@ -16,6 +16,7 @@ from starvm.backends import BackendUnavailable, get_backend
 from starvm.backends.auto_backend import AutoBackend
 from starvm.backends.emulated_device import EmulatedDevice
 from starvm.runtime.values import Bits
+from test_native import closure
 
 ROWS, BITS = 100, 10_000          # small thresholds: tables of >= 100 rows start on the device
 LENGTHS = [1, 63, 64, 65, 99, 100, 200]
@@ -146,13 +147,6 @@ begin
     parallel for i := 1 to n do
     begin W := COL(k, P); V := COL(i, P); if V(k) = 1 then V := V or W; COL(i, P) := V; end;
 end;"""
-
-
-def closure(a):
-    p = a.copy()
-    for k in range(p.shape[0]):
-        p[p[:, k]] |= p[k]
-    return p
 
 
 @pytest.mark.parametrize("n", [40, 99, 100])
