@@ -741,9 +741,9 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
             from starvm.backends.auto_backend import AutoBackend
             b = m.backend
             m_dev = starvm.Machine(backend=AutoBackend(b.host, b.dev, gpu_rows=1, gpu_bits=1), out=io.StringIO())
-        iw = Inputs(m_dev, gw)
-        for alg in P["algorithms"]:
-            star_run(m_dev, alg, gw, iw, 1, None, None)
+            iw = Inputs(m_dev, gw)
+            for alg in P["algorithms"]:
+                star_run(m_dev, alg, gw, iw, 1, None, None)
         g_big = make_graph(max(WARMUP_SCALE, P["mains"][0] - 2))
         iw = Inputs(m_dev, g_big)
         for alg in (a for a in P["algorithms"] if a in ROUND_BASED):
