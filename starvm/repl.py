@@ -54,9 +54,9 @@ HELP = """\
 Type Star declarations, statements or expressions; an unfinished input (a begin without its
 end, an open parenthesis, a procedure without its body) continues on the next line.
 
-  var x: integer; X: slice; P: table(8, 8);     declare globals (they persist)
+  var n: integer; X: slice; P: table(8, 8);     declare globals (they persist)
   proc P(n: integer); begin ... end;             declare a procedure or function
-  x := 5; for x := 1 to 3 do writeln(x)          run statements
+  X := COL(1, P); for n := 1 to 3 do writeln(n)  run statements
   NUMB(X)                                        an expression: its value is printed
 
 Commands:
