@@ -54,6 +54,8 @@ def _expected(names) -> str:
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
+    # Windows editors save UTF-8 with a byte-order mark; it is not part of the program.
+    text = text.removeprefix("\ufeff")
     source = Source(filename, text)
     try:
         tree = _lark().parse(text)

@@ -475,3 +475,14 @@ def test_load_reports_syntax_errors_under_the_file_name():
     assert isinstance(info.value, starvm.StarError)
     assert (info.value.filename, info.value.line, info.value.column) == ("prog.star", 3, 1)
     assert info.value.render().startswith("prog.star:3:1: error: unexpected 'end'")
+
+
+def test_utf8_byte_order_mark_is_ignored():
+    prog = parse("\ufeffvar x: integer;\nbegin x := 1 end.", "bom.star")
+    assert prog is not None
+
+
+def test_utf8_byte_order_mark_keeps_error_columns():
+    with pytest.raises(StarSyntaxError) as e:
+        parse("\ufeffvar x integer;\nbegin end.", "bom.star")
+    assert (e.value.loc.line, e.value.loc.column) == (1, 7)
