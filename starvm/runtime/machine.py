@@ -8,18 +8,20 @@ from typing import Any
 import numpy as np
 
 from .. import config, native, stdlib
-from ..api import Globals, StepCounter, program_ast, steps_between
 from ..backends import Backend, get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
 from ..frontend.parser import fold, parse
+from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default
 from ..ir.lower import lower_unit
 from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
 from . import limits
 from .codegen import CodeGen, GeneratedUnit
+from .counters import StepCounter, steps_between
+from .globals_view import Globals
 from .ops import make_helpers, make_ops, timed_ops
 from .tracemap import star_frames
 from .values import Bits, Table, host_array
@@ -196,7 +198,7 @@ class Machine:
             raise StarTypeError("the text loaded last has no main block (begin ... end.) to run")
         self._guard(self._main)
 
-    # ------------------------------------------------------------------ embedding (starvm/api.py)
+    # ------------------------------------------------------------------ embedding (api.py; globals_view.py, counters.py)
     _progress_on = False    # progress bars on outer for loops (starvm/progress.py enable())
     last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
 

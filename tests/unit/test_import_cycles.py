@@ -1,0 +1,122 @@
+"""No import circles inside starvm/: every ``import`` of a starvm module, at module level or
+inside a function, is an edge of the import graph, and the graph must have no cycle.
+
+Function-level imports count too: a lazy import that closes a circle still ties the two
+modules together, it only hides the circle from Python until run time. Importing a
+submodule implicitly runs its parent packages' ``__init__``; those implicit edges are not
+counted (every submodule has them), only the imports written in the source."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import starvm
+
+PACKAGE = Path(starvm.__file__).parent
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py file under the package ``root``."""
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The modules of ``known`` that ``path`` (module ``name``) imports anywhere in its body.
+    ``from P import x`` is an import of the module ``P.x`` when there is one, else of ``P``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in known else module)
+    return {m for m in found if m in known and m != name}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as [a, b, ..., a], or None (depth-first search, three colours)."""
+    state: dict[str, int] = {}     # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: imported(name, path, known) for name, path in known.items()}
+
+
+def test_starvm_has_no_import_cycle():
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 30 and graph["starvm.api"] >= {"starvm.runtime.machine"}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "pkg"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_a_function_level_circle_is_found(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "api.py": "def f():\n    from .run.machine import M\n",
+        "run/__init__.py": "",
+        "run/machine.py": "from ..api import f\n",
+    })
+    assert find_cycle(import_graph(root)) == ["pkg.api", "pkg.run.machine", "pkg.api"]
+
+
+def test_from_package_import_module_and_absolute_imports(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "from . import a\n",
+        "a.py": "import pkg.b\n",
+        "b.py": "from pkg import c\n",
+        "c.py": "from . import a\n",        # a -> b -> c -> a
+    })
+    graph = import_graph(root)
+    assert graph["pkg.b"] == {"pkg.c"} and graph["pkg"] == {"pkg.a"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+
+
+def test_one_way_imports_pass(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "from .api import f\n",
+        "api.py": "from .run.machine import M\nfrom . import util\n",
+        "util.py": "",
+        "run/__init__.py": "",
+        "run/machine.py": "from .. import util\nfrom ..util import *\n",
+    })
+    assert find_cycle(import_graph(root)) is None
