@@ -23,11 +23,36 @@ os.environ.setdefault("STARVM_AUTO_GPU_ROWS", "64")
 os.environ.setdefault("STARVM_AUTO_GPU_BITS", "4096")
 
 
+# STARVM_REQUIRE_GPU=1 (every device run of the suite sets it): a GPU test that would skip
+# because CuPy or a CUDA device is missing fails instead, so a GPU run cannot come out green
+# having run nothing on the GPU.
+REQUIRE_GPU = os.environ.get("STARVM_REQUIRE_GPU") == "1"
+
+
+def skip_without_gpu(reason: str) -> None:
+    """Skip a GPU test because CuPy or a CUDA device is missing (a failure under
+    STARVM_REQUIRE_GPU=1). Only for those two reasons: any other error must propagate."""
+    if REQUIRE_GPU:
+        pytest.fail(f"STARVM_REQUIRE_GPU=1, but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def cupy_or_skip():
+    """The cupy backend, or a skip (see skip_without_gpu) when CuPy or a device is missing;
+    a backend that exists but fails to start (a kernel that does not compile) is an error."""
+    try:
+        return get_backend("cupy")
+    except BackendUnavailable as e:
+        skip_without_gpu(str(e))
+
+
 def usable(name: str) -> None:
-    """Skip the test unless backend ``name`` can run here."""
+    """Skip the test unless backend ``name`` can run here (only for a missing GPU)."""
     try:
         get_backend(name)
     except BackendUnavailable as e:
+        if name == "cupy":
+            skip_without_gpu(str(e))
         pytest.skip(str(e))
 
 

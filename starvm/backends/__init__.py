@@ -32,15 +32,34 @@ def get_backend(name: str) -> Backend:
         from .numpy_backend import NumpyBackend
         return NumpyBackend()
     if name == "cupy":
-        try:
-            from .cupy_backend import CupyBackend
-        except ImportError as e:
-            raise BackendUnavailable(f"the cupy backend needs CuPy and a CUDA GPU ({e})") from None
-        try:
-            return CupyBackend()
-        except Exception as e:  # no device, driver mismatch, ...
-            raise BackendUnavailable(f"the cupy backend cannot use a GPU here: {e}") from None
+        _cupy_or_unavailable()
+        from .cupy_backend import CupyBackend
+        return CupyBackend()     # any error here (a kernel that does not compile, ...) is a bug: it propagates
     raise BackendUnavailable(f"unknown backend '{name}' (choose one of: numpy, cupy, auto)")
+
+
+# cudaErrorInsufficientDriver (no NVIDIA driver at all) and cudaErrorNoDevice
+_NO_DEVICE_STATUS = (35, 100)
+
+
+def _cupy_or_unavailable():
+    """CuPy, when it imports and sees a CUDA device; else BackendUnavailable. These two are the
+    only reasons the cupy backend is "not available here": every other failure (a kernel that
+    does not compile, a misspelt kernel name, a driver error on a machine with a GPU) is an
+    error and must show as one, not as a skipped GPU test."""
+    try:
+        import cupy
+    except ImportError as e:
+        raise BackendUnavailable(f"the cupy backend needs CuPy and a CUDA GPU ({e})") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        if getattr(e, "status", None) not in _NO_DEVICE_STATUS:
+            raise
+        raise BackendUnavailable(f"the cupy backend cannot use a GPU here: no CUDA device ({e})") from None
+    if count < 1:
+        raise BackendUnavailable("the cupy backend cannot use a GPU here: no CUDA device")
+    return cupy
 
 
 def available_backends() -> list[str]:

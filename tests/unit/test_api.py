@@ -249,11 +249,9 @@ def test_machines_are_independent(backend):
 
 def test_device_arrays_are_accepted_as_tables_slices_and_words(backend):
     """CuPy arrays pass like NumPy arrays (issue: embedding API, NumPy/CuPy bool arrays)."""
-    cp = pytest.importorskip("cupy")
-    try:
-        cp.cuda.runtime.getDeviceCount()
-    except Exception as e:  # no driver / no device
-        pytest.skip(f"no usable GPU: {e}")
+    from conftest import cupy_or_skip
+    cupy_or_skip()                  # skips only without CuPy or a CUDA device
+    import cupy as cp
     m = starvm.Machine(backend=backend)
     m.load("proc P(var T: table; var X: slice; w: word); begin COL(1, T) := X; ROW(2, T) := w end;")
     T = m.table(cp.zeros((3, 2), dtype=bool))

@@ -27,10 +27,8 @@ def auto(request) -> AutoBackend:
     if request.param == "emulated":
         device = EmulatedDevice()
     else:
-        try:
-            device = get_backend("cupy")
-        except BackendUnavailable as e:
-            pytest.skip(str(e))
+        from conftest import cupy_or_skip
+        device = cupy_or_skip()
     return AutoBackend(get_backend("numpy"), device, gpu_rows=ROWS, gpu_bits=BITS)
 
 

@@ -342,11 +342,8 @@ end."""
 
 # ---------------------------------------------------------------- the GPU kernels themselves
 def _cupy_or_skip():
-    try:
-        from starvm.backends import get_backend
-        get_backend("cupy")
-    except Exception as exc:                       # no CuPy, or no usable GPU
-        pytest.skip(f"no cupy backend: {exc}")
+    from conftest import cupy_or_skip
+    cupy_or_skip()          # skips only without CuPy or a CUDA device; any other error fails
     import cupy as cp
     from starvm.native import rows_cupy
     return cp, rows_cupy

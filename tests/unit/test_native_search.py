@@ -64,11 +64,8 @@ M64 = (1 << 64) - 1
 
 
 def _cupy_or_skip():
-    try:
-        from starvm.backends import get_backend
-        get_backend("cupy")
-    except Exception as exc:                       # no CuPy, or no usable GPU
-        pytest.skip(f"no cupy backend: {exc}")
+    from conftest import cupy_or_skip
+    cupy_or_skip()          # skips only without CuPy or a CUDA device; any other error fails
     import cupy as cp
     from starvm.native import search_cupy
     return cp, search_cupy
