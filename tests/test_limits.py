@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -134,13 +135,26 @@ def test_recursion_failure_does_not_depend_on_the_callers_stack():
 def test_ctrl_c_exits_130_with_one_line(tmp_path):
     p = tmp_path / "endless.star"
     p.write_text("var x: integer;\nbegin\n  writeln('started');\n  x := 0;\n  while true do x := x + 1\nend.\n")
+    # The child gets SIGINT's default action back: a shell that starts a job in the background
+    # makes it ignore SIGINT, and Python then never raises KeyboardInterrupt for it.
     proc = subprocess.Popen([sys.executable, "-m", "starvm", "run", str(p)], cwd=ROOT,
                             env=subprocess_env(PYTHONUNBUFFERED="1"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.readline() == "started\n"
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    watchdog = threading.Timer(60, proc.kill)      # a child that never prints or never stops
+    watchdog.start()
+    try:
+        assert proc.stdout.readline() == "started\n"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:                    # the endless loop must not outlive the test
+            proc.kill()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
     assert proc.returncode == 130
     assert err.count("\n") == 1 and err.startswith("star: interrupted"), err
     assert f"{p}:5:" in err

@@ -34,8 +34,10 @@ def test_progress_bar_on_a_terminal(tmp_path):
     src.write_text(LONG)
     child = pexpect.spawn(sys.executable, ["-m", "starvm", "run", "--progress", str(src)],
                           env=subprocess_env(), encoding="utf-8", timeout=60, dimensions=(24, 100))
-    child.expect(pexpect.EOF)
-    child.close()
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)             # kills the child if it is still running
     text = child.before
     assert child.exitstatus == 0, text
     assert "for i (line 4)" in text and "200/200" in text and "100%" in text

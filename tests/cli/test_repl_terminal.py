@@ -4,6 +4,7 @@ history written to $STARVM_HISTORY, Ctrl-D quitting."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -24,11 +25,16 @@ def term(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("STARVM_BACKEND", "STARVM_DEBUG")}
     env.update(PYTHONPATH=subprocess_env()["PYTHONPATH"], STARVM_HISTORY=str(tmp_path / "history"), TERM="xterm",
                PROMPT_TOOLKIT_NO_CPR="1")
+    # SIGINT's default action back in the child (ignored when the tests run in the background),
+    # so that the Ctrl-C below reaches the REPL
     child = pexpect.spawn(sys.executable, ["-m", "starvm", "repl"], cwd=str(tmp_path), env=env,
-                          encoding="utf-8", timeout=30, dimensions=(40, 120))
-    yield child
-    if child.isalive():
-        child.terminate(force=True)
+                          encoding="utf-8", timeout=30, dimensions=(40, 120),
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        yield child
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
 
 
 def test_repl_in_a_terminal(term, tmp_path):
