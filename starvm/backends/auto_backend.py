@@ -120,8 +120,9 @@ class AutoBackend(Backend):
         return (self.host if type(v) is int else self.dev).to_words(v, n)
 
     def from_words(self, words, n):
-        # host words make a host vector (a valid value wherever it is used)
-        return (self.host if isinstance(words, self.host.xp.ndarray) else self.dev).from_words(words, n)
+        # host words make a host vector (a valid value wherever it is used); the emulated
+        # device's words are an ndarray subclass, so the test is by exact type
+        return (self.host if type(words) is self.host.xp.ndarray else self.dev).from_words(words, n)
 
     # ---------------- vectors: base operations
     def get_bit(self, v, i):
@@ -222,6 +223,12 @@ class AutoBackend(Backend):
 
     def row_set(self, t, i, v):
         t.backend.row_set(t, i, self.to(t.backend, v, t.k))
+
+    def table_set_ints(self, t, values):
+        t.backend.table_set_ints(t, values)
+
+    def table_get_ints(self, t):
+        return t.backend.table_get_ints(t)
 
     def forall_kernel(self, loop, counts, symbols, timing):
         return AutoForall(self, loop, counts, symbols, timing)

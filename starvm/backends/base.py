@@ -110,6 +110,15 @@ class Backend(ABC):
     @abstractmethod
     def row_set(self, t, i: int, v: Vector) -> None: ...
 
+    # ---------------- tables from integer codes (codes.py): no n x k bool array on the way
+    @abstractmethod
+    def table_set_ints(self, t, values) -> None:
+        """Every row of t := its code from ``values`` (n unsigned integers, a host array or
+        one of xp), k bits, column 1 the most significant; columns for bits 64 and up are 0."""
+    @abstractmethod
+    def table_get_ints(self, t):
+        """The inverse: t's n codes (uint64, an array of xp) read from its last min(k, 64) columns."""
+
     def forall_kernel(self, loop, counts, symbols, timing):
         """The callable that runs a fusable `parallel for` (runtime/forall.py) on this backend."""
         from ..runtime.forall import ForallKernel

@@ -17,74 +17,13 @@ import numpy as np
 
 from ..runtime.values import Table
 from .base import Backend
+from .cuda_backend_kernels import SOURCE as _KERNELS
+from .codes import pack_xp, unpack_xp
 from .numpy_backend import add_ints, compare_ints, subt_ints
 
 _U64 = np.uint64
 _NONE = np.iinfo(np.int64).max
 
-_KERNELS = r"""
-extern "C" __global__ void first_one(const unsigned long long* v, long long nwords,
-                                      unsigned long long* pos) {
-    // pos[0] := min over words of (64 * word + index of its lowest 1); untouched if all 0
-    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (w < nwords) {
-        unsigned long long x = v[w];
-        if (x) atomicMin(pos, (unsigned long long)(w * 64 + __ffsll((long long)x) - 1));
-    }
-}
-extern "C" __global__ void clear_bit(const unsigned long long* v, long long nwords,
-                                     const unsigned long long* pos, unsigned long long* out) {
-    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (w < nwords) {
-        unsigned long long p = pos[0], x = v[w];
-        if ((long long)(p >> 6) == w) x &= ~(1ULL << (p & 63));
-        out[w] = x;
-    }
-}
-extern "C" __global__ void only_bit(long long nwords, const unsigned long long* pos,
-                                    unsigned long long* out) {
-    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (w < nwords) {
-        unsigned long long p = pos[0];
-        out[w] = ((long long)(p >> 6) == w) ? (1ULL << (p & 63)) : 0ULL;
-    }
-}
-extern "C" __global__ void copy_set_bit(const unsigned long long* v, long long nwords, long long pos,
-                                        int b, unsigned long long* out) {
-    // out := v with bit pos set to b (one launch instead of a copy and an indexed update)
-    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (w < nwords) {
-        unsigned long long x = v[w];
-        if (w == (pos >> 6)) {
-            unsigned long long m = 1ULL << (pos & 63);
-            x = b ? (x | m) : (x & ~m);
-        }
-        out[w] = x;
-    }
-}
-extern "C" __global__ void row_gather(const unsigned long long* t, long long k, long long nwords,
-                                      long long row, unsigned long long* out) {
-    // out word w packs bit `row` of columns 64w .. 64w+63
-    long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    long long outwords = (k + 63) / 64;
-    if (w >= outwords) return;
-    long long rw = row >> 6; unsigned int rb = row & 63;
-    unsigned long long acc = 0;
-    long long c0 = w * 64;
-    for (int j = 0; j < 64 && c0 + j < k; ++j)
-        acc |= ((t[(c0 + j) * nwords + rw] >> rb) & 1ULL) << j;
-    out[w] = acc;
-}
-extern "C" __global__ void row_scatter(unsigned long long* t, long long k, long long nwords,
-                                       long long row, const unsigned long long* v) {
-    long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (c >= k) return;
-    long long rw = row >> 6; unsigned int rb = row & 63;
-    unsigned long long bit = (v[c >> 6] >> (c & 63)) & 1ULL;
-    unsigned long long* p = t + c * nwords + rw;
-    *p = (*p & ~(1ULL << rb)) | (bit << rb);
-}
-"""
 
 
 def _words(n: int) -> int:
@@ -279,6 +218,13 @@ class CupyBackend(Backend):
         if t.k:
             grid, block = self._grid(t.k)
             self._row_scatter(grid, block, (t.data, np.int64(t.k), np.int64(t.data.shape[1]), np.int64(i), v))
+
+    def table_set_ints(self, t, values):
+        # codes.pack_xp: the same array operations as on the host, run on the device
+        pack_xp(cp, cp.asarray(values).ravel().astype(cp.uint64, copy=False), t.k, t.data)
+
+    def table_get_ints(self, t):
+        return unpack_xp(cp, t.data, t.n, t.k)
 
     def forall_kernel(self, loop, counts, symbols, timing):
         """A fusable `parallel for` as one generated CUDA kernel (cupy_forall.py)."""

@@ -12,8 +12,9 @@ import sys
 
 import numpy as np
 
-from ..runtime.values import Table
+from ..runtime.values import Table, host_array
 from .base import Backend
+from .codes import pack_numpy, unpack_numpy
 
 assert sys.byteorder == "little", "the NumPy backend packs columns little-endian"
 
@@ -170,3 +171,9 @@ class NumpyBackend(Backend):
         bits = np.unpackbits(raw, count=t.k, bitorder="little").astype(np.uint64)
         col = t.data[:, w]
         t.data[:, w] = (col & ~(np.uint64(1) << b)) | (bits << b)
+
+    def table_set_ints(self, t, values):
+        pack_numpy(host_array(values).astype(np.uint64, copy=False).ravel(), t.k, t.data)
+
+    def table_get_ints(self, t):
+        return unpack_numpy(t.data, t.n, t.k)

@@ -11,18 +11,46 @@ import numpy as np
 from .graph import Graph
 
 
-def _finish(n, u, v, rng, wmax, directed, name, meta) -> Graph:
-    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+def unique_pairs(u, v, n: int, xp=np):
+    """The distinct pairs (u, v) of vertex numbers 0..n-1, sorted by u then v: one sort of
+    the 64-bit keys u * n + v (what np.unique(axis=0) on the stacked pairs gives, without
+    its row-by-row comparisons)."""
+    if u.size == 0:
+        return u, v
+    key = xp.unique(u * n + v)
+    return key // n, key % n
+
+
+def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
+    u, v = xp.asarray(u, dtype=xp.int64), xp.asarray(v, dtype=xp.int64)
     keep = u != v
     u, v = u[keep], v[keep]
     if not directed:
-        u, v = np.minimum(u, v), np.maximum(u, v)
-    pairs = np.unique(np.stack([u, v], axis=1), axis=0) if u.size else np.zeros((0, 2), np.int64)
-    w = rng.integers(1, wmax + 1, size=len(pairs), dtype=np.int64)
-    u, v = pairs[:, 0] + 1, pairs[:, 1] + 1
+        u, v = xp.minimum(u, v), xp.maximum(u, v)
+    u, v = unique_pairs(u, v, max(int(n), 1), xp)
+    w = _weights(rng, wmax, int(u.size), xp)
+    u, v = u + 1, v + 1
     if not directed:
-        u, v, w = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+        u, v, w = xp.concatenate([u, v]), xp.concatenate([v, u]), xp.concatenate([w, w])
+    if xp is not np:                       # a Graph holds host arrays
+        u, v, w = (xp.asnumpy(a) for a in (u, v, w))
     return Graph(int(n), u, v, w, name=name, directed=directed, meta=meta)
+
+
+def _rng(seed, xp):
+    """NumPy's Generator on the host; on a device module (CuPy) its RandomState, whose
+    stream differs from NumPy's: the same seed gives another graph there."""
+    return np.random.default_rng(seed) if xp is np else xp.random.RandomState(seed)
+
+
+def _uniform(rng, m: int, xp):
+    return rng.random(m) if xp is np else rng.random_sample(m)
+
+
+def _weights(rng, wmax: int, size: int, xp):
+    if xp is np:
+        return rng.integers(1, wmax + 1, size=size, dtype=np.int64)
+    return rng.randint(1, wmax + 1, size=size, dtype=np.int64)
 
 
 def gnp(n: int, p: float, seed: int = 0, *, wmax: int = 100, directed: bool = False) -> Graph:
@@ -38,26 +66,32 @@ def gnp(n: int, p: float, seed: int = 0, *, wmax: int = 100, directed: bool = Fa
 
 
 def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
-         d: float | None = None, seed: int = 0, *, wmax: int = 100, directed: bool = False) -> Graph:
+         d: float | None = None, seed: int = 0, *, wmax: int = 100, directed: bool = False, xp=None) -> Graph:
     """R-MAT (Chakrabarti, Zhan, Faloutsos 2004; the Graph500 generator): n = 2^scale vertices,
     edge_factor * n sampled edges, each placed by ``scale`` recursive quadrant choices with
     probabilities a, b, c, d (d = 1 - a - b - c). Self-loops and repeats are dropped, so m is
-    a little below edge_factor * n. Vertex numbers are not permuted."""
+    a little below edge_factor * n. Vertex numbers are not permuted.
+
+    ``xp=cupy`` generates on the GPU (the same algorithm with CuPy's RandomState: another
+    random stream, so the same seed gives a different graph from NumPy's) and copies the
+    arcs to the host at the end."""
+    xp = np if xp is None else xp
     d = 1 - a - b - c if d is None else d
     if scale < 0 or edge_factor < 0 or min(a, b, c, d) < 0 or abs(a + b + c + d - 1) > 1e-9 or wmax < 1:
         raise ValueError("rmat needs scale >= 0, edge_factor >= 0, a, b, c, d >= 0 summing to 1, wmax >= 1")
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed, xp)
     n, m = 1 << scale, edge_factor << scale
-    u = np.zeros(m, dtype=np.int64)
-    v = np.zeros(m, dtype=np.int64)
+    u = xp.zeros(m, dtype=xp.int64)
+    v = xp.zeros(m, dtype=xp.int64)
     for bit in range(scale):
-        r = rng.random(m)
+        r = _uniform(rng, m, xp)
         down = r >= a + b                       # quadrants c, d: the source bit is 1
         right = ((r >= a) & (r < a + b)) | (r >= a + b + c)   # quadrants b, d: the target bit is 1
-        u |= down.astype(np.int64) << bit
-        v |= right.astype(np.int64) << bit
+        u |= down.astype(xp.int64) << bit
+        v |= right.astype(xp.int64) << bit
+        del r, down, right
     return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}",
-                   dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed))
+                   dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed), xp)
 
 
 def ssca2(n: int, max_clique: int = 8, p_inter: float = 0.5, seed: int = 0, *, wmax: int = 100,

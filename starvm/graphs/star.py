@@ -81,12 +81,13 @@ def make_graph_helper(machine):
             cache[name] = bundled(name)
         return cache[name]
 
-    def fill(table, bools, what):
-        want = bools.shape
-        if (table.n, table.k) != want:
-            raise StarRuntimeError(f"{what} must be a {want[0]} x {want[1]} table, got {table.n} x {table.k}")
-        B = table.backend
-        B.table_copy(table, B.table(want[0], want[1], bools))
+    def fill_adjacency(P):
+        g = current()
+        if (P.n, P.k) != (g.n, g.n):
+            raise StarRuntimeError(f"GRAPH_ADJ(P): P must be a {g.n} x {g.n} table, got {P.n} x {P.k}")
+        words = adjacency_words(g)
+        if P.data.size:
+            P.data[...] = P.backend.xp.asarray(words)     # in place: the table keeps its storage
 
     def graph(what, *tables):
         g = current()
@@ -99,7 +100,7 @@ def make_graph_helper(machine):
         if what == "wbits":
             return g.wbits
         if what == "adj":
-            fill(tables[0], g.adjacency(), "GRAPH_ADJ(P): P")
+            fill_adjacency(tables[0])
             return None
         if what == "edges":
             L, R, W = tables
@@ -108,12 +109,27 @@ def make_graph_helper(machine):
                 if t.n != g.m or t.k < need:
                     raise StarRuntimeError(f"GRAPH_EDGES: {name} must have GRAPH_M = {g.m} rows and at least "
                                            f"{width} = {need} columns, got {t.n} x {t.k}")
-            bl, br, bw = g.edges_bits(L.k, W.k)
-            if R.k != L.k:
-                br = g.edges_bits(R.k, W.k)[1]
-            for t, bits, name in ((L, bl, "L"), (R, br, "R"), (W, bw, "W")):
-                fill(t, np.ascontiguousarray(bits), f"GRAPH_EDGES: {name}")
+            # the codes go straight into the packed columns (backends/codes.py), on the table's side
+            for t, codes in ((L, g.src), (R, g.dst), (W, g.weight)):
+                t.backend.table_set_ints(t, codes)
             return None
         raise AssertionError(what)
 
     return graph
+
+
+def adjacency_words(g) -> np.ndarray:
+    """GRAPH_ADJ's n x n table as its packed words (n columns x ceil(n/64) uint64): arc
+    i -> j sets row i of column j. Built from the arcs by a sort of their word positions and
+    an OR per word (np.bitwise_or.reduceat), never as an n x n bool array."""
+    n = g.n
+    words = (n + 63) // 64
+    out = np.zeros((n, words), dtype=np.uint64)
+    if g.m:
+        row, col = g.src - 1, g.dst - 1
+        pos = np.unique(col * (words * 64) + row)          # repeated arcs set one bit
+        word = pos >> 6
+        bit = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64))
+        starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
+        out.reshape(-1)[word[starts]] = np.bitwise_or.reduceat(bit, starts)
+    return out

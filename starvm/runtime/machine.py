@@ -109,7 +109,7 @@ class Machine:
         calls, secs = self.native_timing
         if calls:
             lines.append(f"{calls} native kernel call(s) replaced standard-library Star bodies in {secs:.4f} s; "
-                         "they execute no base operations and count no steps")
+                         "the steps above include the steps those bodies take")
         loops, secs = self.fused_timing
         if loops:
             lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
@@ -156,6 +156,14 @@ class Machine:
             raise
         return gen
 
+    @property
+    def _native_meter(self) -> native.Meter:
+        """Where native kernels report their calls, time and the steps of the Star bodies they
+        replace (starvm/native/steps.py): this machine's counters and --max-steps ticker."""
+        if getattr(self, "_meter", None) is None:
+            self._meter = native.Meter(self.native_timing, self.counts, lambda: self.ns.get("_tick"))
+        return self._meter
+
     def _install_native(self, routines) -> None:
         if not self.native:
             return
@@ -164,7 +172,7 @@ class Machine:
                 continue
             make = native.factory_for(info.name, self.backend.name)
             if make is not None:
-                self.ns[info.pyname] = make(self.ns[info.pyname], self.backend, self.native_timing)
+                self.ns[info.pyname] = make(self.ns[info.pyname], self.backend, self._native_meter)
 
     def load(self, text: str, filename: str = "<string>") -> None:
         """Declare the routines and globals of a Star text; a main block, if any, is not run."""
@@ -307,6 +315,24 @@ class Machine:
             raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
         limits.check_table(self.backend, arr.shape[0], arr.shape[1])
         return self.backend.table(arr.shape[0], arr.shape[1], arr.astype(bool))
+
+    def table_from_ints(self, values, width: int) -> Table:
+        """A table of len(values) rows and ``width`` columns, row i holding values[i] as an
+        unsigned binary number, column 1 the most significant bit (``Table.to_ints`` is the
+        inverse). ``values``: integers in 0 .. 2^width - 1 (a NumPy or CuPy array or a list);
+        the codes go straight into the packed columns (on the GPU where the table is)."""
+        from ..backends.codes import check_codes
+        if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
+            raise ValueError(f"width must be an integer >= 0, got {width!r}")
+        if not hasattr(values, "__cuda_array_interface__"):
+            values = np.asarray(values)
+            if values.size == 0 and values.dtype.kind == "f":
+                values = values.astype(np.int64)
+        check_codes(values, int(width))
+        limits.check_table(self.backend, int(values.size), int(width))
+        t = self.backend.table(int(values.size), int(width))
+        self.backend.table_set_ints(t, values)
+        return t
 
     def slice(self, bits) -> "BitVector":
         arr = host_array(bits, dtype=bool).ravel()

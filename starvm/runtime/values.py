@@ -71,6 +71,13 @@ class Table:
         a = self.to_numpy()
         return a.astype(dtype) if dtype is not None else a
 
+    def to_ints(self) -> np.ndarray:
+        """Every row as an unsigned number, column 1 the most significant bit: a host uint64
+        array of n codes (``Machine.table_from_ints`` is the inverse); at most 64 columns."""
+        if self.k > 64:
+            raise ValueError(f"to_ints needs a table of at most 64 columns, this one has {self.k}")
+        return host_array(self.backend.table_get_ints(self), np.uint64)
+
     @property
     def words(self):
         """The storage itself, zero-copy: the backend's k × ⌈n/64⌉ uint64 array (a NumPy or
