@@ -39,58 +39,18 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
 from starvm.native import search_cupy as sc  # noqa: E402
+from reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
 
 M64 = (1 << 64) - 1
 OLD_QUOTED = {"cupy.min": 0.204, "MIN": 0.292, "MAX": 0.315, "MATCH": 0.268}   # bench/results/gpu_h100.md (wall)
 VARIANTS = [  # (block, words per thread, batch); the first is the module's default
     (256, 1, 8), (256, 1, 0), (256, 1, 4), (256, 1, 16), (256, 2, 8), (128, 1, 8), (512, 1, 8)]
-
-
-# ------------------------------------------------------------------ NumPy model (host)
-def row_mask(n):
-    W = (n + 63) // 64
-    m = np.full(W, M64, dtype=np.uint64)
-    if n % 64:
-        m[-1] = np.uint64((1 << (n % 64)) - 1)
-    return m
-
-
-def values(T, n):
-    """Row values of a k x W bit-sliced table, column 0 the most significant bit."""
-    k = T.shape[0]
-    bits = np.unpackbits(T.view(np.uint8).reshape(k, -1), axis=1, count=n, bitorder="little")
-    vals = np.zeros(n, dtype=np.uint64)
-    for c in range(k):
-        vals |= bits[c].astype(np.uint64) << np.uint64(k - 1 - c)
-    return vals
-
-
-def pack(rows):
-    b = np.packbits(rows, bitorder="little")
-    out = np.zeros(((rows.size + 63) // 64) * 8, dtype=np.uint8)
-    out[:b.size] = b
-    return out.view(np.uint64)
-
-
-def reference(name, vals, X, n, probe):
-    """Z words of MATCH / MIN / MAX over row values vals (from values()) and control words X."""
-    act = np.unpackbits(X.view(np.uint8), count=n, bitorder="little").astype(bool)
-    if name == "MATCH":
-        return pack(act & (vals == np.uint64(probe)))
-    if not act.any():
-        return pack(np.zeros(n, bool))
-    best = vals[act].min() if name == "MIN" else vals[act].max()
-    return pack(act & (vals == best))
-
-
-def word_of(value, k):
-    """The pattern word of a row value: bit c of the word is column c + 1 (bit k-1-c of the value)."""
-    return np.array([sum(((value >> (k - 1 - c)) & 1) << c for c in range(k))], dtype=np.uint64)
 
 
 def rand_words(rng, shape):
@@ -179,18 +139,6 @@ def check_kernels(full: bool, label: str) -> int:
                                 print(f"  MISMATCH [{label}] {name} n={n} k={k} table={tmode} X={xmode}")
     print(f"  kernels [{label}]: {cases} cases, {bad} mismatches", flush=True)
     return bad
-
-
-def model_bools(name, T, X, v):
-    n, k = T.shape
-    w = 1 << np.arange(k - 1, -1, -1, dtype=np.uint64)
-    vals = (T.astype(np.uint64) * w).sum(axis=1, dtype=np.uint64) if k else np.zeros(n, np.uint64)
-    if name == "MATCH":
-        return X & (vals == (v.astype(np.uint64) * w).sum(dtype=np.uint64))
-    if not X.any():
-        return np.zeros(n, bool)
-    best = vals[X].min() if name == "MIN" else vals[X].max()
-    return X & (vals == best)
 
 
 def check_machine() -> int:

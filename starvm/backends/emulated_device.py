@@ -4,6 +4,11 @@ The auto backend (auto_backend.py) tells host from device vectors by type, so wi
 its device every placement decision, transfer and mixed operation of the auto backend runs,
 and is tested, on a machine without a GPU (STARVM_AUTO_EMULATE=1; the test suite sets it
 there). Results are the NumPy backend's: each primitive converts to a Python int and back.
+
+Device vectors are ``DeviceWords``, an ndarray subclass, so that they differ by type from the
+host's arrays as CuPy arrays do: auto's device-side branches (``from_words`` of device words,
+native kernels placed on the device, starvm/native/__init__.py) run here as on a GPU, with the
+emulated device's own native kernels (starvm/native/emulated.py).
 """
 from __future__ import annotations
 
@@ -16,12 +21,21 @@ def _words(n: int) -> int:
     return (n + 63) // 64
 
 
+class DeviceWords(np.ndarray):
+    """A vector on the emulated device: 1-D uint64 words (a CuPy array's place on a GPU)."""
+
+
+def device_words(words) -> DeviceWords:
+    """A copy of ``words`` as a device vector."""
+    return np.array(words, dtype=np.uint64).view(DeviceWords)
+
+
 def _i(v) -> int:
     return int.from_bytes(v.tobytes(), "little")
 
 
 def _v(x: int, words: int):
-    return np.frombuffer(x.to_bytes(words * 8, "little"), dtype=np.uint64).copy()
+    return np.frombuffer(x.to_bytes(words * 8, "little"), dtype=np.uint64).copy().view(DeviceWords)
 
 
 class EmulatedDevice(NumpyBackend):
@@ -29,7 +43,7 @@ class EmulatedDevice(NumpyBackend):
     device = "emulated device (NumPy)"
 
     def zeros(self, n):
-        return np.zeros(_words(n), dtype=np.uint64)
+        return np.zeros(_words(n), dtype=np.uint64).view(DeviceWords)
 
     def ones(self, n):
         return _v(super().ones(n), _words(n))
@@ -41,10 +55,10 @@ class EmulatedDevice(NumpyBackend):
         return super().to_bools(_i(v), n)
 
     def to_words(self, v, n):
-        return v.copy()
+        return np.array(v, dtype=np.uint64)        # plain words, as a CuPy array's are plain
 
     def from_words(self, words, n):
-        return np.array(words, dtype=np.uint64)
+        return device_words(words)
 
     def get_bit(self, v, i):
         return super().get_bit(_i(v), i)
@@ -99,7 +113,7 @@ class EmulatedDevice(NumpyBackend):
         return _v(super().subt(_i(a), _i(b), n), a.size)
 
     def col_get(self, t, j):
-        return t.data[j].copy()
+        return device_words(t.data[j])
 
     def col_set(self, t, j, v):
         t.data[j] = v

@@ -5,13 +5,18 @@ The Star body stays the specification: a native kernel must compute exactly the 
 result, and the tests compare the two on random inputs. A kernel applies only to the
 routine *from the standard library* (a program's own routine of the same name runs as
 written) and only for the arguments it declares it handles; otherwise the Star body runs.
-A native kernel does not execute the Star body's base operations, so it counts no steps;
-the machine records its calls and time (``Machine.native_timing``, shown by --profile).
+A native kernel does not execute the Star body's base operations, but it reports the steps
+the body would take (steps.py: by formula, from the sizes and what the kernel counted) to the
+machine's counters through its ``Meter``, and advances the --max-steps count the same way,
+so a program's step counts do not depend on which route ran it. The meter also records the
+kernel's calls and time (``Machine.native_timing``, shown by --profile).
 
 Each backend's kernels live in their own module, imported only when that backend is used.
-A registry entry names a factory ``make(star_body, backend, timing) -> routine``: the
+A registry entry names a factory ``make(star_body, backend, meter) -> routine``: the
 routine takes and returns exactly what the generated Python function of the Star routine
 does (its arguments, and the tuple of its var slices/words for the caller to copy back).
+The emulated device (backends/emulated_device.py, auto's device where no GPU is usable) has
+kernels of its own (emulated.py): the NumPy kernels, behind its device-style vectors.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from typing import Callable
 _REGISTRY: dict[tuple[str, str], str] = {
     ("warshall_adapt", "numpy"): "starvm.native.warshall_numpy:make",
     ("warshall_adapt", "cupy"): "starvm.native.warshall_cupy:make",
+    ("warshall_adapt", "emulated"): "starvm.native.warshall_numpy:make",
     ("match", "cupy"): "starvm.native.search_cupy:make_match",
     ("min", "cupy"): "starvm.native.search_cupy:make_min",
     ("max", "cupy"): "starvm.native.search_cupy:make_max",
@@ -37,6 +43,8 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("groupmin", "numpy"): "starvm.native.rows_numpy:make_groupmin",
     ("groupmin", "cupy"): "starvm.native.rows_cupy:make_groupmin",
 }
+for _name in ("match", "min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
+    _REGISTRY[(_name, "emulated")] = f"starvm.native.emulated:make_{_name}"
 
 
 def factory_for(routine: str, backend: str) -> Callable | None:
@@ -52,13 +60,13 @@ def factory_for(routine: str, backend: str) -> Callable | None:
 def _auto_factory(routine: str) -> Callable | None:
     """On the auto backend (backends/auto_backend.py) a routine runs its host or its device
     kernel, or its Star body where that side has none, on the side ``place`` picks per call."""
-    if not any((routine, side) in _REGISTRY for side in ("numpy", "cupy")):
+    if not any((routine, side) in _REGISTRY for side in ("numpy", "cupy", "emulated")):
         return None
 
-    def make(star_body, auto, timing):
+    def make(star_body, auto, meter):
         def build(side):
             f = factory_for(routine, side.name)
-            return f(star_body, side, timing) if f is not None else star_body
+            return f(star_body, side, meter) if f is not None else star_body
         on_host, on_dev = build(auto.host), None
 
         def routine_(*args):
@@ -73,23 +81,58 @@ def _auto_factory(routine: str) -> Callable | None:
     return make
 
 
-def timed_call(kernel: Callable, backend, timing: list, *args):
-    """Run a kernel, wait for the device, add one call and its time to ``timing``."""
+class Meter:
+    """What native kernels report to their machine: calls and time (``timing``, the machine's
+    ``native_timing``), and the steps their Star bodies would take (``counts``, the machine's
+    step counters; ``ticks()`` gives the machine's --max-steps ticker, None without a limit)."""
+
+    def __init__(self, timing: list | None = None, counts: list | None = None, ticks: Callable = lambda: None):
+        from ..ir.ops import BASE_OPS
+        self.timing = timing if timing is not None else [0, 0.0]
+        self.counts = counts if counts is not None else [0] * len(BASE_OPS)
+        self.ticks = ticks
+        self._index = {op: i for i, op in enumerate(BASE_OPS)}
+
+    def tick(self, count: int) -> None:
+        """Loop iterations and calls the body would take: raises past --max-steps, before the
+        kernel changes anything (the body would stop there, part way)."""
+        tick = self.ticks()
+        if tick is not None:
+            from ..runtime.limits import tick_many
+            tick_many(tick, count)
+
+    def count(self, ops: dict) -> None:
+        for op, c in ops.items():
+            self.counts[self._index[op]] += c
+
+    def charge(self, steps) -> None:
+        """A steps.Steps known before the kernel runs: ticks first, then the counts."""
+        self.tick(steps.ticks)
+        self.count(steps.ops)
+
+
+def timed_call(kernel: Callable, backend, meter: Meter, *args):
+    """Run a kernel, wait for the device, add one call and its time to the meter."""
     t0 = perf_counter()
     out = kernel(*args)
     backend.synchronize()
-    timing[0] += 1
-    timing[1] += perf_counter() - t0
+    meter.timing[0] += 1
+    meter.timing[1] += perf_counter() - t0
     return out
 
 
 def closure_routine(kernel: Callable) -> Callable:
-    """A factory for (n: integer; var P: table) closures: the kernel runs when P is n x n."""
-    def make(star_body, backend, timing):
+    """A factory for (n: integer; var P: table) closures: the kernel runs when P is n x n.
+    ``kernel(P)`` returns the number of OR steps the Star body takes (steps.warshall_adapt)."""
+    from . import steps
+
+    def make(star_body, backend, meter):
         def routine(n, P):
             if not (isinstance(n, int) and P.n == n and P.k == n):
                 return star_body(n, P)       # an unusual call: the Star body is the definition
-            timed_call(kernel, backend, timing, P)
+            meter.tick(steps.warshall_adapt(n, 0).ticks)
+            ors = timed_call(kernel, backend, meter, P)
+            meter.count(steps.warshall_adapt(n, int(ors)).ops)
         routine.star_body = star_body
         return routine
     return make

@@ -15,7 +15,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from . import timed_call
+from .search_routines import compare_factory
 
 _SRC = r"""
 extern "C" __global__ void hit_rows(const unsigned long long* T, const unsigned long long* F,
@@ -62,16 +62,5 @@ def compare_rows(name: str, T, F, X):
     return Z
 
 
-def _make(kernel_name: str):
-    def make(star_body, backend, timing):
-        def routine(T, F, X, Z):
-            if not ((T.n, T.k) == (F.n, F.k) and T.n > 0 and X.n == T.n and Z.n == T.n):
-                return star_body(T, F, X, Z)
-            Z.v = timed_call(compare_rows, backend, timing, kernel_name, T, F, X.v)
-            return (Z,)
-        return routine
-    return make
-
-
-make_hit = _make("hit_rows")
-make_setmin = _make("less_rows")
+make_hit = compare_factory(compare_rows, "hit_rows")
+make_setmin = compare_factory(compare_rows, "less_rows")

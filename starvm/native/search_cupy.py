@@ -35,7 +35,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from . import timed_call
+from .search_routines import extreme_factory, match_factory
 
 _SRC = r"""
 typedef unsigned long long u64;
@@ -295,29 +295,6 @@ def extreme(T, X, want_max: bool):
     return Z
 
 
-def _usable(T, X, Z) -> bool:
-    return 0 < T.k <= 64 and T.n > 0 and X.n == T.n and Z.n == T.n
-
-
-def make_match(star_body, backend, timing):
-    def routine(T, X, v, Z):
-        if not (_usable(T, X, Z) and v.n == T.k):
-            return star_body(T, X, v, Z)
-        Z.v = timed_call(match, backend, timing, T, X.v, v.v, T.k)
-        return (Z,)
-    return routine
-
-
-def _make_extreme(want_max: bool):
-    def make(star_body, backend, timing):
-        def routine(T, X, Z):
-            if not _usable(T, X, Z):
-                return star_body(T, X, Z)
-            Z.v = timed_call(extreme, backend, timing, T, X.v, want_max)
-            return (Z,)
-        return routine
-    return make
-
-
-make_min = _make_extreme(False)
-make_max = _make_extreme(True)
+make_match = match_factory(match)
+make_min = extreme_factory(extreme, False)
+make_max = extreme_factory(extreme, True)

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 import sys
@@ -29,6 +30,13 @@ def ticker(max_steps: int):
                                hint="raise the limit with --max-steps N (Machine(max_steps=N)) if the program "
                                     "is meant to run this long")
     return run().__next__
+
+
+def tick_many(tick, count: int) -> None:
+    """``count`` steps of a ``ticker`` at once (a native kernel reporting its Star body's loop
+    iterations and calls): raises as ``count`` calls of ``tick`` would, at C speed."""
+    if count > 0:
+        collections.deque(itertools.islice(tick.__self__, count), maxlen=0)
 
 
 def max_depth(explicit: int | None = None) -> int:

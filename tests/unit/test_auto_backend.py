@@ -182,6 +182,41 @@ def test_a_native_kernel_moves_a_large_table(auto):
         assert (P.backend is auto.dev) == moves
 
 
+def test_from_words_keeps_each_side(auto):
+    """Host words make a host vector, device words (a CuPy array, or the emulated device's
+    DeviceWords) a device vector: the device branch runs with the emulated device too."""
+    rng = random.Random(3)
+    for n in LENGTHS:
+        bits = bools(rng, n)
+        h, d = both_sides(auto, bits)
+        words = auto.host.to_words(h, n)
+        from_host = auto.from_words(words, n)
+        assert on_host(from_host) and from_host == h
+        from_dev = auto.from_words(auto.dev.to_words(d, n) if auto.dev.name != "emulated"
+                                   else auto.dev.from_words(words, n), n)
+        assert not on_host(from_dev)
+        np.testing.assert_array_equal(auto.to_bools(from_dev, n), bits)
+
+
+def test_native_kernels_run_on_the_device_side(auto):
+    """A standard-library call placed on the device runs the device's kernel (the emulated
+    device has its own: starvm/native/emulated.py), with the Star body's steps."""
+    rng = np.random.default_rng(4)
+    n, k = 150, 9
+    T = rng.random((n, k)) < 0.5
+    X = rng.random(n) < 0.5
+    got = []
+    for native in (True, False):
+        m = starvm.Machine(backend=auto, out=io.StringIO(), native=native)
+        t, x, z = m.table(T), m.slice(X), m.slice(np.zeros(n, bool))
+        assert t.backend is auto.dev
+        m.call("MIN", t, x, z)
+        got.append((z.to_numpy(), m.stats, m.native_timing[0]))
+    assert got[0][2] == 1 and got[1][2] == 0
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    assert got[0][1] == got[1][1]
+
+
 def test_programs_give_the_same_output_as_numpy(auto):
     src = """var T: table(150, 6); S: table(10, 4); X, Y: slice(T); w: word(T); v: word(S);
     i, c: integer;

@@ -47,23 +47,25 @@ CASES = [(1, 1), (1, 7), (63, 3), (64, 7), (65, 20), (200, 1), (200, 20), (1000,
 def call_both(backend, name, build, native_ok=lambda side: True):
     """Run ``name`` on both machines with the arguments ``build(machine)`` makes; returns the
     two argument tuples. Checks that the fast machine ran the native kernel where the side
-    that held the tables has one (and ``native_ok(side)``: its limits allow the arguments)."""
+    that held the tables has one (and ``native_ok(side)``: its limits allow the arguments),
+    and that it reported the Star body's steps, kind by kind."""
     fast, body = machines(backend)
     out = []
     for m in (fast, body):
         args = build(m)
         before = m.native_timing[0]
         m.call(name, *args)
-        out.append((args, m.native_timing[0] - before))
-    (fa, fast_calls), (ba, body_calls) = out
-    # the side the tables ended on (auto: the CPU, or the device, which has no NumPy kernel
-    # when it is the emulated one) decides whether the native kernel ran
+        out.append((args, m.native_timing[0] - before, m.last_call_stats))
+    (fa, fast_calls, fast_steps), (ba, body_calls, body_steps) = out
+    # the side the tables ended on (auto: the CPU, or the device: the GPU or the emulated
+    # one, which has kernels of its own) decides whether the native kernel ran
     side = fa[0].backend.name
     expect = factory_for(name.lower(), side) is not None and native_ok(side)
     assert body_calls == 0
     assert fast_calls == expect
-    if backend == "numpy" or (backend == "cupy" and native_ok("cupy")):
+    if native_ok(backend if backend != "auto" else side):
         assert expect
+    assert fast_steps == body_steps
     return fa, ba
 
 
@@ -179,7 +181,7 @@ def both_fail(backend, name, build):
         before = m.native_timing[0]
         with pytest.raises(starvm.StarError) as info:
             m.call(name, *args)
-        # no kernel ran, or the Star body did (it counted steps; kernels count none)
+        # no kernel ran, or the Star body did after it (the body's error: a kernel raises none)
         assert m.native_timing[0] == before or m.last_call_stats
         got.append((info.value.render(), [a.to_numpy() for a in args]))
     assert got[0][0] == got[1][0]
@@ -194,8 +196,9 @@ def both_body(backend, name, build):
     out = []
     for m in (fast, body):
         args = build(m)
+        before = m.native_timing[0]
         m.call(name, *args)
-        assert m.last_call_stats, "the Star body ran (a native kernel counts no steps)"
+        assert m.native_timing[0] == before, "the Star body ran, not the routine's kernel"
         out.append(args)
     for a, b in zip(*out):
         np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())

@@ -1,0 +1,94 @@
+"""Native kernels of the emulated device (backends/emulated_device.py): what runs when the auto
+backend places a standard-library call on its device and no GPU is usable.
+
+So that auto's device dispatch, argument checks, Star-body fallbacks and step reports run
+on a CPU exactly as they do on a GPU, the emulated device has a kernel wherever the GPU has
+one, behind the same routines (search_routines.py, rows_routines.py):
+
+  MATCH, MIN, MAX, HIT, SETMIN   the CUDA kernels' rule (search_cupy.py, compare_cupy.py), one
+                                 whole-slice NumPy operation per bit column of the words;
+  IOTA, GATHER, SCATTER, GROUPMIN   the NumPy backend's kernels (rows_numpy.py), the device's
+                                 word vectors converted to and from its Python ints;
+  WARSHALL-adapt                 the NumPy backend's kernel (registered directly: it takes
+                                 only the table).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends.emulated_device import DeviceWords, device_words
+from . import rows_numpy
+from .rows_routines import factories
+from .search_routines import compare_factory, extreme_factory, match_factory
+
+
+def _int(words) -> int:
+    return int.from_bytes(np.asarray(words, dtype=np.uint64).tobytes(), "little")
+
+
+# ---------------------------------------------------------------- search (words of 64 rows)
+def match(T, X, v, k: int):
+    pattern = int(np.asarray(v)[0])            # bit c: column c + 1
+    z = np.array(X, dtype=np.uint64)
+    for c in range(k):
+        col = T.data[c]
+        z &= col if (pattern >> c) & 1 else ~col
+    return device_words(z)
+
+
+def extreme(T, X, want_max: bool):
+    z = np.array(X, dtype=np.uint64)
+    for c in range(T.k):
+        col = T.data[c]
+        y = z & (col if want_max else ~col)
+        if y.any():
+            z = y
+    return device_words(z)
+
+
+def compare(name: str, T, F, X):
+    z = np.array(X, dtype=np.uint64)
+    if name == "hit_rows":
+        for c in range(T.k):
+            z &= ~(T.data[c] ^ F.data[c])
+        return device_words(z)
+    lt = np.zeros_like(z)
+    for c in range(T.k):                        # column 1 (most significant) first
+        t, f = T.data[c], F.data[c]
+        lt |= z & f & ~t
+        z &= ~(t ^ f)
+    return device_words(lt)
+
+
+make_match = match_factory(match)
+make_min = extreme_factory(extreme, False)
+make_max = extreme_factory(extreme, True)
+make_hit = compare_factory(compare, "hit_rows")
+make_setmin = compare_factory(compare, "less_rows")
+
+
+# ---------------------------------------------------------------- row moves
+def _gather(T, IX, X_v, R) -> None:
+    rows_numpy.gather(T, IX, _int(X_v), R)
+
+
+def _scatter(T, IX, X_v, R) -> None:
+    rows_numpy.scatter(T, IX, _int(X_v), R)
+
+
+def _groupmin(G, K, X_v):
+    z = rows_numpy.groupmin(G, K, _int(X_v))
+    return device_words(np.frombuffer(z.to_bytes(len(X_v) * 8, "little"), dtype=np.uint64))
+
+
+def _is_table(t) -> bool:
+    return hasattr(t, "data") and hasattr(t, "k") and isinstance(getattr(t, "data"), np.ndarray)
+
+
+def _vec_ok(x, n: int) -> bool:
+    return getattr(x, "n", -1) == n and isinstance(getattr(x, "v", None), DeviceWords)
+
+
+make_iota, make_gather, make_scatter, make_groupmin = factories(
+    rows_numpy.iota, _gather, _scatter, _groupmin, is_table=_is_table, vec_ok=_vec_ok,
+    nonempty=False, group_bits_max=64)
