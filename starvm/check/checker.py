@@ -355,6 +355,10 @@ class Checker:
                 if reason:
                     raise _err(reason, a)
                 a.type = T.STR
+            elif kind == "message":
+                if not isinstance(a, A.Str):
+                    raise _err(f"{b.name} takes its message as a string, e.g. {b.name}('no path')", a)
+                a.type = T.STR
             elif kind == "strlit":
                 if not isinstance(a, A.Str) or any(c not in "01" for c in a.value) or not a.value:
                     raise _err(f"{b.name} takes a string of 0s and 1s, e.g. BITS('1011')", a)

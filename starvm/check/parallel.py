@@ -92,6 +92,8 @@ def _check_writes(body, info: ForallInfo) -> None:
                 raise _refuse(f"cannot call procedure '{n.display}' inside the loop", n)
             if n.ref.name in ("WRITELN", "WRITE"):
                 raise _refuse("output inside the loop would have no defined order", n)
+            if n.ref.name == "ERROR":
+                raise _refuse("ERROR inside the loop would stop at no defined iteration; test before or after it", n)
             if n.ref.name.startswith("GRAPH_"):
                 raise _refuse(f"{n.ref.name} fills whole tables; call it before the loop", n)
         if isinstance(n, A.Apply) and n.kind == "call":

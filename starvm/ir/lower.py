@@ -100,6 +100,8 @@ class _Lowerer:
         if isinstance(s.ref, RoutineInfo):
             return self._call(s.ref, s.args, s.loc)
         name = s.ref.name
+        if name == "ERROR":
+            return Node(Op.ERROR, arg=s.args[0].value, loc=s.loc)
         if name in ("WRITELN", "WRITE"):
             return Node(Op.WRITE, tuple(self.expr(a) for a in s.args), arg=(name == "WRITELN"), loc=s.loc)
         return self._builtin(name, s.args, s.loc, None)

@@ -70,6 +70,7 @@ class Op(Enum):
     REPEAT = auto()     # src: (body BLOCK, cond)
     FOR = auto()        # arg: (Symbol, downto); src: (start, stop, body BLOCK)
     PFOR = auto()       # arg: (Symbol, downto, ForallInfo, snapshot symbols); src: (start, stop, body)
+    ERROR = auto()      # arg: the message                stop with a Star runtime error
 
     # ---- graph input (starvm/graphs/star.py): not a machine step ----
     GRAPH = auto()      # arg: 'n' | 'm' | 'vbits' | 'wbits' | 'adj' | 'edges'; src: the tables filled

@@ -43,8 +43,12 @@ class GeneratedUnit:
 
 class CodeGen:
     def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
-                 fused_timing: list | None = None, step_limit: bool = False, progress: bool = False):
+                 fused_timing: list | None = None, step_limit: bool = False, progress: bool = False,
+                 debug: bool = False):
         self.B = backend
+        # starvm/debug: call _dbg() before every statement (and each loop test); off: no code at all
+        self.debug = debug
+        self._entry = False            # the next _dbg() is a routine's first event: _dbg(1)
         self.progress = progress       # wrap outermost for loops in _progress() (starvm/progress.py)
         self._for_depth = 0
         self.counts = counts if counts is not None else []
@@ -107,6 +111,7 @@ class CodeGen:
             self.names["main_"] = "main block"
             self.emit(0, "def main_():")
             self.global_decl(lowered.main, 1)
+            self._entry = True
             self.block(lowered.main, 1)
         return GeneratedUnit(self.filename, "\n".join(self.out) + "\n", self.lines, self.names, self.consts)
 
@@ -141,6 +146,7 @@ class CodeGen:
                 self.emit(1, f"_check_len({p.pyname}, {n}, {what!r})", p.loc)
         for sym in info.locals + ([info.result] if info.result else []):
             self.emit(1, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
+        self._entry = True
         self.block(body, 1)
         outs = [p.pyname for p in info.out_params]
         if info.is_function:
@@ -159,6 +165,8 @@ class CodeGen:
 
     def stmt(self, s: Node, ind: int) -> None:
         op = s.op
+        if self.debug and op is not Op.BLOCK:
+            self.hook(ind, s.loc)
         if op is Op.BLOCK:
             self.block(s, ind)
         elif op is Op.ASSIGN:
@@ -181,6 +189,8 @@ class CodeGen:
                 self.emit(ind, f"{', '.join(targets)}, = {call}", s.loc)
             else:
                 self.emit(ind, call, s.loc)
+        elif op is Op.ERROR:
+            self.emit(ind, self.mark(s, f"_error({s.arg!r})"), s.loc)
         elif op is Op.WRITE:
             fn = "_writeln" if s.arg else "_write"
             self.emit(ind, f"{fn}({', '.join(self.fmt(a) for a in s.src)})", s.loc)
@@ -196,11 +206,15 @@ class CodeGen:
             self.emit(ind, f"while {self.x(cond)}:", s.loc)
             self.tick(ind + 1, s.loc)
             self.block(body, ind + 1)
+            if self.debug:   # the next test of the condition is an event of the while line
+                self.hook(ind + 1, s.loc)
         elif op is Op.REPEAT:
             body, cond = s.src
             self.emit(ind, "while True:", s.loc)
             self.tick(ind + 1, s.loc)
             self.block(body, ind + 1)
+            if self.debug:   # the until test is an event of its own line
+                self.hook(ind + 1, cond.loc)
             self.emit(ind + 1, f"if {self.x(cond)}:", cond.loc)
             self.emit(ind + 2, "break")
         elif op is Op.FOR:
@@ -211,6 +225,11 @@ class CodeGen:
             self.emit(ind, self.x(s), s.loc)
         else:  # an expression used as a statement (a function call)
             self.emit(ind, self.x(s), s.loc)
+
+    def hook(self, ind: int, loc) -> None:
+        """One debugger event (starvm/debug/events.py reads the Star position of this line)."""
+        self.emit(ind, "_dbg(1)" if self._entry else "_dbg()", loc)
+        self._entry = False
 
     def tick(self, ind: int, loc) -> None:
         """One step of the step limit (generated only when the machine has a limit)."""
@@ -232,6 +251,8 @@ class CodeGen:
             self.block(body, ind + 1)
         finally:
             self._for_depth -= 1
+        if self.debug and tick:   # advancing the loop variable: an event of the for line
+            self.hook(ind + 1, s.loc)
 
     def parallel_for(self, s: Node, ind: int) -> None:
         """Forall semantics: the body reads snapshots of what it writes; private variables

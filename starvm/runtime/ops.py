@@ -297,10 +297,13 @@ def make_helpers(B, out_write) -> dict[str, object]:
     def writeln(*parts):
         out_write("".join(parts) + "\n")
 
+    def error(message):   # the ERROR statement
+        raise StarRuntimeError(message)
+
     return {
         "_Bits": Bits, "_UN": Unassigned, "_copy": copy, "_save": save, "_asg": asg,
         "_check_len": check_len, "_len": vec_len, "_zeros": zeros, "_new_table": new_table,
         "_table_assign": table_assign, "_div": div, "_mod": mod, "_fmt_bits": fmt_bits,
-        "_fmt_table": fmt_table, "_write": write, "_writeln": writeln,
+        "_fmt_table": fmt_table, "_write": write, "_writeln": writeln, "_error": error,
         "_snapshot": B.table_snapshot,
     }
