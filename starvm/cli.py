@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="parse and type-check a Star program without running it")
     check.add_argument("file", help="a .star file")
 
+    from .bench.cli import add_parser as add_bench_parser
+    add_bench_parser(sub)      # star bench (starvm/bench/cli.py)
+
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
@@ -88,6 +91,9 @@ def _main(argv) -> int:
             return EXIT_USAGE
     try:
         text = _read(args.file)
+        if args.command == "bench":   # starvm/bench/cli.py
+            from .bench.cli import bench
+            return bench(args, text, _UsageError)
         if args.command == "check":   # parse, check and lower; run nothing, allocate no table
             from . import stdlib
             from .check import Checker, Environment

@@ -1,0 +1,208 @@
+"""Benchmark one Star program (``star bench``; ``starvm.bench.run`` from Python): its main block,
+or one routine, repeated after warm-ups on one or several backends side by side.
+
+Each configuration (backend, and ``jit`` where the machine has a compiled tier) gets its own
+machine; the program is parsed and checked once (``starvm.compile``), loaded into each machine
+once (code generation, untimed), and before every run its globals are initialised afresh
+(untimed), so that every run does the same work. Only the main block (or the call) is timed,
+the backend synchronised before and after. What the program writes is discarded."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..api import Program, compile as compile_star
+from ..backends import BackendUnavailable
+from ..errors import Loc, Source, StarTypeError
+from ..ir.ops import BASE_OPS, OP_TITLES
+from ..runtime.machine import Machine
+from .environment import device_info, device_label, machine_info
+from .results import document
+from .timing import Timing, clock, synchronizer
+
+TITLES = {op.name: OP_TITLES[op] for op in BASE_OPS}
+
+
+class _Discard:
+    """The machine's ``out`` while benchmarking: writeln's text goes nowhere."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def machine_has_jit() -> bool:
+    """Does this starvm's Machine take ``jit=`` (the compiled tier)?"""
+    return "jit" in inspect.signature(Machine.__init__).parameters
+
+
+@dataclass
+class Measurement:
+    """One configuration's figures: ``status`` "ran", or "unavailable" with ``error``."""
+    backend: str
+    jit: bool | None
+    status: str
+    error: str | None = None
+    resolved: str | None = None            # the backend that ran (auto without a GPU: numpy)
+    device: dict | None = None
+    timing: Timing = field(default_factory=Timing)
+    steps: dict[str, int] = field(default_factory=dict)     # of the first timed run, by kind
+    native_calls: int = 0                  # standard-library routines run as native kernels (no steps)
+
+    @property
+    def label(self) -> str:
+        return self.backend + ("" if self.jit is None else f", jit {'on' if self.jit else 'off'}")
+
+    @property
+    def steps_total(self) -> int:
+        return sum(self.steps.values())
+
+    @property
+    def steps_per_s(self) -> float | None:
+        if self.status != "ran" or not self.steps_total or self.timing.median_s <= 0:
+            return None                    # no base operation ran (a scalar program): no rate
+        return self.steps_total / self.timing.median_s
+
+    def as_dict(self) -> dict:
+        d = {"backend": self.backend, "jit": self.jit, "status": self.status}
+        if self.status != "ran":
+            return {**d, "error": self.error}
+        return {**d, "backend_resolved": self.resolved, "device_info": self.device, **self.timing.as_dict(),
+                "steps": dict(self.steps), "steps_total": self.steps_total, "steps_per_s": self.steps_per_s,
+                "native_calls": self.native_calls}
+
+
+@dataclass
+class Report:
+    """What ``run`` measured: one Measurement per configuration, in the order asked."""
+    program: str
+    call: str | None
+    args: tuple
+    repeat: int
+    warmup: int
+    max_steps: int | None
+    measurements: list[Measurement]
+
+    @property
+    def ran(self) -> list[Measurement]:
+        return [m for m in self.measurements if m.status == "ran"]
+
+    def what(self) -> str:
+        if self.call is None:
+            return "main block"
+        return f"{self.call}({', '.join(_star_literal(a) for a in self.args)})"
+
+    def text(self) -> str:
+        """The table ``star bench`` prints: times and rates, then the steps of one run by kind."""
+        lines = [f"{self.program}: {self.what()}, {self.repeat} timed run(s) after {self.warmup} warm-up(s) "
+                 "per backend, device synchronised around each; the program's output is suppressed", ""]
+        width = max([len("backend")] + [len(m.label) for m in self.measurements])
+        lines.append(f"{'backend':<{width}}  {'median s':>10}  {'min s':>10}  {'max s':>10}  {'steps/run':>12}  "
+                     f"{'steps/s':>12}")
+        for m in self.measurements:
+            if m.status != "ran":
+                lines.append(f"{m.label:<{width}}  {m.status}: {m.error}")
+                continue
+            t = m.timing
+            resolved = f"  (ran on {m.resolved})" if m.resolved != m.backend else ""
+            lines.append(f"{m.label:<{width}}  {t.median_s:>10.6f}  {t.min_s:>10.6f}  {t.max_s:>10.6f}  "
+                         f"{m.steps_total:>12,}  {_rate(m.steps_per_s):>12}{resolved}")
+        ran = self.ran
+        if ran:
+            kinds = [op.name for op in BASE_OPS if any(op.name in m.steps for m in ran)]
+            lines += ["", "steps of one run by kind" + ("" if len(ran) > 1 else f" ({ran[0].label})")]
+            tw = max([len("total")] + [len(TITLES[k]) for k in kinds])
+            cols = [max(10, len(m.label)) for m in ran]
+            if len(ran) > 1:
+                lines.append(f"{'':<{tw}}" + "".join(f"  {m.label:>{c}}" for m, c in zip(ran, cols)))
+            for k in kinds:
+                lines.append(f"{TITLES[k]:<{tw}}" + "".join(f"  {m.steps.get(k, 0):>{c},}" for m, c in zip(ran, cols)))
+            lines.append(f"{'total':<{tw}}" + "".join(f"  {m.steps_total:>{c},}" for m, c in zip(ran, cols)))
+            natives = [m for m in ran if m.native_calls]
+            if natives:
+                lines.append("native kernel calls (standard-library routines run natively, no steps counted): "
+                             + ", ".join(f"{m.label} {m.native_calls}" for m in natives))
+        return "\n".join(lines)
+
+    def document(self, machine: dict | None = None) -> dict:
+        """The JSON of ``--json``: the harness's header, the settings, one row per configuration."""
+        first = next((m.device for m in self.ran if m.device and m.device.get("gpu")), None) \
+            or next((m.device for m in self.ran), None)
+        machine = machine if machine is not None else machine_info()
+        return document("star bench", f"star bench {self.program}", machine=machine,
+                        device=first if first is not None else device_info(),
+                        program=self.program, run=self.what(), call=self.call, args=list(self.args),
+                        repeat=self.repeat, warmup=self.warmup, max_steps=self.max_steps,
+                        method="the program parsed and checked once, loaded into one machine per configuration; "
+                               "globals initialised afresh before every run (untimed); only the main block or "
+                               "the call is timed, the backend synchronised before and after; output discarded",
+                        results=[m.as_dict() for m in self.measurements],
+                        devices={m.label: device_label(m.device, machine) for m in self.ran if m.device})
+
+
+def _rate(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _star_literal(value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def run(program, *, call: str | None = None, args=(), backends=("numpy",), jit=(None,), repeat: int = 5,
+        warmup: int = 1, max_steps: int | None = None, filename: str | None = None, graph=None) -> Report:
+    """Benchmark ``program`` — a ``starvm.Program``, a ``pathlib.Path`` of a .star file, or
+    Star source text — on every backend of ``backends`` (names) × every value of ``jit``
+    (``None``: the machine's default; True/False need a Machine with a compiled tier).
+    ``call``: time that routine with ``args`` instead of the main block. ``max_steps`` and
+    ``graph`` (a ``starvm.graphs.Graph``) are given to every machine, as ``star run`` does.
+
+    Raises StarError (the program is wrong, or fails while running), ValueError (bad
+    settings); a backend that cannot run here is reported in the Report, not raised."""
+    if repeat < 1 or warmup < 0:
+        raise ValueError("repeat must be at least 1 and warmup at least 0")
+    jits = [None] if jit is None else list(jit)
+    if any(j is not None for j in jits) and not machine_has_jit():
+        raise ValueError("this starvm's Machine has no compiled tier (no jit= option)")
+    prog = _program(program, filename)
+    if call is None and not prog.has_main:
+        raise StarTypeError("the program has no main block (begin ... end.) to run; --call NAME times one routine",
+                            Loc(Source(prog.filename, prog.source), 1, 1))
+    out = [_measure(prog, b, j, call, tuple(args), repeat, warmup, max_steps, graph) for b in backends for j in jits]
+    return Report(prog.filename, call, tuple(args), repeat, warmup, max_steps, out)
+
+
+def _program(program, filename: str | None) -> Program:
+    if isinstance(program, Program):
+        return program
+    if isinstance(program, Path):
+        return compile_star(program.read_text(), filename or str(program))
+    return compile_star(program, filename or "<string>")
+
+
+def _measure(prog: Program, backend: str, jit, call, args, repeat, warmup, max_steps, graph) -> Measurement:
+    options = {"jit": jit} if jit is not None else {}
+    try:
+        m = Machine(backend=backend, out=_Discard(), max_steps=max_steps, graph=graph, **options)
+    except BackendUnavailable as e:
+        return Measurement(backend, jit, "unavailable", error=str(e))
+    prog.load(m)                                   # code generation and the globals: untimed
+    init = m.ns["init_"]
+    body = (lambda: m.call(call, *args)) if call is not None else m.run_main
+    sync = synchronizer(m)
+    result = Measurement(backend, jit, "ran", resolved=m.backend.name, device=device_info(m))
+    for i in range(warmup + repeat):
+        if i:
+            m._guard(init)                         # fresh globals: every run does the same work
+        m.reset_stats()
+        seconds = clock(body, sync)
+        if i >= warmup:
+            result.timing.runs_s.append(seconds)
+            if i == warmup:
+                result.steps = dict(m.stats)
+                result.native_calls = int(m.native_timing[0])
+    return result
