@@ -86,7 +86,10 @@ def make_graph_helper(machine):
         if (P.n, P.k) != (g.n, g.n):
             raise StarRuntimeError(f"GRAPH_ADJ(P): P must be a {g.n} x {g.n} table, got {P.n} x {P.k}")
         words = adjacency_words(g)
-        if P.data.size:
+        set_words = getattr(P.backend, "table_set_words", None)   # distributed: a rank keeps its rows
+        if set_words is not None:
+            set_words(P, words)
+        elif P.data.size:
             P.data[...] = P.backend.xp.asarray(words)     # in place: the table keeps its storage
 
     def graph(what, *tables):

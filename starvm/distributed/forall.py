@@ -1,0 +1,189 @@
+"""A fused `parallel for` (runtime/forall.py) on the distributed backend.
+
+The loop runs as one array operation over the iterations on every rank, each on its own rows:
+a slice value is a batch of this rank's words of it (``_Local``), a word or a replicated
+vector the whole words (``_Vec``). What the base ForallKernel computes locally stays local
+(COL read and write, and, or, xor, not); the reductions over rows (SOME, NUMB, =, <> and
+X(i) of a slice) become one all-reduction of an array with one entry per iteration. Step
+counts are the base kernel's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import Node, Op
+from ..runtime.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
+from ..runtime.values import Bits
+from .backend import REPLICATE_MAX, Fill, Shard, _host
+
+
+class _Local(_Vec):
+    """A batch of partitioned vectors: this rank's words of each."""
+    __slots__ = ()
+
+
+class DistributedForall(ForallKernel):
+
+    def _lay(self, n):
+        return self.B.layout(n)
+
+    def _reduce(self, arr, op: str):
+        """An all-reduction of a per-iteration array (or a (1,) one) over the ranks."""
+        self.B.bytes_moved[0] += 1
+        host = _host(arr)
+        dtype = host.dtype
+        host = host.astype(np.int64)
+        self.B.bytes_moved[1] += host.nbytes
+        out = self.B.comm.allreduce_array(host, op).astype(dtype)
+        return self.xp.asarray(out)
+
+    def _local_words(self, v: _Vec) -> _Local:
+        """A replicated batch cut to this rank's rows."""
+        xp, lay = self.xp, self._lay(v.n)
+        nw = (lay.local_n + 63) // 64
+        if lay.start % 64 == 0 and (lay.stop % 64 == 0 or lay.stop == v.n):
+            return _Local(v.w[:, lay.start // 64: lay.start // 64 + nw], v.n)
+        rows = []
+        for r in range(v.w.shape[0]):
+            bits = _unpack(xp, v.w[r])[lay.start:lay.stop]
+            pad = xp.zeros(nw * 64, dtype=bool)
+            pad[:bits.size] = bits
+            rows.append(_pack(xp, pad))
+        return _Local(xp.stack(rows) if rows else xp.zeros((0, nw), dtype=xp.uint64), v.n)
+
+    def vec(self, x):
+        if isinstance(x, _Vec):
+            return x
+        v = x.v
+        key = id(x)
+        if key in self.words_cache:
+            return self.words_cache[key]
+        lay = self._lay(x.n)
+        if isinstance(v, Fill) and x.n > REPLICATE_MAX:
+            v = Shard(self.B.local_part(v, x.n), x.n)
+        if isinstance(v, Shard):
+            out = _Local(self.B.L.to_words(v.v, lay.local_n)[None, :], x.n)
+        else:
+            out = _Vec(self.B.to_words(v, x.n)[None, :], x.n)
+        self.words_cache[key] = out
+        return out
+
+    def _same_form(self, a: _Vec, b: _Vec):
+        if isinstance(a, _Local) != isinstance(b, _Local):
+            a, b = (a, self._local_words(b)) if isinstance(a, _Local) else (self._local_words(a), b)
+        return a, b
+
+    # ---------------------------------------------------------------- statements
+    def exec(self, s: Node, mask) -> None:
+        if s.op is Op.COL_SET:
+            v = self.vec(self.eval(s.src[2], mask))
+            if not isinstance(v, _Local):
+                v = self._local_words(v)
+            return super().exec(_with_value(s, v), mask)
+        if s.op is Op.BIT_SET:
+            target = self.value(s.src[0].arg)
+            if isinstance(target.v, Shard) or (isinstance(target.v, Fill) and target.n > REPLICATE_MAX):
+                return self._bit_set_local(s, target, mask)
+        return super().exec(s, mask)
+
+    def _bit_set_local(self, s, target, mask):
+        xp = self.xp
+        i = self.eval(s.src[1], mask)
+        b = self.eval(s.src[2], mask)
+        j = self._index(s, i, target.n, "bit", mask)
+        bad = (b != 0) & (b != 1)
+        if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
+            raise self.fail(s, "a bit takes 0 or 1")
+        self.count(Op.BIT_SET, mask)
+        lay = self._lay(target.n)
+        v = target.v if isinstance(target.v, Shard) else Shard(self.B.local_part(target.v, target.n), target.n)
+        bits = _unpack(xp, self.B.L.to_words(v.v, lay.local_n))
+        jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
+        bb = xp.broadcast_to(xp.asarray(b, dtype=bool), (self.m,))
+        here = (jj >= lay.start) & (jj < lay.stop)
+        if mask is not None:
+            here = here & mask
+        bits[jj[here] - lay.start] = bb[here]
+        target.v = Shard(self.B.L.from_words(_pack(xp, bits), lay.local_n), target.n)
+
+    def assign(self, sym, value, mask, node) -> None:
+        if sym.type.is_vector and mask is not None:
+            old = self.local.get(sym, self.env.get(sym))
+            new = self.vec(value)
+            if isinstance(old, Bits) and not isinstance(old, _Vec) and old.n >= 0:
+                old = self.vec(old)
+            if isinstance(old, _Vec) and old.n == new.n:
+                old, new = self._same_form(old, new)
+                self.local[sym] = old        # the base kernel merges under the mask in this form
+                value = new
+        super().assign(sym, value, mask, node)
+        out = self.local.get(sym)
+        if isinstance(out, _Vec) and isinstance(value, _Local) and not isinstance(out, _Local):
+            self.local[sym] = _Local(out.w, out.n)
+
+    # ---------------------------------------------------------------- expressions
+    def eval(self, e: Node, mask):
+        op, xp = e.op, self.xp
+        if op is Op.COL_GET:
+            v = super().eval(e, mask)
+            return _Local(v.w, v.n)
+        if op in (Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NOTEQ):
+            a, b = (self.vec(self.eval(s, mask)) for s in e.src)
+            if a.n != b.n:
+                raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
+            a, b = self._same_form(a, b)
+            local = isinstance(a, _Local)
+            self.count(op, mask)
+            if op in (Op.AND, Op.OR, Op.XOR):
+                w = a.w & b.w if op is Op.AND else a.w | b.w if op is Op.OR else a.w ^ b.w
+                return (_Local if local else _Vec)(w, a.n)
+            same = (a.w == b.w).all(axis=1)
+            if local:
+                same = self._reduce(same, "min")
+            return self._scalar(same if op is Op.EQ else ~same)
+        if op is Op.NOT:
+            a = self.vec(self.eval(e.src[0], mask))
+            if not isinstance(a, _Local):
+                return super().eval(e, mask)
+            self.count(op, mask)
+            w = ~a.w
+            nl = self._lay(a.n).local_n
+            if w.shape[1]:
+                if nl % 64:
+                    w[:, -1] &= xp.uint64((1 << (nl % 64)) - 1)
+            return _Local(w, a.n)
+        if op in (Op.SOME, Op.NUMB):
+            a = self.vec(self.eval(e.src[0], mask))
+            if not isinstance(a, _Local):
+                return super().eval(e, mask)
+            self.count(op, mask)
+            if op is Op.SOME:
+                return self._scalar(self._reduce((a.w != 0).any(axis=1), "max"))
+            return self._scalar(self._reduce(_popcount_rows(xp, a.w), "sum"))
+        if op is Op.BIT_GET:
+            v = self.vec(self.eval(e.src[0], mask))
+            if not isinstance(v, _Local):
+                return super().eval(e, mask)
+            i = self.eval(e.src[1], mask)
+            j = self._index(e, i, v.n, "bit", mask)
+            self.count(op, mask)
+            lay = self._lay(v.n)
+            jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (max(self.m, v.w.shape[0]),))
+            here = (jj >= lay.start) & (jj < lay.stop)
+            loc = xp.where(here, jj - lay.start, 0)
+            bits = xp.zeros(jj.shape, dtype=xp.int64)
+            if v.w.shape[1]:
+                words = xp.broadcast_to(v.w, (jj.shape[0], v.w.shape[1]))
+                w = xp.take_along_axis(words, (loc >> 6)[:, None], axis=1)[:, 0]
+                bits = xp.where(here, ((w >> (loc & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64), 0)
+            out = self._reduce(bits, "max")
+            if isinstance(j, int) and v.w.shape[0] == 1:
+                return int(out[0])
+            return out
+        return super().eval(e, mask)
+
+
+def _with_value(s: Node, v) -> Node:
+    """COL_SET node whose value is already evaluated (the base kernel evaluates src[2])."""
+    return Node(s.op, (s.src[0], s.src[1], Node(Op.CONST, (), v, loc=s.src[2].loc, type=s.src[2].type)),
+                s.arg, loc=s.loc, type=getattr(s, "type", None))
