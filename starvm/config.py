@@ -53,3 +53,35 @@ def auto_emulate() -> bool:
     """STARVM_AUTO_EMULATE=1: --backend auto on a machine without a GPU runs its device side
     on backends/emulated_device.py (NumPy), to test the placement logic anywhere."""
     return os.environ.get("STARVM_AUTO_EMULATE", "") not in ("", "0")
+
+
+def jit_mode(explicit: str | None = None) -> str:
+    """The compiled tier (starvm/jit): --jit / Machine(jit=...) first, then STARVM_JIT, else
+    auto (compile a routine once the work it is about to do outweighs compiling it); on
+    compiles every routine it can; off is the interpreter alone (the reference)."""
+    if explicit is True or explicit is False:
+        return "on" if explicit else "off"
+    mode = (explicit or os.environ.get("STARVM_JIT") or "auto").lower()
+    if mode in ("1", "true", "yes"):
+        return "on"
+    if mode in ("0", "false", "no"):
+        return "off"
+    if mode not in ("auto", "on", "off"):
+        raise ValueError(f"the compiled tier takes auto, on or off, not {mode!r}")
+    return mode
+
+
+def jit_cache_dir() -> str:
+    """STARVM_JIT_CACHE: where compiled routines are kept between runs (default
+    $XDG_CACHE_HOME/starvm/jit, i.e. ~/.cache/starvm/jit)."""
+    explicit = os.environ.get("STARVM_JIT_CACHE")
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "starvm", "jit")
+
+
+def jit_threshold() -> int:
+    """STARVM_JIT_THRESHOLD: with --jit auto, a routine is compiled once the steps its calls
+    are estimated to take add up to this many (default 200000, about 0.1 s interpreted)."""
+    return int(os.environ.get("STARVM_JIT_THRESHOLD", 200_000))
