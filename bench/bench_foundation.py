@@ -17,18 +17,12 @@ done once by ``Machine.load`` beforehand; a fresh table is built before each run
 Graphs: random digraphs G(n, p) with p = 2/n (mean out-degree 2), no self-loops, fixed seed.
 Every Star result is checked against the NumPy closure, which is itself checked against an
 independent closure by boolean matrix squaring. Results go to bench/results/foundation.json
-and bench/results/foundation.md. The exit status is 1 if any result is wrong.
+and bench/results/foundation.md (the harness's files, starvm/bench/). The exit status is 1 if
+any result is wrong.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import gc
-import json
-import os
-import platform
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import starvm  # noqa: E402
+from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 
 SEED = 2016
 PAPER_K40 = {   # spec §8, Table 2: seconds on an NVIDIA Kepler K40
@@ -106,14 +101,11 @@ def closure_by_squaring(adj: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------ timing
 def _timed(fn) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    return clock(fn, collect=True)           # a garbage collection first, untimed
 
 
 def summary(runs: list[float]) -> dict:
-    return {"median_s": statistics.median(runs), "min_s": min(runs), "runs_s": runs, "n_runs": len(runs)}
+    return Timing(runs).as_dict()
 
 
 def measure_numpy(adj: np.ndarray, runs: int) -> tuple[dict, np.ndarray]:
@@ -145,43 +137,6 @@ def measure_star(name: str, adj: np.ndarray, runs: int, reference: np.ndarray,
     out = summary(times)
     out.update(correct=correct, steps=steps)
     return out
-
-
-# ------------------------------------------------------------------ machine description
-def machine_info() -> dict:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    try:
-        import lark
-        lark_version = lark.__version__
-    except Exception:
-        lark_version = None
-    git = {}
-    try:
-        git["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                       text=True, timeout=10).stdout.strip() or None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                capture_output=True, text=True, timeout=10).stdout
-        git["dirty"] = bool(status.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return {
-        "cpu_model": cpu, "cpu_count": os.cpu_count(), "cpus_usable": usable,
-        "platform": platform.platform(), "python": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "numpy": np.__version__, "lark": lark_version, "starvm": starvm.__version__,
-        "starvm_path": str(Path(starvm.__file__).parent), "git": git,
-    }
 
 
 # ------------------------------------------------------------------ the benchmark
@@ -259,12 +214,11 @@ def run(quick: bool) -> dict:
     for e in results:
         e["target_met"] = None if e.get("target_s") is None else bool(e["median_s"] <= e["target_s"])
     return {
-        "benchmark": "foundation",
+        **document("foundation", "starvm foundation benchmark (NumPy backend)", machine=machine_info(),
+                   device=device_info(m)),
         "quick": quick,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "backend": "numpy",
         "parallel_for_fused": fused,
-        "machine": machine_info(),
         "graph": {"model": "random digraph G(n, p), p = 2/n (mean out-degree 2), no self-loops",
                   "seed": f"numpy.random.default_rng([{SEED}, n])"},
         "method": "median of the runs; only Machine.call (the Star run) is timed, after Machine.load; "
@@ -307,16 +261,9 @@ def _adapt_note(data: dict) -> str:
     return text
 
 
-def markdown(data: dict) -> str:
-    mi = data["machine"]
+def markdown(data: dict) -> list[str]:
+    """The Markdown after the harness's header (results.header_markdown)."""
     lines = [
-        "# starvm foundation benchmark (NumPy backend)",
-        "",
-        f"{data['date']} · {mi['cpu_model']}, {mi['cpu_count']} cores ({mi['cpus_usable']} usable) · "
-        f"Python {mi['python']} · NumPy {mi['numpy']} · starvm {mi['starvm']}"
-        + (f" (git {mi['git'].get('commit')}{', dirty' if mi['git'].get('dirty') else ''})"
-           if mi.get("git", {}).get("commit") else ""),
-        "",
         f"Graphs: {data['graph']['model']}, seed {data['graph']['seed']}. "
         "Times are medians in seconds; only the Star run is timed (`Machine.call` after `Machine.load`). "
         "NumPy = a bit-packed Warshall in plain NumPy (rows as uint64 words, one vectorised OR per pivot k). "
@@ -349,8 +296,8 @@ def markdown(data: dict) -> str:
     for note in data["notes"]:
         lines += ["", f"Note: {note}"]
     lines += ["", f"Total benchmark wall time: {data['total_wall_s']:.0f} s. "
-              "Reproduce: `python bench/bench_foundation.py`.", ""]
-    return "\n".join(lines)
+              "Reproduce: `python bench/bench_foundation.py`."]
+    return lines
 
 
 def main(argv=None) -> int:
@@ -364,8 +311,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     stem = "foundation-quick" if args.quick else "foundation"
     data = run(args.quick)
-    (out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
-    (out / f"{stem}.md").write_text(markdown(data))
+    write_results(data, out / f"{stem}.json", markdown(data))
     print(f"wrote {out / (stem + '.json')} and {out / (stem + '.md')} in {data['total_wall_s']:.0f} s")
     return 0 if data["all_correct"] else 1
 

@@ -45,16 +45,11 @@ launch- or bandwidth-bound.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import gc
 import io
-import json
 import math
 import os
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,17 +57,19 @@ from pathlib import Path
 T_PROCESS = time.perf_counter()     # the budget counts from here (imports included)
 
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
 from scipy.sparse.csgraph import bellman_ford, breadth_first_order, dijkstra, minimum_spanning_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
-sys.path.insert(0, str(ROOT / "bench"))
 
 import starvm  # noqa: E402
 from starvm.api import steps_between  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
-from bench_foundation import machine_info as _foundation_machine_info  # noqa: E402
+from starvm.bench import (Budget, caused_by_timeout, device_label, document,  # noqa: E402
+                          header_markdown, machine_info as harness_machine_info, slug, synchronizer,
+                          watchdog, write_json)
+from starvm.bench import device_info as harness_device_info  # noqa: E402
+from starvm.bench.environment import memory_available  # noqa: E402
 
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
@@ -97,10 +94,6 @@ class Mismatch(Exception):
     pass
 
 
-class RunTimeout(Exception):
-    """Raised by the watchdog's signal inside a Star call that overran its limit."""
-
-
 # ------------------------------------------------------------------ helpers
 def nums(bits: np.ndarray) -> np.ndarray:
     """The rows of an (n, k) bool array as unsigned numbers, column 1 the most significant."""
@@ -109,13 +102,7 @@ def nums(bits: np.ndarray) -> np.ndarray:
 
 
 def available_memory() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 8 << 30
+    return memory_available() or 8 << 30
 
 
 def parse_scales(text: str | None) -> list[int]:
@@ -150,80 +137,13 @@ def parse_algorithms(text: str | None) -> list[str]:
     return [a for a in ALGORITHMS if a in names]       # canonical order
 
 
-def slug(text: str) -> str:
-    s = re.sub(r"\bnvidia\b", "", text.lower())
-    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
-    return s or "unknown"
-
-
-def git_commit() -> dict:
-    """The checkout's commit: git, or .git/HEAD read directly where git is missing."""
-    out = {}
-    try:
-        out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                       text=True, timeout=10).stdout.strip() or None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                capture_output=True, text=True, timeout=10)
-        if status.returncode == 0:
-            out["dirty"] = bool(status.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    if not out.get("commit"):
-        try:
-            head = (ROOT / ".git" / "HEAD").read_text().strip()
-            if head.startswith("ref: "):
-                name = head[5:]
-                ref = ROOT / ".git" / name
-                if ref.exists():
-                    head = ref.read_text().strip()
-                else:
-                    packed = (ROOT / ".git" / "packed-refs").read_text().splitlines()
-                    head = next((ln.split()[0] for ln in packed if ln.endswith(" " + name)), None)
-            out["commit"] = head
-        except OSError:
-            pass
-    if not out.get("commit"):
-        out["commit"] = os.environ.get("STARVM_GIT_COMMIT")
-    return out
-
-
 def machine_info() -> dict:
-    info = _foundation_machine_info()
-    info["scipy"] = scipy.__version__
-    info["memory_available_bytes"] = available_memory()
-    g = git_commit()
-    if g.get("commit"):
-        info["git"] = {**info.get("git", {}), **g}
-    return info
+    return harness_machine_info(("scipy",))
 
 
 def device_info(m, requested: str) -> dict:
     """What runs the Star code: the backend, and for a GPU backend the device and versions."""
-    b = m.backend
-    d = {"backend_requested": requested, "backend": getattr(b, "name", "?"),
-         "backend_device": str(getattr(b, "device", "?")), "gpu": None}
-    if requested.lower() != "numpy" and getattr(b, "name", "numpy") != "numpy":
-        try:
-            import cupy
-            props = cupy.cuda.runtime.getDeviceProperties(0)
-            name = props["name"]
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            rt = cupy.cuda.runtime.runtimeGetVersion()
-            drv = cupy.cuda.runtime.driverGetVersion()
-            free, total = cupy.cuda.runtime.memGetInfo()
-            d["gpu"] = {"name": name, "count": cupy.cuda.runtime.getDeviceCount(),
-                        "memory_total_bytes": int(total), "memory_free_bytes_at_start": int(free),
-                        "cupy": cupy.__version__,
-                        "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cuda_runtime_raw": rt,
-                        "cuda_driver": f"{drv // 1000}.{drv % 1000 // 10}", "cuda_driver_raw": drv,
-                        "compute_capability": f"{props.get('major')}.{props.get('minor')}"}
-        except Exception as e:          # no CuPy, or no device: the backend fell back to the CPU
-            d["gpu_error"] = f"{type(e).__name__}: {e}"
-    return d
-
-
-def device_label(dev: dict, info: dict) -> str:
-    return dev["gpu"]["name"] if dev.get("gpu") else f"{info.get('cpu_model', 'CPU')} (CPU)"
+    return {"backend_requested": requested, **harness_device_info(m)}
 
 
 def gpu_free_memory() -> int | None:
@@ -243,11 +163,6 @@ def release_device_memory() -> None:
             cupy.get_default_pinned_memory_pool().free_all_blocks()
         except Exception:
             pass
-
-
-def synchronizer(m):
-    f = getattr(m.backend, "synchronize", None)
-    return f if callable(f) else (lambda: None)
 
 
 def make_graph(scale: int):
@@ -408,43 +323,25 @@ def scipy_run(fn: str, g, csr, runs: int):
 
 
 # ------------------------------------------------------------------ Star runs
-def _alarm(signum, frame):
-    raise RunTimeout()
-
-
-def _caused_by_timeout(exc: BaseException | None) -> bool:
-    """The watchdog's exception, possibly wrapped by a library it interrupted."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, RunTimeout):
-            return True
-        exc = exc.__cause__ or exc.__context__ or getattr(exc, "orig_exc", None)
-        seen += 1
-    return False
-
-
 def star_run(m, alg: str, g, inputs: Inputs, runs: int, limit_s: float | None, deadline: float | None,
              repeat_below: float = REPEAT_BELOW_S):
     """Up to `runs` timed calls (a call over `repeat_below` seconds is not repeated), each
     stopped by a watchdog after `limit_s`. Returns (times, result, steps, native_calls, status)."""
     sync = synchronizer(m)
     times, res, steps, natives = [], None, None, 0
-    use_alarm = limit_s is not None and hasattr(signal, "setitimer")
     for r in range(runs):
         args = star_args(m, alg, g, inputs)         # not timed
         m.reset_stats()
         gc.collect()
         sync()
-        if use_alarm:
-            old = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, max(0.05, limit_s))
         t0 = time.perf_counter()
         try:
-            m.call(alg, *args)
-            sync()
+            with watchdog(limit_s):
+                m.call(alg, *args)
+                sync()
             t = time.perf_counter() - t0
         except Exception as exc:
-            if not _caused_by_timeout(exc):
+            if not caused_by_timeout(exc):
                 raise
             t = time.perf_counter() - t0
             try:
@@ -452,10 +349,6 @@ def star_run(m, alg: str, g, inputs: Inputs, runs: int, limit_s: float | None, d
             except Exception:
                 pass
             return times, res, steps, natives, f"timeout after {t:.1f} s (watchdog limit {max(0.05, limit_s):.1f} s)"
-        finally:
-            if use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, old)
         times.append(t)
         if steps is None:
             steps = {k: int(v) for k, v in m.stats.items()}
@@ -664,10 +557,8 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
         dev = device_info(m, args.backend)
     P = plan(args, dev["backend"])
     t_start = T_PROCESS if t_start is None else t_start
-    deadline = t_start + P["budget"] - RESERVE_S
-
-    def left() -> float:
-        return deadline - time.perf_counter()
+    budget = Budget(P["budget"], start=t_start, reserve_s=RESERVE_S)
+    deadline, left = budget.deadline, budget.left
 
     info = machine_info()
     print(f"starvm stdlib benchmark: backend {args.backend} -> {dev['backend']} on {device_label(dev, info)}; "
@@ -675,16 +566,14 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
           f"budget {P['budget']:.0f} s, per-run cap {P['cap']:.0f} s, runs {P['runs']}", flush=True)
 
     results, notes, mismatches, errors = [], [], [], []
+    title = (f"starvm stdlib graph benchmark ({args.backend} backend"
+             + (f" → {dev['backend']}" if dev["backend"] != args.backend else "") + f", {device_label(dev, info)})")
     data = {
-        "benchmark": "stdlib graphs",
+        **document("stdlib graphs", title, machine=info, device=dev),
         "quick": args.quick,
         "complete": False,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "backend": args.backend,
         "backend_resolved": dev["backend"],
-        "device": device_label(dev, info),
-        "device_info": dev,
-        "machine": info,
         "graph": {"model": "R-MAT (starvm.graphs.rmat), undirected, no self-loops or repeated edges, "
                            "weights uniform 1..100", "seed": SEED, **RMAT, "sizes": {}},
         "scales": {"probe": P["probes"], "main": P["mains"], "fallback": P["fallback"]},
@@ -1137,21 +1026,8 @@ def results_table(data: dict) -> list[str]:
 
 
 def header_lines(data: dict) -> list[str]:
-    mi = data["machine"]
-    dev = data["device_info"]
-    gpu = dev.get("gpu")
-    git = mi.get("git", {})
-    head = [f"# starvm stdlib graph benchmark ({data['backend']} backend"
-            + (f" → {data['backend_resolved']}" if data["backend_resolved"] != data["backend"] else "")
-            + f", {data['device']})", ""]
-    line = (f"{data['date']} · {mi['cpu_model']}, {mi['cpu_count']} cores · Python {mi['python']} · "
-            f"NumPy {mi['numpy']} · SciPy {mi['scipy']} · starvm {mi['starvm']}")
-    if gpu:
-        line += f" · GPU {gpu['name']} ({gpu['memory_total_bytes'] / 2**30:.0f} GiB) · CuPy {gpu['cupy']} · " \
-                f"CUDA runtime {gpu['cuda_runtime']}, driver {gpu['cuda_driver']}"
-    if git.get("commit"):
-        line += f" · git {git['commit'][:12]}{', dirty' if git.get('dirty') else ''}"
-    head += [line, ""]
+    """The harness's header (title, date, machine, device, git), then what was measured how."""
+    head = header_markdown(data)
     b = data["budget"]
     head += [
         f"R-MAT a,b,c,d = {RMAT['a']}, {RMAT['b']}, {RMAT['c']}, {RMAT['d']}, edge factor {RMAT['edge_factor']}, "
@@ -1193,9 +1069,7 @@ def console_report(data: dict) -> str:
 
 def write_outputs(data: dict, paths: tuple[Path, Path]) -> None:
     js, md = paths
-    tmp = js.with_name(js.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=float) + "\n")
-    tmp.replace(js)
+    write_json(data, js)
     md.write_text(markdown(data))
 
 
