@@ -1,0 +1,185 @@
+"""Every CUDA source of the project, for NVRTC to compile in CI (tests/unit/test_cuda_sources.py).
+
+``cuda_corpus()`` is the list; each *collector* registered with ``@collector`` adds its
+sources. Today: the CuPy backend's kernels, the hand-written kernels of
+``starvm/native/*_cupy.py`` (read from the module text, so neither CuPy nor a GPU is needed),
+and the kernel ``cupy_forall`` generates for every fusable `parallel for` of the Star files in
+``STAR_DIRS`` and of the bodies of tests/unit/test_forall.py. New generated or hand-written
+CUDA code (e.g. a compiled tier) adds a collector here, and from then on CI compiles it.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+# Star files whose `parallel for` loops are compiled (a folder: its *.star files)
+STAR_DIRS = [ROOT / "stdlib", ROOT / "programs", ROOT / "tests" / "star", HERE / "loops"]
+# Python files holding a dict BODIES of Star sources (name -> text) to compile as well
+BODY_FILES = [ROOT / "tests" / "unit" / "test_forall.py"]
+
+# The template kernels of search_cupy.py, instantiated as its _kernels() does:
+# <K, batch, words per thread, block> for a few field widths and launch shapes.
+SEARCH_INSTANCES = [f"{kind}<{k}, {b}{extra}, {wpt}, {block}>"
+                    for k, b, wpt, block in ((1, 8, 1, 256), (7, 8, 1, 256), (32, 8, 2, 128), (64, 0, 4, 1024))
+                    for kind, extra in (("match_rows", ""), ("extreme_local", ", false"), ("extreme_local", ", true"))]
+
+
+@dataclass(frozen=True)
+class CudaSource:
+    name: str                         # a test id: "where:what"
+    code: str
+    kernels: tuple[str, ...]          # kernels (extern "C" names or name expressions) the PTX must hold
+    options: tuple[str, ...] = ()
+    name_expressions: tuple[str, ...] = ()
+
+
+COLLECTORS: list[Callable[[], Iterable[CudaSource]]] = []
+
+
+def collector(fn: Callable[[], Iterable[CudaSource]]):
+    """Register a function that yields CudaSource items."""
+    COLLECTORS.append(fn)
+    return fn
+
+
+@lru_cache(maxsize=None)
+def cuda_corpus() -> tuple[CudaSource, ...]:
+    return tuple(s for c in COLLECTORS for s in c())
+
+
+_EXTERN = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
+
+
+def extern_kernels(code: str) -> tuple[str, ...]:
+    return tuple(_EXTERN.findall(code))
+
+
+# ---------------------------------------------------------------- the CuPy backend
+@collector
+def backend_sources():
+    from starvm.backends import cuda_backend_kernels as k
+    yield CudaSource("backend:cupy_backend", k.SOURCE, k.NAMES)
+
+
+# ---------------------------------------------------------------- native kernels
+def module_sources(path: Path) -> list[str]:
+    """The module-level string constants of a Python file that hold a __global__ function."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str) and "__global__" in node.value.value:
+            out.append(node.value.value)
+    return out
+
+
+def requested_kernel_names(path: Path) -> set[str]:
+    """Kernel names the Python code asks CuPy for: string literals passed to get_function and
+    the string literals of tuples/lists in the functions that call get_function."""
+    tree = ast.parse(path.read_text(), str(path))
+    names: set[str] = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                 and c.func.attr == "get_function"]
+        if not calls:
+            continue
+        for c in calls:
+            if c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str):
+                names.add(c.args[0].value)
+        for seq in ast.walk(fn):
+            if isinstance(seq, (ast.Tuple, ast.List)) and seq.elts and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.isidentifier()
+                    for e in seq.elts):
+                names.update(e.value for e in seq.elts)
+    return names
+
+
+def native_files() -> list[Path]:
+    return sorted((ROOT / "starvm" / "native").glob("*_cupy.py"))
+
+
+@collector
+def native_sources():
+    for path in native_files():
+        texts = module_sources(path)
+        for i, code in enumerate(texts):
+            exprs = tuple(SEARCH_INSTANCES) if "template <int K, int B" in code else ()
+            opts = ("-std=c++14",) if exprs else ()
+            yield CudaSource(f"native:{path.stem}" + (f"#{i}" if len(texts) > 1 else ""), code,
+                             extern_kernels(code) + exprs, opts, exprs)
+
+
+# ---------------------------------------------------------------- generated `parallel for` kernels
+@dataclass(frozen=True)
+class Loop:
+    where: str            # file:line of the loop
+    template: str | None  # the kernel with R left open; None: not translatable (ForallKernel runs it)
+
+
+def _recording_backend():
+    from starvm.backends.numpy_backend import NumpyBackend
+
+    class Recorder(NumpyBackend):
+        """The NumPy backend, noting every fused loop codegen hands it."""
+        def __init__(self):
+            super().__init__()
+            self.loops = []
+
+        def forall_kernel(self, loop, counts, symbols, timing):
+            self.loops.append((loop, symbols))
+            return super().forall_kernel(loop, counts, symbols, timing)
+    return Recorder()
+
+
+def star_texts() -> list[tuple[str, str]]:
+    """(file name, Star text) of every file in STAR_DIRS (not the cases that must fail to load)
+    and every body in BODY_FILES."""
+    out = []
+    for folder in STAR_DIRS:
+        for p in sorted(folder.glob("*.star")):
+            if not p.with_suffix(".error").exists():
+                out.append((str(p.relative_to(ROOT)), p.read_text()))
+    for path in BODY_FILES:
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BODIES" for t in node.targets):
+                for name, text in ast.literal_eval(node.value).items():
+                    out.append((f"{path.relative_to(ROOT)}:{name}", text))
+    return out
+
+
+@lru_cache(maxsize=None)
+def forall_loops() -> tuple[Loop, ...]:
+    """Every fusable loop of star_texts(), with its generated kernel (one per distinct text)."""
+    import starvm
+    from starvm.backends.cuda_forall_source import forall_template
+    loops, seen = [], set()
+    for name, text in star_texts():
+        rec = _recording_backend()
+        starvm.Machine(backend=rec, out=io.StringIO(), fuse=True).load(text, name.split(":")[0])
+        for loop, symbols in rec.loops:
+            template = forall_template(loop, symbols)
+            where = f"{name}:{loop.loc.line}" if loop.loc else name
+            if template is not None and template in seen:
+                continue
+            seen.add(template)
+            loops.append(Loop(where, template))
+    return tuple(loops)
+
+
+@collector
+def forall_sources():
+    from starvm.backends.cuda_forall_source import KERNEL_NAME, kernel_source
+    for loop in forall_loops():
+        if loop.template is not None:
+            yield CudaSource(f"forall:{loop.where}", kernel_source(loop.template, 1), (KERNEL_NAME,))

@@ -1,0 +1,48 @@
+extern "C" __global__ void star_forall(long long start, long long m, long long W, long long NBITS, unsigned long long LASTMASK, unsigned long long* counts, unsigned long long* err, unsigned long long* tb_snap_p, long long k_snap_p, long long os_v_n, unsigned long long* tb_v_p, long long k_v_p) {
+    __shared__ unsigned long long sh_word, sh_count;
+    unsigned long long lc[28] = {0};
+    long long v_loop = start + (long long)blockIdx.x;
+    long long ps_v_j = 0;
+    long long ps_v_s = 0;
+    unsigned long long pv_v_v[R];
+    unsigned long long v0[R];
+    long long s1;
+    long long s2;
+    long long s3;
+    long long s4;
+    unsigned long long v5[R];
+    unsigned long long v6[R];
+    if (v_loop < 1 || v_loop > k_snap_p) { if (threadIdx.x == 0) atomicExch(err, 1ULL); goto done; }
+    if (threadIdx.x == 0) lc[24]++;
+    for (int r = 0; r < R; ++r) { long long w = threadIdx.x + (long long)r * blockDim.x; v0[r] = (w < W) ? (tb_snap_p[(v_loop - 1) * W + w]) : 0ULL; }
+    for (int r = 0; r < R; ++r) pv_v_v[r] = v0[r];
+    ps_v_s = 0LL;
+    s1 = 1LL; s2 = os_v_n;
+    for (ps_v_j = s1; ps_v_j <= s2; ++ps_v_j) {
+        s3 = ps_v_j;
+        if (s3 < 1 || s3 > NBITS) { if (threadIdx.x == 0) atomicExch(err, 1ULL); goto done; }
+        if (threadIdx.x == 0) lc[2]++;
+        { long long bw = (s3 - 1) >> 6; if (threadIdx.x == bw % blockDim.x) sh_word = pv_v_v[bw / blockDim.x]; }
+        __syncthreads();
+        s4 = (long long)((sh_word >> ((s3 - 1) & 63)) & 1ULL);
+        __syncthreads();
+        ps_v_s = ((ps_v_s) + (s4));
+    }
+    if (((ps_v_s) > (2LL))) {
+        if (1LL < 1 || 1LL > k_snap_p) { if (threadIdx.x == 0) atomicExch(err, 1ULL); goto done; }
+        if (threadIdx.x == 0) lc[24]++;
+        for (int r = 0; r < R; ++r) { long long w = threadIdx.x + (long long)r * blockDim.x; v5[r] = (w < W) ? (tb_snap_p[(1LL - 1) * W + w]) : 0ULL; }
+        if (threadIdx.x == 0) lc[11]++;
+        for (int r = 0; r < R; ++r) { long long w = threadIdx.x + (long long)r * blockDim.x; v6[r] = (w < W) ? (pv_v_v[r] | v5[r]) : 0ULL; }
+        if (v_loop < 1 || v_loop > k_v_p) { if (threadIdx.x == 0) atomicExch(err, 1ULL); goto done; }
+        if (threadIdx.x == 0) lc[25]++;
+        for (int r = 0; r < R; ++r) { long long w = threadIdx.x + (long long)r * blockDim.x; if (w < W) tb_v_p[(v_loop - 1) * W + w] = v6[r]; }
+    }
+done:
+    if (threadIdx.x == 0) {
+        if (lc[2]) atomicAdd(&counts[2], lc[2]);
+        if (lc[11]) atomicAdd(&counts[11], lc[11]);
+        if (lc[24]) atomicAdd(&counts[24], lc[24]);
+        if (lc[25]) atomicAdd(&counts[25], lc[25]);
+    }
+}

@@ -1,0 +1,115 @@
+"""Every CUDA source compiles in CI, without a GPU (issue 18): NVRTC (cuda-bindings and the
+nvidia-cuda-nvrtc-cu12 wheel, in the test extra) compiles to PTX the CuPy backend's kernels,
+the hand-written native kernels and the kernel generated for every `parallel for` of a corpus
+of loops (tests/gpu_sources/corpus.py); golden files pin a few generated kernels."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+import pytest
+
+from gpu_sources import corpus
+from gpu_sources.corpus import CudaSource, cuda_corpus, forall_loops
+
+GOLDEN = corpus.HERE / "golden"
+UPDATE_GOLDEN = os.environ.get("STARVM_UPDATE_GOLDEN") == "1"   # rewrite the golden files
+
+
+@pytest.fixture(scope="module")
+def nvrtc():
+    pytest.importorskip("cuda.bindings.nvrtc",
+                        reason="NVRTC compiles the CUDA sources: pip install \".[test]\" (cuda-bindings, "
+                               "nvidia-cuda-nvrtc-cu12)")
+    from gpu_sources import nvrtc as mod
+    return mod
+
+
+# ---------------------------------------------------------------- the corpus is complete
+def test_corpus_holds_every_kind_of_source():
+    names = [s.name for s in cuda_corpus()]
+    assert "backend:cupy_backend" in names
+    for path in corpus.native_files():
+        assert any(n.startswith(f"native:{path.stem}") for n in names), path
+    loops = forall_loops()
+    assert len([s for s in names if s.startswith("forall:")]) >= 10
+    assert not [lp.where for lp in loops if lp.template is None and "gpu_sources" in lp.where], \
+        "constructs.star is meant to hold only loops the translator handles"
+
+
+def test_every_file_with_cuda_code_is_in_the_corpus():
+    """A new CUDA source in starvm/ fails here until a collector of corpus.py compiles it."""
+    covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
+               corpus.ROOT / "starvm/backends/cuda_forall_source.py", *corpus.native_files()}
+    with_cuda = {p for p in (corpus.ROOT / "starvm").rglob("*.py") if "__global__" in p.read_text()}
+    assert with_cuda <= covered, sorted(map(str, with_cuda - covered))
+
+
+def test_every_kernel_the_python_code_asks_for_is_in_its_source():
+    """A misspelt get_function name shows here (and in the PTX check below), not only on a GPU."""
+    from starvm.backends import cuda_backend_kernels as k
+    asked = corpus.requested_kernel_names(corpus.ROOT / "starvm/backends/cupy_backend.py") | set(k.NAMES)
+    assert asked == set(corpus.extern_kernels(k.SOURCE))
+    for path in corpus.native_files():
+        defined = {name for code in corpus.module_sources(path) for name in corpus.extern_kernels(code)}
+        asked = corpus.requested_kernel_names(path)
+        assert asked <= defined, (path.name, sorted(asked - defined))
+
+
+# ---------------------------------------------------------------- NVRTC
+@pytest.mark.parametrize("source", cuda_corpus(), ids=lambda s: s.name)
+def test_source_compiles_to_ptx(nvrtc, source: CudaSource):
+    ptx = nvrtc.compile_ptx(source.code, source.name.replace(":", "_") + ".cu", source.options,
+                            source.name_expressions)
+    assert ptx.text.startswith("//") and ".target sm_90" in ptx.text
+    for kernel in source.kernels:
+        assert ptx.entry(kernel) is not None
+
+
+def test_generated_kernels_compile_for_several_words_per_thread(nvrtc):
+    from starvm.backends.cuda_forall_source import KERNEL_NAME, kernel_source
+    template = forall_loops()[0].template
+    widths = {R: nvrtc.compile_ptx(kernel_source(template, R), f"r{R}.cu").entry(KERNEL_NAME) for R in (1, 4, 32)}
+    assert widths[1] == widths[4] == widths[32]
+
+
+def test_a_syntax_error_gives_nvrtc_error_compilation_with_its_line(nvrtc):
+    from starvm.backends.cuda_backend_kernels import SOURCE
+    lines = SOURCE.split("\n")
+    line = next(i for i, text in enumerate(lines) if "out[w] = x;" in text)
+    lines[line] = lines[line].replace("out[w] = x;", "out[w] = x")          # a missing semicolon
+    with pytest.raises(nvrtc.NvrtcError) as e:
+        nvrtc.compile_ptx("\n".join(lines), "broken.cu")
+    assert e.value.result == "NVRTC_ERROR_COMPILATION"
+    # NVRTC reports the line after the statement that lacks its ';' (1-based: line + 2)
+    assert re.search(rf"broken\.cu\({line + 2}\): error: expected a \";\"", e.value.log), e.value.log
+
+
+def test_a_misspelt_kernel_name_is_not_in_the_ptx(nvrtc):
+    from starvm.backends.cuda_backend_kernels import SOURCE
+    ptx = nvrtc.compile_ptx(SOURCE, "backend.cu")
+    assert ptx.entry("row_gather") == [64] * 5
+    with pytest.raises(KeyError, match="no kernel 'row_gahter'"):
+        ptx.entry("row_gahter")
+
+
+# ---------------------------------------------------------------- golden generated sources
+GOLDEN_LOOPS = {
+    "warshall_adapt": "stdlib/warshall.star:55",
+    "logic": "tests/gpu_sources/loops/constructs.star:9",
+    "arith": "tests/gpu_sources/loops/constructs.star:23",
+    "inner": "tests/gpu_sources/loops/constructs.star:36",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_LOOPS))
+def test_generated_kernel_equals_its_golden_file(name):
+    """The CUDA text generated for a few loops, character for character (a change to the
+    translator shows here as a diff to review; STARVM_UPDATE_GOLDEN=1 rewrites the files)."""
+    loop = next(lp for lp in forall_loops() if lp.where == GOLDEN_LOOPS[name])
+    path = GOLDEN / f"{name}.cu"
+    if UPDATE_GOLDEN:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(loop.template)
+    assert loop.template == path.read_text()
