@@ -1,7 +1,9 @@
 """Graph file readers and writers: Matrix Market, DIMACS .gr, whitespace edge lists, NumPy .npy.
 
-Every reader parses the whole file into local lists and builds the Graph only at the end:
-a malformed file raises GraphFileError (file name, 1-based line) and nothing is loaded.
+A text file is first read by the vectorised reader of its format (fast_io.py); where that
+one declines (an unusual or a malformed file), by the line-by-line reader below, which parses
+the whole file into local lists and builds the Graph only at the end: a malformed file raises
+GraphFileError (file name, 1-based line) and nothing is loaded.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GraphFileError
+from .fast_io import fast_dimacs, fast_edgelist, fast_mtx
 from .graph import Graph
 
 FORMATS = ("mtx", "dimacs", "edgelist", "npy")
@@ -37,11 +40,17 @@ def load(path: str | Path, fmt: str | None = None, *, name: str | None = None) -
     if fmt == "npy":
         g = _read_npy(path, label)
     else:
+        data = path.read_bytes()
         try:
-            text = path.read_bytes().decode("utf-8")
+            data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise GraphFileError(f"not a text file ({e.reason})", label) from None
-        g = {"mtx": _read_mtx, "dimacs": _read_dimacs, "edgelist": _read_edgelist}[fmt](text, label)
+        # the vectorised reader for the usual file; the line reader for anything else, which
+        # reads an unusual file or names its first bad line
+        g = {"mtx": fast_mtx, "dimacs": fast_dimacs, "edgelist": fast_edgelist}[fmt](data)
+        if g is None:
+            text = data.decode("utf-8")
+            g = {"mtx": _read_mtx, "dimacs": _read_dimacs, "edgelist": _read_edgelist}[fmt](text, label)
     return Graph(g.n, g.src, g.dst, g.weight, name=name or path.stem, directed=g.directed)
 
 

@@ -244,3 +244,100 @@ def test_checked(machine, src, msg):
     with pytest.raises(StarTypeError, match=msg):
         machine.run(src)
     assert machine.graph_default is None
+
+
+# ------------------------------------------------------------------ vectorised readers (fast_io.py)
+from starvm.graphs import fast_io, io as graph_io  # noqa: E402
+
+LINE_READERS = {"mtx": graph_io._read_mtx, "dimacs": graph_io._read_dimacs, "edgelist": graph_io._read_edgelist}
+FAST_READERS = {"mtx": fast_io.fast_mtx, "dimacs": fast_io.fast_dimacs, "edgelist": fast_io.fast_edgelist}
+
+
+def same_graph(a, b):
+    return (a.n == b.n and a.directed == b.directed and np.array_equal(a.src, b.src)
+            and np.array_equal(a.dst, b.dst) and np.array_equal(a.weight, b.weight))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("fmt", ["mtx", "dimacs", "edgelist"])
+def test_fast_readers_equal_line_readers(tmp_path, fmt, seed):
+    """Random graphs written with comments, CRLF, tabs and blank lines: the vectorised reader
+    reads them (it does not decline) and gives exactly what the line reader gives."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    m = int(rng.integers(0, 300))
+    g = sg.Graph(n, rng.integers(1, n + 1, m), rng.integers(1, n + 1, m), rng.integers(0, 1000, m))
+    p = tmp_path / "g.txt"
+    {"mtx": sg.write_mtx, "dimacs": sg.write_dimacs, "edgelist": sg.write_edgelist}[fmt](g, p, comment="made\nby a test")
+    text = p.read_text()
+    lines = text.split("\n")
+    if seed % 2:                                    # blank lines and tabs inside the entries
+        lines = [ln.replace(" ", "\t", 1) if i % 3 == 0 and i > 3 else ln for i, ln in enumerate(lines)]
+        lines.insert(len(lines) // 2 + 3, "")
+    if fmt != "dimacs" and seed % 3 == 0:          # a comment among the entries
+        lines.insert(len(lines) - 2, "% late comment" if fmt == "mtx" else "# late comment")
+    text = ("\r\n" if seed == 4 else "\n").join(lines)
+    data = text.encode()
+    fast = FAST_READERS[fmt](data)
+    assert fast is not None, text[:200]
+    assert same_graph(fast, LINE_READERS[fmt](text, "g"))
+
+
+@pytest.mark.parametrize("kind", ["pattern symmetric", "real general", "integer symmetric"])
+def test_fast_mtx_fields(kind):
+    text = f"%%MatrixMarket matrix coordinate {kind}\n% c\n5 5 4\n" + \
+        "\n".join(("1 2", "3 3", "5 1", "2 4")[i] + ("" if kind.startswith("pattern") else f" {w}")
+                  for i, w in enumerate(["4.0", "2", "1e2", "0"] if kind.startswith("real") else ["4", "2", "100", "0"]))
+    fast = fast_io.fast_mtx(text.encode())
+    assert fast is not None and same_graph(fast, graph_io._read_mtx(text, "x"))
+
+
+# (file, text): valid but unusual -- the fast reader may decline, the result is the line reader's
+UNUSUAL = [
+    ("a.mtx", MTX + "3 3 1\n1 2 +3\n"),
+    ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 3.\n"),
+    ("e.txt", "1 2\n2 3 4\n"),                     # mixed 2 and 3 fields
+    ("e.txt", "1,2,3.0\n"),
+    ("r.gr", "p sp 3 1\n  a 1 2 3\n"),
+    ("r.gr", "c x\np sp 3 2\na 1 2 3\nc mid\na 2 3 4\n"),
+    ("e.txt", ""),
+    ("e.txt", "# only a comment\n\n"),
+]
+
+
+@pytest.mark.parametrize("name,text", UNUSUAL)
+def test_unusual_files_read_as_before(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    fmt = sg.guess_format(p)
+    assert same_graph(sg.load(p), LINE_READERS[fmt](text, str(p)))
+
+
+# malformed files the vectorised parse would misread if it trusted a lenient parser
+MORE_BAD = [
+    ("a.mtx", MTX + "3 3 1\n1 2 2.5\n", 3, "not a whole number"),
+    ("a.mtx", MTX + "3 3 1\n1 2 2x\n", 3, "must be a number"),
+    ("a.mtx", MTX + "3 3 2\n1 2 3 4\n2 3 1\n", 3, "expected 3 fields"),
+    ("a.mtx", MTX + "3 3 2\n1 2\n3\n2 3 1\n", 3, "expected 3 fields"),
+    ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1.0 2 3\n", 3, "must be an integer"),
+    ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n", 3, "not a whole number"),
+    ("a.mtx", MTX + "3 3 2\n1 2 -1\n2 3 1\n", 3, "negative weight"),
+    ("r.gr", "p sp 3 2\na 1 2 -1\na 2 3 1\n", 2, "negative weight"),
+    ("r.gr", "p sp 3 1\np sp 3 1\na 1 2 1\n", 2, "a second problem line"),
+    ("r.gr", "p sp 3 2\na 1 2 1 5\na 2 3 1\n", 2, "expected 'a U V WEIGHT'"),
+    ("e.txt", "1 2 -1\n2 3\n", 1, "negative weight"),
+    ("e.txt", "1 2 3\n4 5 6\n7 8 9 10\n", 3, "fields"),
+]
+
+
+@pytest.mark.parametrize("name,text,line,what", MORE_BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(MORE_BAD)])
+def test_malformed_after_vectorised_parse(tmp_path, name, text, line, what):
+    test_malformed(tmp_path, name, text, line, what)
+
+
+def test_usual_files_skip_the_line_reader(tmp_path, sample, monkeypatch):
+    for fmt, write in (("mtx", sg.write_mtx), ("dimacs", sg.write_dimacs), ("edgelist", sg.write_edgelist)):
+        write(sample, tmp_path / "s.dat", comment="c")
+        monkeypatch.setattr(graph_io, {"mtx": "_read_mtx", "dimacs": "_read_dimacs", "edgelist": "_read_edgelist"}[fmt],
+                            lambda *a: pytest.fail("the line reader ran"))
+        assert arcs(sg.load(tmp_path / "s.dat", fmt)) == arcs(sample)
