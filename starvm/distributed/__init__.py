@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
+from .rows import register as _register_rows
+
+_register_rows()
 
 __all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute"]
 

@@ -1,9 +1,13 @@
 """Run under mpiexec by tests/distributed: many Star programs in one MPI start.
 
     mpiexec -n P python driver.py OUT.json ALIGN FILE...
+    mpiexec -n P python driver.py OUT.json ALIGN --rows SEEDS
 
 Every rank runs every program on a distributed machine (rows split into blocks of ALIGN);
-rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json.
+rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. With --rows,
+GATHER, SCATTER, GROUPMIN and IOTA run on random tables on the distributed machine and, on
+every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
+whether results and steps agree and how many row-move kernel calls ran.
 """
 import io
 import json
@@ -29,9 +33,56 @@ def run_one(path: str, align: int, comm) -> dict:
     return {"out": out.getvalue(), "err": err, "steps": m.stats}
 
 
+def row_cases(seeds: int, align: int, comm) -> list:
+    import numpy as np
+    cases = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)           # the same tables on every rank
+        n = int(rng.choice([1, 2, 5, 63, 64, 65, 130, 200]))
+        m = int(rng.choice([1, 3, 64, 100, 129]))
+        k = int(rng.choice([1, 3, 8, 70]))
+        bits = max(1, int(n).bit_length())
+        T = rng.random((n, k)) < 0.5
+        IXg = np.array([[(v >> (bits - 1 - c)) & 1 for c in range(bits)] for v in rng.integers(1, n + 1, m)], dtype=bool)
+        IXs = np.array([[(v >> (bits - 1 - c)) & 1 for c in range(bits)] for v in rng.integers(1, n + 1, n)], dtype=bool)
+        Xm = rng.random(m) < 0.6
+        Xn = rng.random(n) < 0.6
+        Rg = rng.random((m, k)) < 0.5
+        Rs = rng.random((n, k)) < 0.5
+        G = rng.integers(0, 4, (n, 2)).astype(bool)
+        K = rng.random((n, 3)) < 0.5
+        results = []
+        for dist in (True, False):
+            backend = distribute(get_backend("numpy"), comm, align) if dist else get_backend("numpy")
+            mach = starvm.Machine(backend=backend, out=io.StringIO())
+            R1, R2 = mach.table(Rg), mach.table(Rs)
+            mach.call("GATHER", mach.table(T), mach.table(IXg), Xm, R1)
+            s1 = mach.last_call_stats
+            mach.call("SCATTER", mach.table(T), mach.table(IXs), Xn, R2)
+            s2 = mach.last_call_stats
+            Z = mach.slice(np.zeros(n, dtype=bool))
+            mach.call("GROUPMIN", mach.table(G), mach.table(K), Xn, Z)
+            s3 = mach.last_call_stats
+            I = mach.table(np.zeros((n, 5), dtype=bool))
+            mach.call("IOTA", I)
+            results.append(([R1.to_numpy().tolist(), R2.to_numpy().tolist(), Z.to_numpy().tolist(),
+                              I.to_numpy().tolist()], [s1, s2, s3], mach.native_timing[0]))
+        (got, got_steps, calls), (ref, ref_steps, _) = results
+        cases.append({"seed": seed, "n": n, "m": m, "k": k, "same": got == ref,
+                      "same_steps": got_steps == ref_steps, "kernel_calls": calls})
+    return cases
+
+
 def main() -> None:
     dest, align, files = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     comm = MPI.COMM_WORLD
+    if files[0] == "--rows":
+        cases = row_cases(int(files[1]), align, comm)
+        everyone = comm.allgather(cases)
+        if comm.rank == 0:
+            with open(dest, "w") as fh:
+                json.dump({"cases": cases, "same_on_all_ranks": all(c == everyone[0] for c in everyone)}, fh)
+        return
     results = {}
     for f in files:
         r = run_one(f, align, comm)

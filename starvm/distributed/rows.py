@@ -1,0 +1,190 @@
+"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the distributed backend: the
+rows move between ranks by all-to-all exchanges, each rank's part done with NumPy.
+
+  GATHER   every rank sends, to the owner of each source row its marked rows name, the
+           row numbers it needs; the owners answer with the rows (as 64-bit numbers, 64
+           columns at a time); two all-to-alls;
+  SCATTER  every rank sends each marked row with its source row number to the owner of its
+           target row; the owner keeps, per target, the largest source row (the Star body's
+           last write); one all-to-all;
+  GROUPMIN every rank reduces its marked rows to one candidate per G value (smallest K, then
+           first row), sends it to the rank that G value hashes to (G mod P), which keeps the
+           winner and sends it to the owner of its row; two all-to-alls;
+  IOTA     local: each rank writes the numbers of its own rows.
+
+A row number out of range on any rank (one all-reduction decides) runs the Star body on
+every rank, as on one machine. The local backend must be the NumPy one (the kernels read
+its words); on another (CuPy) the Star bodies run. Step counts are the Star bodies' (the
+routines around the kernels, native/rows_routines.py, report them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..native.rows_numpy import _bools_vec, _columns, _values, _vec_bools
+from ..native.rows_routines import Unusual, factories
+from .backend import DistributedBackend, Fill, Shard
+
+
+def _local_bools(B: DistributedBackend, x, n: int) -> np.ndarray:
+    """The bits of vector x on this rank's rows, as bools."""
+    lay = B.layout(n)
+    return _vec_bools(B.local_part(x, n), lay.local_n)
+
+
+def _row_values(t, rows: np.ndarray) -> np.ndarray:
+    """The given local rows of t as numbers, 64 columns at a time: (len(rows), ⌈k/64⌉) uint64."""
+    data, n = t.aux.data, t.aux.n
+    chunks = [_values(data[lo:min(t.k, lo + 64)], n, rows) for lo in range(0, t.k, 64)]
+    return np.stack(chunks, axis=1) if chunks else np.zeros((rows.size, 0), dtype=np.uint64)
+
+
+def _write_rows(t, rows: np.ndarray, vals: np.ndarray) -> None:
+    """Local rows ``rows`` (no repeats) of t := vals (as _row_values gives them), in place."""
+    n = t.aux.n
+    if not rows.size or not t.k:
+        return
+    hit = np.zeros(n, dtype=bool)
+    hit[rows] = True
+    mask = np.zeros((1, (n + 63) // 64 * 8), dtype=np.uint8)
+    packed = np.packbits(hit, bitorder="little")
+    mask[0, :packed.size] = packed
+    mask = mask.view(np.uint64)
+    for c, lo in enumerate(range(0, t.k, 64)):
+        hi = min(t.k, lo + 64)
+        full = np.zeros(n, dtype=np.uint64)
+        full[rows] = vals[:, c]
+        new = _columns(full, hi - lo, n)
+        old = t.aux.data[lo:hi]
+        old[...] = (old & ~mask) | (new & mask)
+
+
+def _marked(B, IX, X_v, limit: int):
+    """This rank's marked rows of IX (local, ascending) and the global rows (0-based) they
+    name; Unusual on every rank when any rank finds one outside 1..limit."""
+    lay = B.layout(IX.n)
+    rows = np.flatnonzero(_local_bools(B, X_v, IX.n))
+    named = _values(IX.aux.data, lay.local_n, rows).astype(np.int64)
+    bad = int(rows.size > 0 and (named.min() < 1 or named.max() > limit))
+    if B._allreduce(bad, "max"):
+        raise Unusual
+    return rows, named - 1
+
+
+def _by_owner(B, n: int, targets: np.ndarray):
+    """A stable order of ``targets`` (global rows of an n-row table) grouped by owning rank,
+    and the count going to each rank."""
+    lay = B.layout(n)
+    owners = targets // lay.per if lay.per else np.zeros_like(targets)
+    order = np.argsort(owners, kind="stable")
+    counts = np.bincount(owners, minlength=B.size)
+    return order, counts
+
+
+def _split(a: np.ndarray, counts) -> list[np.ndarray]:
+    return np.split(a, np.cumsum(counts)[:-1])
+
+
+def iota(T) -> None:
+    B = T.backend
+    lay = B.layout(T.n)
+    B.L.table_set_ints(T.aux, np.arange(lay.start + 1, lay.stop + 1, dtype=np.uint64))
+
+
+def gather(T, IX, X_v, R) -> None:
+    B = IX.backend
+    rows, src = _marked(B, IX, X_v, T.n)
+    if not T.k:
+        return
+    order, counts = _by_owner(B, T.n, src)
+    asked = B.comm.alltoallv(_split(src[order], counts))                 # rows others need from here
+    lay = B.layout(T.n)
+    nc = (T.k + 63) // 64
+    answers = [_row_values(T, a - lay.start).ravel() for a in asked]
+    got = B.comm.alltoallv(answers)                                       # in the order asked
+    vals = np.empty((rows.size, nc), dtype=np.uint64)
+    vals[order] = np.concatenate(got).reshape(-1, nc) if rows.size else vals
+    B.bytes_moved[0] += 2
+    B.bytes_moved[1] += 8 * (src.size + sum(a.size for a in answers))
+    _write_rows(R, rows, vals)
+
+
+def scatter(T, IX, X_v, R) -> None:
+    B = IX.backend
+    rows, dst = _marked(B, IX, X_v, R.n)
+    if not T.k:
+        return
+    lay = B.layout(IX.n)
+    nc = (T.k + 63) // 64
+    order, counts = _by_owner(B, R.n, dst)
+    vals = _row_values(T, rows)
+    # each message: target row, source row (global), the row's numbers
+    msg = np.concatenate([dst[:, None].astype(np.uint64), (rows + lay.start)[:, None].astype(np.uint64), vals], axis=1)
+    got = B.comm.alltoallv(_split(msg[order].ravel(), counts * (nc + 2)))
+    B.bytes_moved[0] += 1
+    B.bytes_moved[1] += msg.nbytes
+    recv = np.concatenate(got).reshape(-1, nc + 2)
+    if not recv.size:
+        return
+    # the largest source row wins each target: sort by (target, source), keep each target's last
+    o = np.lexsort((recv[:, 1], recv[:, 0]))
+    recv = recv[o]
+    last = np.ones(recv.shape[0], dtype=bool)
+    last[:-1] = recv[1:, 0] != recv[:-1, 0]
+    win = recv[last]
+    _write_rows(R, win[:, 0].astype(np.int64) - B.layout(R.n).start, win[:, 2:])
+
+
+def groupmin(G, K, X_v):
+    B = G.backend
+    lay = B.layout(G.n)
+    rows = np.flatnonzero(_local_bools(B, X_v, G.n))
+    g = _values(G.aux.data, lay.local_n, rows)
+    key = _values(K.aux.data, lay.local_n, rows)
+    glob = (rows + lay.start).astype(np.uint64)
+    cand = _group_winners(g, key, glob)                        # (g, key, row) per local group
+    dest = (cand[:, 0] % np.uint64(B.size)).astype(np.int64)
+    order = np.argsort(dest, kind="stable")
+    counts = np.bincount(dest, minlength=B.size)
+    got = np.concatenate(B.comm.alltoallv(_split(cand[order].ravel(), counts * 3))).reshape(-1, 3)
+    win = _group_winners(got[:, 0], got[:, 1], got[:, 2]) if got.size else got
+    wrows = win[:, 2].astype(np.int64)
+    order, counts = _by_owner(B, G.n, wrows)
+    mine = np.concatenate(B.comm.alltoallv(_split(wrows[order], counts)))
+    B.bytes_moved[0] += 2
+    B.bytes_moved[1] += cand.nbytes + wrows.nbytes
+    z = np.zeros(lay.local_n, dtype=bool)
+    z[mine - lay.start] = True
+    return Shard(_bools_vec(z), G.n)
+
+
+def _group_winners(g, key, row) -> np.ndarray:
+    """One (g, key, row) per distinct g: the smallest key, then the smallest row."""
+    if not len(g):
+        return np.zeros((0, 3), dtype=np.uint64)
+    order = np.lexsort((row, key, g))
+    gs = g[order]
+    first = np.ones(gs.size, dtype=bool)
+    first[1:] = gs[1:] != gs[:-1]
+    pick = order[first]
+    return np.stack([g[pick], key[pick], row[pick]], axis=1).astype(np.uint64)
+
+
+def _is_table(t) -> bool:
+    return isinstance(getattr(t, "backend", None), DistributedBackend) and isinstance(getattr(t.aux, "data", None), np.ndarray)
+
+
+def _vec_ok(x, n: int) -> bool:
+    return getattr(x, "n", -1) == n and isinstance(getattr(x, "v", None), (Shard, Fill, int))
+
+
+make_iota, make_gather, make_scatter, make_groupmin = factories(
+    iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok,
+    nonempty=False, group_bits_max=64)
+
+
+def register() -> None:
+    """Put these kernels in the native registry for the distributed backend over NumPy."""
+    from .. import native
+    for name in ("iota", "gather", "scatter", "groupmin"):
+        native._REGISTRY[(name, "mpi:numpy")] = f"starvm.distributed.rows:make_{name}"
