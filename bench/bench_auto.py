@@ -12,18 +12,15 @@
    GPU wins), MIN + MATCH over 2^24 rows (the GPU wins), associative PRIM on an R-MAT graph
    (2^16 edge rows: small tables), and one program doing both kinds of work, where only
    auto is fast at both.
-Writes auto_<device>.json and .md to bench/results/.
+Writes auto_<device>.json and .md to bench/results/ (the harness's files, starvm/bench/: the
+same header as every benchmark).
 """
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import io
-import json
-import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,11 +28,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import cupy as cp  # noqa: E402
+import cupy  # noqa: E402,F401  (needed: synchronizer() below waits on the CUDA device)
 
 import starvm  # noqa: E402
 from bench_gpu import graph, procs  # noqa: E402  (the random digraphs and listing texts of Table 2)
 from starvm import config  # noqa: E402
+from starvm.bench import clock as harness_clock  # noqa: E402
+from starvm.bench import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
 
 STEP_LOOP = """proc STEPS(var T: table; r: integer);
 var V, W: slice(T); i, p: integer; b: boolean;
@@ -55,19 +54,12 @@ begin
 end;"""
 
 
-def sync():
-    cp.cuda.Device().synchronize()
+sync = synchronizer()              # the CUDA device (CuPy is imported above)
 
 
 def clock(fn, runs=3):
-    out = []
-    for _ in range(runs):
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+    """Median seconds of ``runs`` calls, the device synchronised around each."""
+    return repeat(fn, runs, sync=sync).median_s
 
 
 def machine(backend, native=True):
@@ -98,11 +90,7 @@ def prog_warshall(name, file, n):
         m = machine(backend, native=False)
         m.load(procs(file), file)
         P = m.table(a)
-        sync()
-        t = time.perf_counter()
-        m.call(name, n, P)
-        sync()
-        return time.perf_counter() - t, P.to_numpy()
+        return harness_clock(lambda: m.call(name, n, P), sync), P.to_numpy()
     return run
 
 
@@ -135,11 +123,7 @@ def prog_prim(scale):
         m = machine(backend)
         L, R, W = (m.table(b) for b in g.edges_bits(g.vbits, g.wbits))
         Tr = m.slice(np.zeros(g.m, bool))
-        sync()
-        t = time.perf_counter()
-        m.call("PRIM", g.n, L, R, W, Tr)
-        sync()
-        return time.perf_counter() - t, Tr.to_numpy()
+        return harness_clock(lambda: m.call("PRIM", g.n, L, R, W, Tr), sync), Tr.to_numpy()
     return run
 
 
@@ -163,11 +147,7 @@ def prog_mixed(n, rows):
         m.load(MIXED, "mixed.star")
         P, T = m.table(a), m.table(bits)
         Z = m.slice(np.zeros(rows, bool))
-        sync()
-        t = time.perf_counter()
-        m.call("BOTH", n, P, T, Z)
-        sync()
-        return time.perf_counter() - t, (P.to_numpy(), Z.to_numpy())
+        return harness_clock(lambda: m.call("BOTH", n, P, T, Z), sync), (P.to_numpy(), Z.to_numpy())
     return run
 
 
@@ -181,12 +161,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = ap.parse_args()
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    device = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    info = {"device": device, "cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
-            "numpy": np.__version__, "python": platform.python_version(), "starvm": starvm.__version__,
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "gpu_rows": config.auto_gpu_rows(), "gpu_bits": config.auto_gpu_bits()}
+    doc = document("auto", "", machine=machine_info(), device=device_info(starvm.Machine(backend="auto")))
+    gpu = doc["device_info"]["gpu"]
+    device = gpu["name"]
+    info = {"device": device, "cupy": gpu["cupy"], "cuda_runtime": gpu["cuda_runtime_raw"],
+            "numpy": doc["machine"]["numpy"], "python": doc["machine"]["python"], "starvm": starvm.__version__,
+            "date": doc["date"], "gpu_rows": config.auto_gpu_rows(), "gpu_bits": config.auto_gpu_bits()}
+    doc["title"] = f"`--backend auto`: where tables live ({device})"
     print(info, flush=True)
 
     steps = []
@@ -231,12 +212,9 @@ def main():
     slug = "h100" if "H100" in device else ("h200" if "H200" in device else "gpu")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"auto_{slug}.json").write_text(json.dumps({"info": info, "steps": steps, "pivots": pivots,
-                                                       "programs": progs, "step_crossing_rows": cross,
-                                                       "pivot_crossing_bits": pcross}, indent=2))
-    md = [f"# `--backend auto`: where tables live ({device})", "",
-          f"{info['date']} · CuPy {info['cupy']} · CUDA runtime {info['cuda_runtime']} · NumPy {info['numpy']} · "
-          f"starvm {info['starvm']} · thresholds: gpu_rows = {info['gpu_rows']}, gpu_bits = {info['gpu_bits']}", "",
+    doc.update(info=info, steps=steps, pivots=pivots, programs=progs, step_crossing_rows=cross,
+               pivot_crossing_bits=pcross)
+    md = [f"Thresholds: gpu_rows = {info['gpu_rows']}, gpu_bits = {info['gpu_bits']}.", "",
           "## One step on a table of n rows, µs (through the interpreter; mean of COL read, or, COL write, FND, SOME)",
           "", "| rows | NumPy | CuPy | faster |", "| ---: | ---: | ---: | --- |"]
     for r in steps:
@@ -255,8 +233,8 @@ def main():
         md.append(f"| {r['program']} | {r['numpy_s']:.3f} | {r['cupy_s']:.3f} | {r['auto_s']:.3f} | "
                   f"{r['auto_vs_best']:.2f} |")
     md += ["", "Reproduce: `python bench/bench_auto.py` on a machine with an NVIDIA GPU and CuPy."]
-    (out / f"auto_{slug}.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    _, md_path = write_results(doc, out / f"auto_{slug}.json", md)
+    print(md_path.read_text())
 
 
 if __name__ == "__main__":

@@ -13,14 +13,13 @@ device synchronised before each clock read:
     bit-packed Warshall on the host CPU;
   * Table 1: mean microseconds per base operation (ROW read/write, or, FND, STEP, SOME, COL)
     through the interpreter, from the machine's profile, on the cupy and auto backends.
-Every closure is checked against the host NumPy closure. Writes gpu.json and gpu.md.
+Every closure is checked against the host NumPy closure. Writes gpu_<device>.json and .md
+(the harness's files, starvm/bench/: the same header as every benchmark).
 """
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
+from starvm.bench import clock, device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
 from starvm.ir.ops import BASE_OPS, OP_TITLES  # noqa: E402
 
 PAPER_T2 = {"WARSHALL-C": {1000: 4.827, 2000: 11.161, 3000: 23.363, 4000: 42.661, 5000: 64.454},
@@ -80,11 +80,7 @@ def listing_worker(name: str, n: int, backend: str) -> None:
     m = starvm.Machine(backend=backend)
     m.load(procs(files[name]), files[name])
     P = m.table(a)
-    m.backend.synchronize()
-    t = time.perf_counter()
-    m.call(name, n, P)
-    m.backend.synchronize()
-    secs = time.perf_counter() - t
+    secs = clock(lambda: m.call(name, n, P), synchronizer(m))
     ok = bool((P.to_numpy() == numpy_closure(a)).all())
     print(json.dumps({"name": name, "n": n, "backend": backend, "s": secs, "correct": ok,
                       "steps": sum(m.counts), "placement": P.backend.name}), flush=True)
@@ -112,14 +108,10 @@ def run_listings(jobs, workers):
 
 
 def timed(fn, runs):
-    out = []
-    for _ in range(runs):
-        cp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        res = fn()
-        cp.cuda.Device().synchronize()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out), out, res
+    """(median seconds, the runs, the last result) of ``runs`` calls, the device synchronised."""
+    res = []
+    t = repeat(lambda: res.append(fn()), runs, sync=synchronizer())
+    return t.median_s, t.runs_s, res[-1]
 
 
 def bitsliced_from_uint32(m, vals):
@@ -207,11 +199,12 @@ def main():
     if args.worker:
         return listing_worker(args.worker[0], int(args.worker[1]), args.worker[2])
     sizes = [int(s) for s in args.sizes.split(",")]
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    info = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
-            "cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
-            "numpy": np.__version__, "python": platform.python_version(), "starvm": starvm.__version__,
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    doc = document("gpu", "", machine=machine_info(), device=device_info(gpu=True))
+    gpu = doc["device_info"]["gpu"]
+    info = {"device": gpu["name"], "cupy": gpu["cupy"], "cuda_runtime": gpu["cuda_runtime_raw"],
+            "numpy": doc["machine"]["numpy"], "python": doc["machine"]["python"], "starvm": starvm.__version__,
+            "date": doc["date"]}
+    doc["title"] = f"starvm on the GPU ({info['device']})"
     print(info, flush=True)
     listing_sizes = [n for n in sizes if n <= args.listing_max]
     jobs = [(name, n, "auto") for n in reversed(listing_sizes) for name in ("WARSHALL", "WARSHALL-C")
@@ -232,11 +225,7 @@ def main():
         nat = []
         for _ in range(5):
             P = mn.table(a)
-            cp.cuda.Device().synchronize()
-            t = time.perf_counter()
-            mn.call("WARSHALL-adapt", n, P)
-            cp.cuda.Device().synchronize()
-            nat.append(time.perf_counter() - t)
+            nat.append(clock(lambda: mn.call("WARSHALL-adapt", n, P), synchronizer(mn)))
         assert mn.native_timing[0] == 6
         assert (P.to_numpy() == ref).all(), f"native WARSHALL-adapt wrong at n={n}"
         entry["WARSHALL-adapt_native_s"] = statistics.median(nat)
@@ -260,11 +249,7 @@ def main():
         def run_adapt():
             P = m.table(a)
             tabs.append(P)
-            cp.cuda.Device().synchronize()
-            t = time.perf_counter()
-            m.call("WARSHALL-adapt", n, P)
-            cp.cuda.Device().synchronize()
-            return time.perf_counter() - t
+            return clock(lambda: m.call("WARSHALL-adapt", n, P), synchronizer(m))
         runs = [run_adapt() for _ in range(3)]
         assert (tabs[-1].to_numpy() == ref).all(), f"WARSHALL-adapt wrong at n={n}"
         entry["WARSHALL-adapt_s"] = statistics.median(runs)
@@ -293,11 +278,7 @@ def main():
             mc = starvm.Machine(backend="cupy")
             mc.load(procs("warshall_c.star"), "warshall_c.star")
             P = mc.table(a)
-            cp.cuda.Device().synchronize()
-            t = time.perf_counter()
-            mc.call("WARSHALL-C", n, P)
-            cp.cuda.Device().synchronize()
-            entry["WARSHALL-C_s"] = time.perf_counter() - t
+            entry["WARSHALL-C_s"] = clock(lambda: mc.call("WARSHALL-C", n, P), synchronizer(mc))
             entry["WARSHALL-C_steps"] = sum(mc.counts)
             assert (P.to_numpy() == ref).all(), f"WARSHALL-C wrong at n={n}"
         print(entry, flush=True)
@@ -324,11 +305,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     slug = "h100" if "H100" in info["device"] else ("h200" if "H200" in info["device"] else "gpu")
-    (out / f"gpu_{slug}.json").write_text(json.dumps({"info": info, "table2": rows, "table1": table1,
-                                              "search": search, "memory": memory}, indent=2))
-    md = [f"# starvm on the GPU ({info['device']})", "",
-          f"{info['date']} · CuPy {info['cupy']} · CUDA runtime {info['cuda_runtime']} · starvm {info['starvm']}", "",
-          "## Table 2: transitive closure, seconds (median of 3; paper: NVIDIA K40)", "",
+    doc.update(info=info, table2=rows, table1=table1, search=search, memory=memory)
+    md = ["## Table 2: transitive closure, seconds (median of 3; paper: NVIDIA K40)", "",
           "Columns: the backend each ran on (`auto`: tables placed by auto_backend.py; the placement "
           "is named where it matters). WARSHALL and WARSHALL-C ran in parallel worker processes, one "
           "core each.", "",
@@ -366,8 +344,8 @@ def main():
            f"{memory['allocated_bytes'] / 2**30:.2f} GiB); the paper's layout needs 8(n(⌈n/64⌉ + 1) + 1) = "
            f"{memory['paper_bytes'] / 2**30:.2f} GiB. A column write and a ROW read on it took "
            f"{memory['col_write_us']:.0f} µs and {memory['row_read_us']:.0f} µs."]
-    (out / f"gpu_{slug}.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    _, md_path = write_results(doc, out / f"gpu_{slug}.json", md)
+    print(md_path.read_text())
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@ synchronised). Exits 1 on any mismatch.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import cupy as cp  # noqa: E402
 
+from starvm.bench import clock, device_info, device_label, machine_info, repeat, synchronizer  # noqa: E402
 from starvm.native import rows_cupy as rc  # noqa: E402
 from starvm.native import rows_numpy as rn  # noqa: E402
 
@@ -80,21 +79,17 @@ def poison(n_words):
 
 
 def timed_gpu(fn, runs):
-    times = []
-    out = None
-    for _ in range(runs):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        out = fn()
-        cp.cuda.Device().synchronize()
-        times.append(time.perf_counter() - t0)
-    return out, statistics.median(times) * 1e3
+    """(the last result, median ms of ``runs`` calls), the device synchronised around each."""
+    out = []
+    t = repeat(lambda: out.append(fn()), runs, sync=synchronizer())
+    return out[-1], t.median_s * 1e3
 
 
 def timed_cpu(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, (time.perf_counter() - t0) * 1e3
+    """(the result, ms of one call) on the host."""
+    out = []
+    ms = clock(lambda: out.append(fn())) * 1e3
+    return out[-1], ms
 
 
 FAILS = 0
@@ -216,8 +211,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     rng = np.random.default_rng(2024)
-    dev = cp.cuda.runtime.getDeviceProperties(cp.cuda.runtime.getDevice())["name"]
-    print(f"device: {dev.decode() if isinstance(dev, bytes) else dev}")
+    print(f"device: {device_label(device_info(gpu=True), machine_info())}")
     check_machine()
     sizes = sorted({n for n in (1, 63, 64, 65, 1000, 65_537, 1 << 20, args.max_rows) if n <= args.max_rows})
     xmodes = ["half", "ones", "sparse", "zeros"]

@@ -29,7 +29,6 @@ Exits 1 on any mismatch.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -44,6 +43,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
+from starvm.bench import clock, device_info, document, machine_info, synchronizer, write_json  # noqa: E402
 from starvm.native import search_cupy as sc  # noqa: E402
 from reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
 
@@ -348,11 +348,7 @@ def time_rounds(ops: dict, runs: int) -> dict:
             gpu[name].append(cp.cuda.get_elapsed_time(start, end))
         for name, f in ops.items():
             flush.sum()
-            cp.cuda.Device().synchronize()
-            t = time.perf_counter()
-            f()
-            cp.cuda.Device().synchronize()
-            wall[name].append(1e3 * (time.perf_counter() - t))
+            wall[name].append(1e3 * clock(f, synchronizer()))    # synchronised before and after
     return {k: {"gpu_ms": statistics.median(gpu[k]), "wall_ms": statistics.median(wall[k]),
                 "gpu_runs_ms": gpu[k]} for k in ops}
 
@@ -474,8 +470,9 @@ def main():
     ap.add_argument("--json", type=Path, help="write the figures there")
     args = ap.parse_args()
 
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    dev_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    doc = document("search", "", machine=machine_info(), device=device_info(gpu=True))
+    dev_name = doc["device"]
+    doc["title"] = f"Fused MATCH / MIN / MAX (starvm/native/search_cupy.py) on {dev_name}"
     print(f"{dev_name}, CuPy {cp.__version__}, launch shape {sc.launch_shape()}", flush=True)
     t0 = time.perf_counter()
     print("(a) correctness", flush=True)
@@ -487,7 +484,7 @@ def main():
     res.update(device=dev_name, cupy=cp.__version__, mismatches=bad)
     report(res, dev_name)
     if args.json:
-        args.json.write_text(json.dumps(res, indent=1))
+        write_json({**doc, **res}, args.json)
     print(f"\n{'FAIL' if bad else 'OK'}: {bad} mismatches; {time.perf_counter() - t0:.1f} s in all")
     sys.exit(1 if bad else 0)
 

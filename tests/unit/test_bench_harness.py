@@ -192,3 +192,68 @@ def test_run_settings_and_errors():
     if not bench.machine_has_jit():
         with pytest.raises(ValueError, match="compiled tier"):
             bench.run("begin end.", jit=[True])
+
+
+# ---------------------------------------------------------------------- the GPU side, with a stand-in CuPy
+class _FakeRuntime:
+    def getDeviceProperties(self, i):
+        return {"name": b"NVIDIA Test GPU", "major": 9, "minor": 0}
+
+    def runtimeGetVersion(self):
+        return 12080
+
+    def driverGetVersion(self):
+        return 12090
+
+    def memGetInfo(self):
+        return (70 << 30, 80 << 30)
+
+    def getDeviceCount(self):
+        return 1
+
+
+class _FakeCupy:
+    __version__ = "13.9"
+
+    def __init__(self, log):
+        device = type("Device", (), {"synchronize": lambda _self: log.append("sync")})
+        self.cuda = type("cuda", (), {"runtime": _FakeRuntime(), "Device": device})()
+
+
+def test_gpu_description_and_sync_with_a_stand_in_cupy(monkeypatch):
+    import sys
+    log = []
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy(log))
+    d = environment.device_info(gpu=True)
+    assert d["gpu"] == {"name": "NVIDIA Test GPU", "count": 1, "memory_total_bytes": 80 << 30,
+                        "memory_free_bytes_at_start": 70 << 30, "cupy": "13.9", "cuda_runtime": "12.8",
+                        "cuda_runtime_raw": 12080, "cuda_driver": "12.9", "cuda_driver_raw": 12090,
+                        "compute_capability": "9.0"}
+    timing.clock(lambda: log.append("fn"), timing.synchronizer())
+    assert log == ["sync", "fn", "sync"]
+    doc = results.document("x", "X", device=d)
+    assert doc["device"] == "NVIDIA Test GPU"
+    assert "GPU NVIDIA Test GPU (80 GiB) · CuPy 13.9 · CUDA runtime 12.8, driver 12.9" in results.header_line(doc)
+
+
+def test_no_gpu_is_recorded_not_raised(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "cupy", None)          # import cupy -> ImportError
+    d = environment.device_info(gpu=True)
+    assert d["gpu"] is None and "cupy" in d["gpu_error"]
+
+
+# ---------------------------------------------------------------------- the scripts of bench/ use the harness
+SCRIPTS = ["bench_foundation", "bench_gpu", "bench_auto", "bench_stdlib", "check_rows_gpu", "check_search_gpu"]
+OWN_COPIES = ["getDeviceProperties", "platform.python_version", "rev-parse", "signal.setitimer", "/proc/cpuinfo",
+              "datetime.now", "write_text(json"]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_bench_scripts_use_the_harness(name):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    text = path.read_text()
+    compile(text, str(path), "exec")                         # the GPU scripts cannot be imported here
+    assert "from starvm.bench import" in text
+    assert [c for c in OWN_COPIES if c in text] == [], "machine info, clocks, watchdogs and files: starvm/bench"
