@@ -1,0 +1,55 @@
+"""Fail unless a pytest JUnit report shows no failure, at least min_passed passed tests and at
+most max_skipped skipped ones (the limits file: lines min_passed=N, max_skipped=M)."""
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+
+
+def read_limits(path: str) -> dict[str, int]:
+    limits = {}
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            limits[key.strip()] = int(value)
+    missing = {"min_passed", "max_skipped"} - set(limits)
+    if missing:
+        raise SystemExit(f"ci: {path} lacks {', '.join(sorted(missing))}")
+    return limits
+
+
+def counts(junit_path: str) -> dict[str, int]:
+    root = ET.parse(junit_path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    total = sum(int(s.get("tests", 0)) for s in suites)
+    failed = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    skipped = sum(int(s.get("skipped", 0)) for s in suites)
+    return {"passed": total - failed - skipped, "skipped": skipped, "failed": failed}
+
+
+def problems(c: dict[str, int], limits: dict[str, int]) -> list[str]:
+    out = []
+    if c["failed"]:
+        out.append(f"{c['failed']} failed")
+    if c["passed"] < limits["min_passed"]:
+        out.append(f"only {c['passed']} passed, fewer than {limits['min_passed']}")
+    if c["skipped"] > limits["max_skipped"]:
+        out.append(f"{c['skipped']} skipped, more than {limits['max_skipped']}")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    junit_path, limits_path = argv
+    limits, c = read_limits(limits_path), counts(junit_path)
+    print(f"ci: passed {c['passed']}, skipped {c['skipped']}, failed {c['failed']} (limits: passed >= "
+          f"{limits['min_passed']}, skipped <= {limits['max_skipped']}; {limits_path})")
+    found = problems(c, limits)
+    if found:
+        print("ci: " + "; ".join(found), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

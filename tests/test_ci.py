@@ -1,0 +1,96 @@
+"""CI (.ci/run) cannot pass having run nothing (issue 18): it finds the README's install and
+test commands by name and fails without them; the README command's closure is checked
+against .ci/expected/warshall_c.out; pytest's counts are held to .ci/limits."""
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / ".ci"))
+import check_counts  # noqa: E402  (.ci/check_counts.py)
+
+README_OK = "# x\n\n```sh\npython3 -m pip install \".[test]\" && star run programs/warshall_c.star\npython3 -m pytest\n```\n"
+
+
+def run_commands(tmp_path, readme: str):
+    (tmp_path / ".ci").mkdir(exist_ok=True)
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    (tmp_path / "README.md").write_text(readme)
+    return subprocess.run(["bash", str(tmp_path / ".ci" / "run"), "--commands"], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_readme_commands_are_found_by_name(tmp_path):
+    r = run_commands(tmp_path, (ROOT / "README.md").read_text())
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^install: .*pip install .*star run programs/warshall_c\.star$", r.stdout, re.M)
+    assert re.search(r"^test: +python3 -m pytest", r.stdout, re.M)
+
+
+@pytest.mark.parametrize("readme, message", [
+    ("# no commands at all\n", "no ```sh block"),
+    ("```bash\npython3 -m pip install .\npython3 -m pytest\n```\n", "no ```sh block"),
+    ("```sh\npython3 -m pip install \".[test]\"\n```\n", "no pytest line"),
+    ("```sh\npython3 -m pytest\n```\n", "no pip install line"),
+    ("```sh\npython3 -m pip install .\npython3 -m pytest && echo done\n```\n", "must be one command"),
+])
+def test_a_readme_without_the_commands_fails(tmp_path, readme, message):
+    r = run_commands(tmp_path, readme)
+    assert r.returncode == 1 and message in r.stderr, (r.stdout, r.stderr)
+
+
+def test_a_correct_readme_block_passes_the_check(tmp_path):
+    assert run_commands(tmp_path, README_OK).returncode == 0
+
+
+def _junit(path, tests, failures=0, errors=0, skipped=0):
+    path.write_text(f'<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="{tests}" '
+                    f'failures="{failures}" errors="{errors}" skipped="{skipped}"></testsuite></testsuites>')
+    return str(path)
+
+
+@pytest.mark.parametrize("tests, failures, skipped, ok", [
+    (4300, 0, 1300, True),
+    (4300, 1, 1300, False),          # a failure
+    (0, 0, 0, False),                # nothing ran
+    (4300, 0, 1400, False),          # too many skipped
+    (2000, 0, 10, False),            # too few passed
+])
+def test_counts_are_held_to_the_limits(tmp_path, tests, failures, skipped, ok):
+    limits = tmp_path / "limits"
+    limits.write_text("# comment\nmin_passed=2950\nmax_skipped=1320\n")
+    with redirect_stdout(io.StringIO()):
+        rc = check_counts.main([_junit(tmp_path / "j.xml", tests, failures, skipped=skipped), str(limits)])
+    assert (rc == 0) == ok
+
+
+def test_the_committed_limits_are_readable_and_sane():
+    limits = check_counts.read_limits(str(ROOT / ".ci" / "limits"))
+    assert limits["min_passed"] > 1000 and 0 < limits["max_skipped"] < limits["min_passed"]
+
+
+def test_the_expected_closure_is_the_closure_of_the_programs_graph():
+    """.ci/expected/warshall_c.out against a closure computed here from the program's graph
+    (data/example8.mtx, read by SciPy)."""
+    from scipy.io import mmread
+    adj = mmread(str(ROOT / "data" / "example8.mtx")).toarray() != 0
+    n = adj.shape[0]
+    reach = adj.copy()
+    for k in range(n):                                   # Warshall on a dense boolean matrix
+        reach |= np.outer(reach[:, k], reach[k])
+    lines = (ROOT / ".ci" / "expected" / "warshall_c.out").read_text().splitlines()
+    assert lines[-n:] == ["".join("1" if b else "0" for b in row) for row in reach]
+    from starvm import cli
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["run", str(ROOT / "programs" / "warshall_c.star")]) == 0
+    assert out.getvalue().splitlines() == lines
