@@ -42,6 +42,12 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("scatter", "cupy"): "starvm.native.rows_cupy:make_scatter",
     ("groupmin", "numpy"): "starvm.native.rows_numpy:make_groupmin",
     ("groupmin", "cupy"): "starvm.native.rows_cupy:make_groupmin",
+    ("compact", "numpy"): "starvm.native.rows_numpy:make_compact",
+    ("compact", "cupy"): "starvm.native.rows_cupy:make_compact",
+    ("compact", "emulated"): "starvm.native.emulated:make_compact",
+    ("expand", "numpy"): "starvm.native.rows_numpy:make_expand",
+    ("expand", "cupy"): "starvm.native.rows_cupy:make_expand",
+    ("expand", "emulated"): "starvm.native.emulated:make_expand",
 }
 for _name in ("match", "min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
     _REGISTRY[(_name, "emulated")] = f"starvm.native.emulated:make_{_name}"

@@ -92,3 +92,18 @@ def _vec_ok(x, n: int) -> bool:
 make_iota, make_gather, make_scatter, make_groupmin = factories(
     rows_numpy.iota, _gather, _scatter, _groupmin, is_table=_is_table, vec_ok=_vec_ok,
     nonempty=False, group_bits_max=64)
+
+
+# ---------------------------------------------------------------- COMPACT and EXPAND
+def _compact(T, X_v, R) -> None:
+    rows_numpy.compact(T, _int(X_v), R)
+
+
+def _expand(T, X_v, R) -> None:
+    rows_numpy.expand(T, _int(X_v), R)
+
+
+from .compact_routines import compact_factories  # noqa: E402
+
+make_compact, make_expand = compact_factories(_compact, _expand, is_table=_is_table, vec_ok=_vec_ok,
+                                              nonempty=False)

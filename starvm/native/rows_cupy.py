@@ -276,3 +276,60 @@ def _vec_ok(x, n: int) -> bool:
 make_iota, make_gather, make_scatter, make_groupmin = factories(
     iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok,
     nonempty=True, group_bits_max=GROUP_BITS_MAX)
+
+
+# ---------------------------------------------------------------- COMPACT and EXPAND
+# Both are a GATHER (rows_gather: the rows of R under a mask take the bits of T at idx[r])
+# with the row numbers made by array operations on the device:
+#   COMPACT  idx[j] = the j-th marked row of T (cupy.flatnonzero), mask = rows 1..c of R;
+#   EXPAND   idx[r] = the rank of marked row r among the marked rows (an exclusive cumsum),
+#            mask = X.
+_SHIFTS = None
+
+
+def _row_bits(X_v, n: int):
+    """The n bits of a device vector as a 0/1 uint64 array (row r at [r])."""
+    global _SHIFTS
+    if _SHIFTS is None:
+        _SHIFTS = cp.arange(64, dtype=cp.uint64)
+    return ((_u64(X_v)[:, None] >> _SHIFTS[None, :]) & np.uint64(1)).reshape(-1)[:n]
+
+
+def _first_rows(c: int, n: int):
+    W = (n + 63) // 64
+    full, rest = divmod(c, 64)
+    mask = cp.zeros(W, dtype=cp.uint64)
+    mask[:full] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if rest:
+        mask[full] = np.uint64((1 << rest) - 1)
+    return mask
+
+
+def _gather_rows(T_data, k: int, idx, mask, R) -> None:
+    W = R.data.shape[1]
+    _kernels()["rows_gather"](*_grid(W, k), (_u64(T_data), np.int64(T_data.shape[1]), np.int32(k),
+                                             idx, mask, R.data, np.int64(W)))
+
+
+def compact(T, X_v, R) -> None:
+    rows = cp.flatnonzero(_row_bits(X_v, T.n)).astype(cp.int64)
+    c = int(rows.size)
+    if not c:
+        return
+    idx = cp.zeros(R.n, dtype=cp.int64)
+    idx[:c] = rows
+    # in place: threads would read words others write, so the rows come from a copy
+    source = T.data.copy() if R is T else T.data
+    _gather_rows(source, T.k, idx, _first_rows(c, R.n), R)
+
+
+def expand(T, X_v, R) -> None:
+    bits = _row_bits(X_v, R.n).astype(cp.int64)
+    idx = cp.cumsum(bits) - bits               # rank among the marked rows, 0-based
+    _gather_rows(T.data, T.k, idx, _u64(X_v), R)
+
+
+from .compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
+
+make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table, vec_ok=_vec_ok,
+                                              nonempty=True)

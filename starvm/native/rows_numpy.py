@@ -170,3 +170,32 @@ def _vec_ok(x, n: int) -> bool:
 make_iota, make_gather, make_scatter, make_groupmin = factories(
     iota, gather, scatter, groupmin, is_table=_is_table_arg, vec_ok=_vec_ok,
     nonempty=False, group_bits_max=64)
+
+
+# ---------------------------------------------------------------- COMPACT and EXPAND
+def _first_rows(c: int, n: int) -> np.ndarray:
+    """1 x W words marking rows 1..c of n."""
+    hit = np.zeros(n, dtype=bool)
+    hit[:c] = True
+    return _pack(hit[None, :], n)
+
+
+def compact(T, X_v, R) -> None:
+    """The marked rows of T, in order, into rows 1..c of R (R may be T: every chunk of
+    columns is read before it is written)."""
+    rows = np.flatnonzero(_vec_bools(X_v, T.n))
+    if rows.size and T.k:
+        _move_rows(T, rows, R, np.arange(rows.size), _first_rows(rows.size, R.n))
+
+
+def expand(T, X_v, R) -> None:
+    """Rows 1..c of T back to the marked rows of R, in order."""
+    rows = np.flatnonzero(_vec_bools(X_v, R.n))
+    if rows.size and T.k:
+        _move_rows(T, np.arange(rows.size), R, rows, _vec_words(X_v, R.n)[None, :])
+
+
+from .compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
+
+make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table_arg, vec_ok=_vec_ok,
+                                              nonempty=False)
