@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import starvm
+from listings import LISTING_4
 from starvm.backends import BackendUnavailable, get_backend
 from starvm.backends.auto_backend import AutoBackend
 from starvm.backends.emulated_device import EmulatedDevice
@@ -138,13 +139,7 @@ def test_table_copy_between_sides(auto):
 
 
 # ------------------------------------------------------------------------------ moves to the device
-FORALL = """proc CLOSE(n: integer; var P: table);
-var V, W: slice; i, k: integer;
-begin
-  for k := 1 to n do
-    parallel for i := 1 to n do
-    begin W := COL(k, P); V := COL(i, P); if V(k) = 1 then V := V or W; COL(i, P) := V; end;
-end;"""
+FORALL = LISTING_4.replace("WARSHALL-adapt", "CLOSE")      # a name the standard library does not have
 
 
 @pytest.mark.parametrize("n", [40, 99, 100])

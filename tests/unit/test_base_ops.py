@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import starvm
+from listings import LISTING_1_AS_PRINTED, LISTING_2_AS_PRINTED
 
 LENGTHS = [1, 63, 64, 65, 1000]
 DIMS = [1, 63, 64, 65, 200]
@@ -454,41 +455,7 @@ def test_bits_literals_and_lengths(machine):
 
 
 # ------------------------------------------------------------------------------ step counts
-WARSHALL = r"""
-proc WARSHALL(n:integer; var P: table);
-/*Here n is the number of vertices.*/
-var X:slice(P); v,w: word; i,k: integer;
-begin for k:=1 to n do
-  begin
-    X :=COL(k , P) ;
-    w:=ROW (k,P) ;
-    while SOME(X) do
-    begin
-      i : = STEP(X) ;
-      v:=ROW(i,P);
-      v=v or w;
-      ROW(i,P):=v;
-    end ;
-  end ;
-end ;
-
-proc WARSHALL-C(n: integer ; var P: table);
-var x:word; V, W: Slice; i,k: integer;
-begin for k:=1 to n do
-  Begin
-    x:=ROW(k,P);
-    W:=COL(k,P);
-    i = STEP (x);
-    while i >0 do
-    Begin
-      V :=COL(i,P) ;
-      V=V or W;
-      COL ( i , P ) : =V ;
-      i:=STEP(x);
-    end;
-  end;
-end;
-"""
+WARSHALL = LISTING_1_AS_PRINTED + "\n" + LISTING_2_AS_PRINTED     # tests/listings.py
 
 
 def model_warshall(rows, by_rows=True):

@@ -9,6 +9,7 @@ import pytest
 
 import starvm
 from starvm import StarTypeError
+from listings import LISTING_4
 
 # Globals of every kind, declared on line 1 so that the statement under test is on line 2.
 G = "var n: integer; b: boolean; s: slice; w: word; t: table(4, 4); u: slice(t);\n"
@@ -331,21 +332,8 @@ def test_pfor_refuses_nesting():
     assert err.message.startswith("parallel for:") and err.line == 4
 
 
-WARSHALL_ADAPT_BODY = """\
-  for k := 1 to n do
-    parallel for i := 1 to n do
-    begin
-      W := COL(k, P);
-      V := COL(i, P);
-      if V(k) = 1 then V := V or W;
-      COL(i, P) := V;
-    end;
-"""
-
-
 def test_pfor_accepts_the_warshall_adapt_body():
-    accepts("proc WARSHALL-adapt(n: integer; var P: table);\nvar V, W: slice; i, k: integer;\nbegin\n"
-            + WARSHALL_ADAPT_BODY + "end;")
+    accepts(LISTING_4)                                    # tests/listings.py
     accepts("proc w(n: integer; var P: table); var i, k: integer;\nbegin\n"
             "for k := 1 to n do parallel for i := 1 to n do\n"
             "  if COL(i, P)(k) = 1 then COL(i, P) := COL(i, P) or COL(k, P)\nend;")

@@ -1,9 +1,9 @@
 """The paper's listings (spec §7) run as printed and compute the transitive closure.
 
-Listings 1 and 2 are copied verbatim from the spec; the only change is `: =` -> `:=` in
-`i : = STEP(X)` and `COL ( i , P ) : =V` (the paper's scanning errors). The unfixed text
-must be accepted too, since the grammar reads `: =` as `:=`. Listing 4 is the project's
-`parallel for` form in programs/warshall_adapt.star. All three must give P(i, j) = 1 iff
+The texts live in tests/listings.py: Listings 1 and 2 verbatim from the spec, and with `: =`
+-> `:=` in `i : = STEP(X)` and `COL ( i , P ) : =V` (the paper's scanning errors). The unfixed
+text must be accepted too, since the grammar reads `: =` as `:=`. Listing 4 is the project's
+`parallel for` form (programs/warshall_adapt.star). All three must give P(i, j) = 1 iff
 there is a path of length >= 1 from i to j (so P(i, i) = 1 only where i lies on a cycle).
 """
 from __future__ import annotations
@@ -19,51 +19,10 @@ import numpy as np
 import pytest
 
 import starvm
+from listings import LISTING_1, LISTING_1_AS_PRINTED, LISTING_2, LISTING_2_AS_PRINTED, LISTING_4
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "spec" / "STAR.md"
-
-# ---- Listing 1, as printed in spec §7 ----
-LISTING_1_AS_PRINTED = """\
-proc WARSHALL(n:integer; var P: table);
-/*Here n is the number of vertices.*/
-var X:slice(P); v,w: word; i,k: integer;
-begin for k:=1 to n do
-  begin
-    X :=COL(k , P) ;
-    w:=ROW (k,P) ;
-    while SOME(X) do
-    begin
-      i : = STEP(X) ;
-      v:=ROW(i,P);
-      v=v or w;
-      ROW(i,P):=v;
-    end ;
-  end ;
-end ;
-"""
-LISTING_1 = LISTING_1_AS_PRINTED.replace("i : = STEP(X)", "i := STEP(X)")
-
-# ---- Listing 2, as printed in spec §7 ----
-LISTING_2_AS_PRINTED = """\
-proc WARSHALL-C(n: integer ; var P: table);
-var x:word; V, W: Slice; i,k: integer;
-begin for k:=1 to n do
-  Begin
-    x:=ROW(k,P);
-    W:=COL(k,P);
-    i = STEP (x);
-    while i >0 do
-    Begin
-      V :=COL(i,P) ;
-      V=V or W;
-      COL ( i , P ) : =V ;
-      i:=STEP(x);
-    end;
-  end;
-end;
-"""
-LISTING_2 = LISTING_2_AS_PRINTED.replace("COL ( i , P ) : =V", "COL ( i , P ) :=V")
 
 LISTING_4_FILE = ROOT / "programs" / "warshall_adapt.star"
 
@@ -89,6 +48,20 @@ def test_listings_are_verbatim_copies_of_the_spec():
 def test_listing4_is_a_parallel_for():
     text = LISTING_4_FILE.read_text().lower()
     assert "proc warshall-adapt(" in text and "parallel for i := 1 to n do" in text
+
+
+@pytest.mark.parametrize("path, texts", [
+    ("programs/warshall.star", [LISTING_1]),
+    ("programs/warshall_c.star", [LISTING_2]),
+    ("programs/warshall_adapt.star", [LISTING_4]),
+    ("stdlib/warshall.star", [LISTING_1, LISTING_2, LISTING_4]),
+    ("tests/star/warshall_listings.star", [LISTING_1_AS_PRINTED, LISTING_2_AS_PRINTED]),
+])
+def test_star_files_hold_the_same_listings(path, texts):
+    """The copies that cannot import tests/listings.py (Star files) are checked against it."""
+    text = (ROOT / path).read_text()
+    for listing in texts:
+        assert listing in text, f"{path} differs from tests/listings.py"
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,7 +248,7 @@ def test_example_closure_by_hand():
 def test_cli_runs_the_three_programs_with_the_same_output():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("STARVM_BACKEND", None)
-    want = ["transitive closure (row i: the vertices reachable from i):"] + example_closure_lines()
+    want = ["transitive closure, read as directed (row i: the vertices reachable from i):"] + example_closure_lines()
     outputs = []
     for prog in ("warshall.star", "warshall_c.star", "warshall_adapt.star"):
         r = subprocess.run([sys.executable, "-m", "starvm", "run", f"programs/{prog}"], cwd=ROOT, env=env,

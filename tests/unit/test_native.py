@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import starvm
+from listings import LISTING_4
 from starvm.native import factory_for
 
 
@@ -75,13 +76,7 @@ end."""
 
 
 def test_a_programs_own_routine_is_not_replaced(backend):
-    src = """proc WARSHALL-adapt(n: integer; var P: table);
-var V, W: slice; i, k: integer;
-begin
-  for k := 1 to n do
-    parallel for i := 1 to n do
-    begin W := COL(k, P); V := COL(i, P); if V(k) = 1 then V := V or W; COL(i, P) := V; end;
-end;"""
+    src = LISTING_4                          # tests/listings.py
     m = starvm.Machine(backend=backend)
     m.load(src, "own.star")
     a = np.random.default_rng(0).random((20, 20)) < 0.1
