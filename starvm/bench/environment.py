@@ -50,6 +50,15 @@ def memory_available() -> int | None:
     return None
 
 
+def load_average() -> float | None:
+    """The 1-minute load average when the benchmark started: above the usable cores, other
+    processes competed for them and the times are inflated."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def version_of(dist: str) -> str | None:
     """The installed version of a distribution, without importing it (None if not installed)."""
     module = sys.modules.get(dist)
@@ -100,6 +109,7 @@ def machine_info(extra_versions: tuple[str, ...] = ()) -> dict:
     (and of ``extra_versions``, e.g. "scipy"), and the git state of starvm's checkout."""
     info = {
         "cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "cpus_usable": cpus_usable(),
+        "load_average_1min": load_average(),
         "memory_available_bytes": memory_available(),
         "platform": platform.platform(), "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),

@@ -25,10 +25,12 @@ def document(benchmark: str, title: str, *, machine: dict | None = None, device:
 
 
 def header_line(doc: dict) -> str:
-    """date · CPU, cores · Python · NumPy [· SciPy] · starvm [· GPU · CuPy · CUDA] [· git]."""
+    """date · CPU, cores, load · Python · NumPy [· SciPy] · starvm [· GPU · CuPy · CUDA] [· git]."""
     mi, dev = doc["machine"], doc.get("device_info") or {}
     usable = mi.get("cpus_usable")
     cores = f"{mi.get('cpu_count')} cores" + (f" ({usable} usable)" if usable and usable != mi.get("cpu_count") else "")
+    if mi.get("load_average_1min") is not None:
+        cores += f", load {mi['load_average_1min']:g}"
     parts = [doc["date"], f"{mi.get('cpu_model', '?')}, {cores}", f"Python {mi.get('python')}",
              f"NumPy {mi.get('numpy')}"]
     if mi.get("scipy"):

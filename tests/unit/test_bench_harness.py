@@ -81,7 +81,7 @@ def test_budget():
 # ---------------------------------------------------------------------- environment
 def test_machine_info():
     info = environment.machine_info(("scipy",))
-    for key in ("cpu_model", "cpu_count", "cpus_usable", "platform", "python", "numpy", "lark", "starvm",
+    for key in ("cpu_model", "cpu_count", "cpus_usable", "load_average_1min", "platform", "python", "numpy", "lark", "starvm",
                 "starvm_path", "git", "scipy", "memory_available_bytes"):
         assert key in info, key
     assert info["starvm"] == starvm.__version__ and info["numpy"] == __import__("numpy").__version__
@@ -119,7 +119,8 @@ def test_device_info_and_label(backend):
 
 # ---------------------------------------------------------------------- result files
 def test_results_share_one_header(tmp_path):
-    machine = {"cpu_model": "CPU X", "cpu_count": 8, "cpus_usable": 2, "python": "3.11", "numpy": "2.0",
+    machine = {"cpu_model": "CPU X", "cpu_count": 8, "cpus_usable": 2, "load_average_1min": 3.5,
+               "python": "3.11", "numpy": "2.0",
                "starvm": "0.1.0", "git": {"commit": "0123456789abcdef", "dirty": True}}
     gpu = {"name": "H100", "memory_total_bytes": 80 << 30, "cupy": "13", "cuda_runtime": "12.8",
            "cuda_driver": "12.9"}
@@ -130,7 +131,7 @@ def test_results_share_one_header(tmp_path):
     assert json.loads(js.read_text()) == doc and not list(tmp_path.glob("sub/*.tmp"))
     lines = md.read_text().splitlines()
     assert lines[0] == "# A demo" and lines[4:] == ["| a |", "| 1 |"]
-    assert lines[2] == (f"{doc['date']} · CPU X, 8 cores (2 usable) · Python 3.11 · NumPy 2.0 · starvm 0.1.0 · "
+    assert lines[2] == (f"{doc['date']} · CPU X, 8 cores (2 usable), load 3.5 · Python 3.11 · NumPy 2.0 · starvm 0.1.0 · "
                         "GPU H100 (80 GiB) · CuPy 13 · CUDA runtime 12.8, driver 12.9 · git 0123456789ab, dirty")
     assert results.header_markdown(doc) == lines[:4]
 
