@@ -10,6 +10,8 @@ stdlib/rows.star as all-to-all exchanges.
 """
 from __future__ import annotations
 
+from .. import config
+from ..backends import Backend, get_backend
 from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
 from .rows import register as _register_rows
@@ -20,6 +22,24 @@ __all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world"
 
 
 def distribute(local, comm, align: int = 64) -> DistributedBackend:
-    """The distributed backend over backend ``local`` (a Backend) and ``comm`` (an mpi4py
-    communicator, one of comm.py's, or None for one rank alone)."""
-    return DistributedBackend(local, wrap(comm), align)
+    """The distributed backend over ``local`` (a Backend or a backend name) and ``comm`` (an
+    mpi4py communicator, one of comm.py's, or None for one rank alone)."""
+    comm = wrap(comm)
+    if not isinstance(local, Backend):
+        local = local_backend(local, comm.rank)
+    return DistributedBackend(local, comm, align)
+
+
+def local_backend(name: str | None, rank: int) -> Backend:
+    """Backend ``name`` for this rank; on a GPU backend, first the rank's GPU: rank modulo the
+    visible devices (CUDA_VISIBLE_DEVICES narrows them)."""
+    name = config.backend_name(name)
+    if name in ("cupy", "auto"):
+        try:
+            import cupy
+            count = cupy.cuda.runtime.getDeviceCount()
+            if count:
+                cupy.cuda.Device(rank % count).use()
+        except Exception:       # no CuPy or no device: get_backend says so (or auto runs on the CPU)
+            pass
+    return get_backend(name)

@@ -1,0 +1,381 @@
+"""Strong scaling of one Star program over MPI ranks (starvm/distributed, docs/scale.md).
+
+    python3 bench/bench_scale.py --ranks 1,2 --name cpu2                      # small sizes, this host
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --min-log2 28 --scale 20 --warshall-n 8192 --name cpu16
+
+For every rank count P of --ranks it starts ``mpiexec -n P`` on this script (``--worker``),
+one rank per core, and measures, on the distributed machine (rows in 64-row blocks):
+
+  min       MIN (stdlib/search.star) over 2^--min-log2 rows x 32 bits, X all ones;
+  bfs       BFS-adapt from vertex 1 on an R-MAT graph of 2^--scale vertices (edge factor 16,
+            a, b, c = 0.57, 0.19, 0.19, undirected, seed 2015: bench_stdlib's graphs);
+  boruvka   BORUVKA on the same graph (weights 1..100);
+  warshall  WARSHALL-adapt (a fused `parallel for` per pivot) on n = --warshall-n vertices,
+            G(n, p) with 4n arcs;
+  comm      the collectives' cost: a barrier-separated loop of Allreduce of one integer (alpha)
+            and of Bcast / Allgatherv / Alltoallv of 8 B .. 16 MB (alpha + beta * bytes, fitted).
+
+Each workload's time is the slowest rank's, the ranks started together by a barrier; the
+median of --runs runs is kept. Every result is checked: MIN's count and first row against
+NumPy, BFS levels and the MST weight against SciPy, the closure against a NumPy machine's
+native kernel (rank 0). The graph is generated on every rank and each keeps its own rows
+(item 2 of docs/scale.md); the MIN table is made by each rank for its own rows only. With
+P = 1 the script also times the same calls on a plain (non-distributed) NumPy machine with its
+native kernels ("serial"), the reference for speed-ups. A workload whose mpiexec exceeds
+--timeout is recorded as such. Results: bench/results/scale_<name>.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 2015
+RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
+WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall")
+
+
+# ------------------------------------------------------------------ the worker (one rank)
+def splitmix(x: np.ndarray) -> np.ndarray:
+    """A counter-based hash: the same value of row i whatever the rank that makes it."""
+    z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+class Rank:
+    def __init__(self, backend: str, distributed: bool):
+        from mpi4py import MPI
+
+        import starvm
+        from starvm.backends import get_backend
+        self.MPI, self.comm = MPI, MPI.COMM_WORLD
+        if distributed:
+            from starvm.distributed import distribute
+            self.B = distribute(backend, self.comm)
+        else:
+            self.B = get_backend(backend)
+        self.m = starvm.Machine(backend=self.B, out=open(os.devnull, "w"))
+        self.distributed = distributed
+
+    def timed(self, fn, runs: int) -> tuple[list[float], object]:
+        out, times = None, []
+        for _ in range(runs):
+            self.comm.Barrier()
+            t0 = time.perf_counter()
+            out = fn()
+            self.B.synchronize()
+            t = time.perf_counter() - t0
+            times.append(self.comm.allreduce(t, op=self.MPI.MAX))
+        return times, out
+
+
+def bits(B, n: int, ones: bool):
+    from starvm.runtime.values import Bits
+    return Bits(B.ones(n) if ones else B.zeros(n), n)
+
+
+def work_min(r: Rank, log2: int, runs: int) -> dict:
+    n = 1 << log2
+    B, m = r.B, r.m
+    T = m.table(rows=n, cols=32)
+    if r.distributed:       # each rank makes its own rows only
+        lay = B.layout(n)
+        local = splitmix(np.arange(lay.start, lay.stop)) >> np.uint64(32)
+        B.L.table_set_ints(T.aux, local)
+        lo = int(local.min()) if local.size else 1 << 40
+        gmin = r.comm.allreduce(lo, op=r.MPI.MIN)
+        cnt = r.comm.allreduce(int((local == gmin).sum()), op=r.MPI.SUM)
+        first = r.comm.allreduce(int(lay.start + np.argmax(local == gmin)) if (local == gmin).any() else n,
+                                 op=r.MPI.MIN)
+    else:
+        vals = splitmix(np.arange(n)) >> np.uint64(32)
+        B.table_set_ints(T, vals)
+        gmin = int(vals.min())
+        cnt, first = int((vals == gmin).sum()), int(np.argmax(vals == gmin))
+    X = bits(B, n, True)
+
+    def run():
+        Z = bits(B, n, False)
+        m.call("MIN", T, X, Z)
+        return Z
+    times, Z = r.timed(run, runs)
+    ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
+    return {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats}
+
+
+def graph(scale: int):
+    from starvm.graphs import rmat
+    return rmat(scale, seed=SEED, **RMAT)
+
+
+def work_bfs(r: Rank, scale: int, runs: int) -> dict:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+    g = graph(scale)
+    m, B = r.m, r.B
+    left, right = m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits)
+
+    def run():
+        L = m.table(rows=g.n, cols=g.vbits + 1)
+        m.call("BFS_adapt", g.n, 1, left, right, L)
+        return L
+    times, L = r.timed(run, runs)
+    levels = np.asarray(L.to_ints(), dtype=np.int64)            # a collective: every rank
+    ok = True
+    if r.comm.rank == 0:
+        A = csr_matrix((np.ones(g.m), (g.src - 1, g.dst - 1)), shape=(g.n, g.n))
+        order, pred = breadth_first_order(A, 0, directed=True, return_predecessors=True)
+        ref = np.full(g.n, (1 << (g.vbits + 1)) - 1, dtype=np.int64)
+        ref[0] = 0
+        for v in order[1:]:
+            ref[v] = ref[pred[v]] + 1
+        ok = bool((levels == ref).all())
+    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
+
+
+def work_boruvka(r: Rank, scale: int, runs: int) -> dict:
+    from scipy.sparse.csgraph import minimum_spanning_tree
+    g = graph(scale)
+    m, B = r.m, r.B
+    left, right = m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits)
+    weight = m.table_from_ints(g.weight, g.wbits)
+
+    def run():
+        Tr = bits(B, g.m, False)
+        m.call("BORUVKA", g.n, left, right, weight, Tr)
+        return Tr
+    times, Tr = r.timed(run, runs)
+    tree = np.asarray(B.to_bools(Tr.v, g.m), dtype=bool)          # a collective
+    ok = True
+    if r.comm.rank == 0:
+        ref = minimum_spanning_tree(g.weight_matrix())
+        ok = int(g.weight[tree].sum()) == int(round(ref.sum()))
+    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
+
+
+def work_warshall(r: Rank, n: int, runs: int) -> dict:
+    import starvm
+    rng = np.random.default_rng(SEED)
+    arcs = rng.integers(0, n, (4 * n, 2))
+    adj = np.zeros((n, n), dtype=bool)
+    adj[arcs[:, 0], arcs[:, 1]] = True
+    m = r.m
+
+    def run():
+        P = m.table(adj)
+        m.call("WARSHALL_adapt", n, P)
+        return P
+    times, P = r.timed(run, runs)
+    got = P.to_numpy()                                               # a collective
+    ok = True
+    if r.comm.rank == 0:
+        ref = starvm.Machine(backend="numpy", out=open(os.devnull, "w"))
+        Q = ref.table(adj)
+        ref.call("WARSHALL_adapt", n, Q)
+        ok = bool((Q.to_numpy() == got).all())
+    return {"n": n, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
+
+
+def work_comm(r: Rank, runs: int) -> dict:
+    """alpha and beta of the collectives on this rank count."""
+    MPI, c = r.MPI, r.comm
+    P = c.Get_size()
+    one, out = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    reps = 2000
+    c.Barrier()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        c.Allreduce(one, out, op=MPI.MIN)
+    alpha = c.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
+    rows = {}
+    for kind in ("bcast", "allgather", "alltoall"):
+        pts = []
+        for log in (3, 10, 14, 17, 20, 22, 24):
+            nbytes = 1 << log
+            per = max(1, nbytes // 8 // P)
+            send = np.ones(per * P if kind != "allgather" else per, np.uint64)
+            recv = np.empty(per * P, np.uint64)
+            k = max(3, min(200, (1 << 24) // nbytes))
+            c.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(k):
+                if kind == "bcast":
+                    c.Bcast(send, root=0)
+                elif kind == "allgather":
+                    c.Allgather(send, recv)
+                else:
+                    c.Alltoall(send, recv)
+            t = c.allreduce((time.perf_counter() - t0) / k, op=MPI.MAX)
+            pts.append((per * P * 8, t))
+        x, y = np.array([p[0] for p in pts], float), np.array([p[1] for p in pts])
+        beta, a = np.polyfit(x, y, 1) if P > 1 else (0.0, 0.0)
+        rows[kind] = {"points": pts, "alpha_s": float(max(a, 0.0)), "beta_s_per_byte": float(max(beta, 0.0))}
+    return {"allreduce_int_s": alpha, **rows, "ok": True, "times_s": [alpha]}
+
+
+def worker(args) -> None:
+    from mpi4py import MPI
+    results = {}
+    dist = Rank(args.backend, True)
+    serial = Rank(args.backend, False) if MPI.COMM_WORLD.Get_size() == 1 and not args.no_serial else None
+    for w in args.workloads.split(","):
+        for label, r in (("distributed", dist), ("serial", serial)):
+            if r is None or (label == "serial" and w == "comm"):
+                continue
+            # a tiny untimed instance first: the library routine is loaded and compiled there
+            if w == "min":
+                work_min(r, 8, 1)
+                res = work_min(r, args.min_log2, args.runs)
+            elif w == "bfs":
+                work_bfs(r, 5, 1)
+                res = work_bfs(r, args.scale, args.runs)
+            elif w == "boruvka":
+                work_boruvka(r, 5, 1)
+                res = work_boruvka(r, args.scale, args.runs)
+            elif w == "warshall":
+                work_warshall(r, 16, 1)
+                res = work_warshall(r, args.warshall_n, args.runs)
+            elif w == "comm":
+                res = work_comm(r, args.runs)
+            else:
+                raise SystemExit(f"unknown workload {w}")
+            res["median_s"] = statistics.median(res["times_s"])
+            results[f"{w}/{label}"] = res
+            if MPI.COMM_WORLD.rank == 0:
+                print(f"  P={MPI.COMM_WORLD.Get_size()} {w:9s} {label:11s} {res['median_s']:.4f} s "
+                      f"{'ok' if res['ok'] else 'MISMATCH'}", flush=True)
+    if MPI.COMM_WORLD.rank == 0:
+        Path(args.out).write_text(json.dumps(results, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
+# ------------------------------------------------------------------ the driver (no MPI itself)
+def mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
+
+
+def run_all(args) -> int:
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
+              "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
+                                                   "warshall_n": args.warshall_n, "runs": args.runs},
+              "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "ranks": {}}
+    status = 0
+    for P in [int(x) for x in args.ranks.split(",")]:
+        for w in args.workloads.split(","):
+            tmp = out / f".scale_{args.name}_{P}_{w}.json"
+            cmd = [mpiexec(), *args.mpiexec_args.split(), "-n", str(P), sys.executable, __file__, "--worker",
+                   "--workloads", w, "--out", str(tmp), "--backend", args.backend, "--runs", str(args.runs),
+                   "--min-log2", str(args.min_log2), "--scale", str(args.scale), "--warshall-n", str(args.warshall_n)]
+            if args.no_serial:
+                cmd.append("--no-serial")
+            print(" ".join(cmd[:4]), w, flush=True)
+            proc = subprocess.Popen(cmd, start_new_session=True)
+            try:
+                rc = proc.wait(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                rc = None
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, 9)
+                    proc.wait()
+            entry = report["ranks"].setdefault(str(P), {})
+            if rc == 0 and tmp.exists():
+                entry.update(json.loads(tmp.read_text()))
+                tmp.unlink()
+            else:
+                entry[w] = {"error": "timeout" if rc is None else f"exit status {rc}"}
+                status = 1
+            if any(not v.get("ok", True) for v in entry.values()):
+                status = 1
+            save(report, out / f"scale_{args.name}")
+    return status
+
+
+def mpi_version() -> str:
+    try:
+        from mpi4py import MPI
+        return MPI.Get_library_version().splitlines()[0].strip()
+    except Exception as e:  # noqa: BLE001
+        return f"unknown ({e})"
+
+
+def save(report: dict, stem: Path) -> None:
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=1))
+    stem.with_suffix(".md").write_text(markdown(report))
+
+
+def markdown(rep: dict) -> str:
+    p = rep["params"]
+    lines = [f"# Strong scaling over MPI ranks ({rep['backend']} backend, {rep['host']}, {rep['cpus']} CPUs)", "",
+             f"{rep['mpi']}; Python {rep['python']}; started {rep['started']}. bench/bench_scale.py; "
+             f"MIN over 2^{p['min_log2']} rows x 32 bits, BFS-adapt and BORUVKA at R-MAT scale {p['scale']}, "
+             f"WARSHALL-adapt at n = {p['warshall_n']}; median of {p['runs']} runs, the slowest rank's time.", "",
+             "| workload | P | time, s | speed-up vs P=1 | serial (not distributed), s | steps | check |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    base = {}
+    for P, entry in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0])):
+        for key, res in entry.items():
+            w, _, label = key.partition("/")
+            if label == "serial" or w == "comm":
+                continue
+            if "error" in res:
+                lines.append(f"| {w} | {P} | {res['error']} | | | | |")
+                continue
+            t = res["median_s"]
+            base.setdefault(w, t)
+            serial = entry.get(f"{w}/serial", {}).get("median_s")
+            lines.append(f"| {w} | {P} | {t:.4f} | {base[w] / t:.2f} | {'' if serial is None else f'{serial:.4f}'} "
+                         f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
+    lines += ["", "Collectives (mpi4py, host buffers): alpha = Allreduce of one int64; "
+              "beta fitted over 8 B .. 16 MB (time = alpha + beta * bytes).", "",
+              "| P | Allreduce(int), us | Bcast alpha, us | Bcast beta, ns/B | Allgather beta, ns/B | Alltoall beta, ns/B |",
+              "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for P, entry in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0])):
+        c = entry.get("comm/distributed")
+        if not c or "error" in c:
+            continue
+        lines.append(f"| {P} | {c['allreduce_int_s'] * 1e6:.2f} | {c['bcast']['alpha_s'] * 1e6:.1f} | "
+                     f"{c['bcast']['beta_s_per_byte'] * 1e9:.3f} | {c['allgather']['beta_s_per_byte'] * 1e9:.3f} | "
+                     f"{c['alltoall']['beta_s_per_byte'] * 1e9:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="1,2", help="rank counts, e.g. 1,2,4,8")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--min-log2", type=int, default=20, help="MIN over 2^this rows (default 20)")
+    ap.add_argument("--scale", type=int, default=12, help="R-MAT scale of BFS-adapt and BORUVKA (default 12)")
+    ap.add_argument("--warshall-n", type=int, default=256, help="WARSHALL-adapt's n (default 256)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--backend", default="numpy", help="the local backend of every rank (numpy, cupy, auto)")
+    ap.add_argument("--name", default="cpu", help="results go to bench/results/scale_<name>.{json,md}")
+    ap.add_argument("--timeout", type=float, default=580, help="seconds per mpiexec run (default 580)")
+    ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (Open MPI as root: --allow-run-as-root)")
+    ap.add_argument("--no-serial", action="store_true", help="do not time the plain NumPy machine at P = 1")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args)
+        return 0
+    return run_all(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
