@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     from .bench.cli import add_parser as add_bench_parser
     add_bench_parser(sub)      # star bench (starvm/bench/cli.py)
 
+    from .debug.cli import add_subcommands as add_debug_subcommands
+    add_debug_subcommands(sub)   # star debug, star trace (starvm/debug/)
+
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
@@ -101,6 +104,9 @@ def _main(argv) -> int:
             from .ir.lower import lower_unit
             lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
             return EXIT_OK
+        if args.command in ("debug", "trace"):   # starvm/debug/cli.py
+            from .debug import cli as debug_cli
+            return (debug_cli.main_debug if args.command == "debug" else debug_cli.main_trace)(args, text, _UsageError)
         from .runtime.machine import Machine
         if args.command == "show":   # starvm/pictures.py
             from .cli_pictures import show

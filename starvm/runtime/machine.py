@@ -128,7 +128,7 @@ class Machine:
             graph_default = program_default(unit.program)
             gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,
                           step_limit=self.max_steps is not None,
-                          progress=self._progress_on).unit(lower_unit(unit))
+                          progress=self._progress_on, debug=self._debug_hooks).unit(lower_unit(unit))
         except BaseException:
             self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
             raise
@@ -208,6 +208,7 @@ class Machine:
 
     # ------------------------------------------------------------------ embedding (api.py; globals_view.py, counters.py)
     _progress_on = False    # progress bars on outer for loops (starvm/progress.py enable())
+    _debug_hooks = False    # starvm/debug: code compiled now calls _dbg() before each statement
     last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
 
     @property
