@@ -48,6 +48,7 @@ COMMANDS = {
     ":stats [reset]": "the steps (and times) so far, in the shape of the paper's Table 1",
     ":backend [NAME]": "the backend; with a NAME, start a fresh machine on it",
     ":reset": "a fresh machine: forget every variable and routine",
+    ":debug FILE": "step through a Star file (break, step, next, back, print, show, watch; quit returns here)",
     ":quit": "leave (also Ctrl-D)",
 }
 HELP = """\
@@ -143,6 +144,7 @@ class Session:
         self.inputs = 0            # numbers the inputs: <input-1>, <input-2>, ...
         self.errors = 0            # inputs that ended in an error
         self.done = False          # :quit was typed
+        self.debug_shell = None    # :debug FILE: inputs go to this debugger (starvm/debug) until it quits
 
     class _Writer:
         """Star's writeln goes to whatever the session's ``out`` is now."""
@@ -170,6 +172,9 @@ class Session:
     def execute(self, text: str) -> bool:
         """Run one input, printing to ``self.out``. Returns False once the user asked to quit."""
         stripped = text.strip()
+        if self.debug_shell is not None:
+            self._debug_input(text)
+            return not self.done
         if not stripped:
             return not self.done
         try:
@@ -265,7 +270,7 @@ class Session:
             ":help": self._help, ":h": self._help, ":?": self._help,
             ":load": self._load, ":run": self._run, ":vars": self._vars, ":show": self._show,
             ":plot": self._plot, ":profile": self._profile, ":stats": self._stats,
-            ":backend": self._backend, ":reset": self._reset,
+            ":backend": self._backend, ":reset": self._reset, ":debug": self._debug,
             ":quit": self._quit, ":q": self._quit, ":exit": self._quit,
         }.get(cmd)
         if handler is None:
@@ -435,6 +440,34 @@ class Session:
     def _quit(self, arg: str) -> None:
         self.done = True
 
+    def _debug(self, arg: str) -> None:
+        if not arg:
+            self._usage(":debug FILE")
+            return
+        got = self._read(arg)
+        if got is None:
+            return
+        from .debug.commands import DebugShell
+        from .debug.debugger import Debugger
+        text, name = got
+        out = self._Writer(self)
+        shell = DebugShell(Debugger(text, name, backend=self.machine.backend.name, out=out), out)
+        if shell.begin():
+            self.debug_shell = shell
+            self._print("(debugger commands now; 'quit' returns to the star prompt)")
+        else:
+            self.errors += 1
+            shell.d.close()
+
+    def _debug_input(self, text: str) -> None:
+        shell = self.debug_shell
+        shell.execute(text)
+        if shell.done:
+            shell.d.close()
+            self.debug_shell = None
+            self._print("left the debugger")
+        self._flush()
+
     # ------------------------------------------------------------------ completion
     def completions(self, prefix: str) -> list[str]:
         """Words that complete ``prefix``: keywords, base operations, standard-library
@@ -522,6 +555,7 @@ def _relocate(err: StarError, wrapped: str, text: str) -> StarError:
 
 # ---------------------------------------------------------------------- the terminal
 PROMPT, CONTINUATION = "star> ", "  ... "
+DEBUG_PROMPT = "debug> "
 BANNER = "starvm {version} on the {backend} backend: Star at the prompt; :help for help, Ctrl-D to quit"
 
 
@@ -569,7 +603,8 @@ class Repl:
             text = buf.document.text
             after = buf.document.text_after_cursor
             last_line_empty = "\n" in text and not text.rsplit("\n", 1)[-1].strip()
-            if not after.strip() and (is_complete(text) or last_line_empty):
+            debugging = self.session.debug_shell is not None   # debugger commands are one line
+            if not after.strip() and (debugging or is_complete(text) or last_line_empty):
                 buf.validate_and_handle()
             else:
                 buf.insert_text("\n")
@@ -584,7 +619,7 @@ class Repl:
         """Read and run inputs until :quit or Ctrl-D. Returns the exit status (0)."""
         while not self.session.done:
             try:
-                text = self.prompt.prompt(PROMPT)
+                text = self.prompt.prompt(PROMPT if self.session.debug_shell is None else DEBUG_PROMPT)
             except KeyboardInterrupt:        # Ctrl-C at the prompt: drop the line
                 continue
             except EOFError:                 # Ctrl-D
