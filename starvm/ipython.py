@@ -12,6 +12,10 @@ statements, expressions (their value is printed), ``:commands``. An error is sho
 Star error message (``StarError.render()``), never as a Python traceback; the cell stops at
 its first error. A cell that is just the name of a global table shows the table as a
 picture (``Table._repr_png_``, when matplotlib is installed).
+
+``%%star --trace``: the cell is a whole program (with its main block); it runs on a fresh
+machine with statement events on and the replay page of ``star trace`` (starvm/debug) is
+shown inline, in an iframe (``--max-events N``, ``--max-rows N`` as on the command line).
 """
 from __future__ import annotations
 
@@ -32,13 +36,24 @@ class _Stdout:
 
 
 def _options(line: str) -> dict:
-    opts = {"machine": DEFAULT_NAME, "backend": None}
+    opts = {"machine": DEFAULT_NAME, "backend": None, "trace": False, "max_events": None, "max_rows": None}
     words = shlex.split(line or "")
     i = 0
     while i < len(words):
         w = words[i]
         key, eq, value = w.partition("=")
-        if key in ("--machine", "-m", "--backend"):
+        if key == "--trace":
+            opts["trace"] = True
+        elif key in ("--max-events", "--max-rows"):
+            if not eq:
+                if i + 1 >= len(words):
+                    raise ValueError(f"%%star: {key} needs a value")
+                i += 1
+                value = words[i]
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"%%star: {key} takes a number >= 1, not {value!r}")
+            opts[key[2:].replace("-", "_")] = int(value)
+        elif key in ("--machine", "-m", "--backend"):
             if not eq:
                 if i + 1 >= len(words):
                     raise ValueError(f"%%star: {key} needs a value")
@@ -46,7 +61,8 @@ def _options(line: str) -> dict:
                 value = words[i]
             opts["machine" if key in ("--machine", "-m") else "backend"] = value
         else:
-            raise ValueError(f"%%star: unknown option {w!r} (usage: %%star [--machine NAME] [--backend NAME])")
+            raise ValueError(f"%%star: unknown option {w!r} (usage: %%star [--machine NAME] [--backend NAME] "
+                             "[--trace [--max-events N] [--max-rows N]])")
         i += 1
     if not opts["machine"].isidentifier():
         raise ValueError(f"%%star: --machine takes a Python name, not {opts['machine']!r}")
@@ -65,6 +81,8 @@ def run_cell(ns: dict, line: str, cell: str):
     except ValueError as e:
         print(e, file=sys.stderr)
         return None
+    if opts["trace"]:
+        return trace_cell(cell, opts)
     machine = ns.get(opts["machine"])
     if not isinstance(machine, Machine):
         from .backends import BackendUnavailable
@@ -90,6 +108,46 @@ def run_cell(ns: dict, line: str, cell: str):
         if session.errors > errors:      # the Star error is printed; stop the cell there
             break
     return None
+
+
+class TracePage:
+    """The replay page of a traced cell; Jupyter shows it inline (``_repr_html_``)."""
+
+    def __init__(self, html: str, events: int):
+        self.html = html
+        self.events = events
+
+    def _repr_html_(self) -> str:
+        import html
+        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" '
+                'style="width:100%;height:640px;border:1px solid #ddd" sandbox="allow-scripts"></iframe>')
+
+    def __repr__(self) -> str:
+        return f"<starvm trace page: {self.events} events>"
+
+
+def trace_cell(cell: str, opts: dict):
+    """``%%star --trace``: record the cell's run and return its page (None after an error,
+    which is printed)."""
+    from .backends import BackendUnavailable
+    from .debug.trace import DEFAULT_MAX_EVENTS, DEFAULT_MAX_ROWS, record
+    from .debug.trace_html import render_html
+    from .errors import StarError
+    try:
+        trace = record(cell, "<cell>", backend=opts["backend"],
+                       max_events=opts["max_events"] or DEFAULT_MAX_EVENTS,
+                       max_rows=opts["max_rows"] or DEFAULT_MAX_ROWS)
+    except StarError as e:
+        print(e.render(), file=sys.stderr)
+        return None
+    except BackendUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    for _, text in trace["output"]:
+        sys.stdout.write(text)
+    if trace["end"] in ("error", "limit"):
+        print(trace["message"], file=sys.stderr)
+    return TracePage(render_html(trace), len(trace["events"]))
 
 
 def load_ipython_extension(ip) -> None:
