@@ -1,0 +1,144 @@
+"""Figures with their source (issue 18): every measured figure quoted in README.md and
+docs/*.md is listed in docs/figures.toml with the results file under bench/results/ it comes
+from and how it is rounded; this test reads the committed results (JSON) and fails when a
+quoted figure no longer matches, is no longer in its document, or its section does not name
+its results file. The manifest's header says how to write an entry."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from functools import lru_cache
+
+import pytest
+
+from conftest import ROOT
+
+MANIFEST = ROOT / "docs" / "figures.toml"
+NUMBER = re.compile(r"(?<![\w.^])\d+(?:\.\d+)?(?![\w^])")
+
+
+def load_manifest() -> list[dict]:
+    data = tomllib.loads(MANIFEST.read_text())
+    out = []
+    for group in data["figures"]:
+        for item in group["items"]:
+            out.append({"doc": group["doc"], "source": group["source"], **item})
+    return out
+
+
+@lru_cache(maxsize=None)
+def results(source: str):
+    return json.loads((ROOT / source).read_text())
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
+
+
+def resolve(data, path: str):
+    """a.b[2].c, a[key=value,key2=value2].c (the one element whose keys match), a[*].c (a list)."""
+    cur = [data]
+    many = False
+    for name, sel in _STEP.findall(path):
+        nxt = []
+        for x in cur:
+            if name:
+                nxt.append(x[name])
+            elif sel == "*":
+                nxt.extend(x.values() if isinstance(x, dict) else x)
+                many = True
+            elif "=" in sel:
+                conds = [c.split("=", 1) for c in sel.split(",")]
+                hits = [e for e in x if all(str(e.get(k.strip())) == v.strip() for k, v in conds)]
+                if len(hits) != 1:
+                    raise KeyError(f"{path}: [{sel}] matches {len(hits)} elements")
+                nxt.append(hits[0])
+            else:
+                nxt.append(x[int(sel)])
+        cur = nxt
+    return cur if many else cur[0]
+
+
+def value(data, expr: str) -> float:
+    """A path, or '= expression' over v(path) with min, max, sum, len, abs, math."""
+    if not expr.startswith("="):
+        return resolve(data, expr)
+    env = {"__builtins__": {}, "v": lambda p: resolve(data, p), "min": min, "max": max, "sum": sum,
+           "len": len, "abs": abs, "math": math}
+    return eval(expr[1:], env)
+
+
+def rounded(x: float, digits: int | None = None, sig: int | None = None) -> str:
+    if digits is not None:
+        return f"{x:.{digits}f}"
+    if x == 0:
+        return "0"
+    decimals = sig - 1 - math.floor(math.log10(abs(x)))
+    r = round(x, decimals)
+    if r and math.floor(math.log10(abs(r))) != math.floor(math.log10(abs(x))):   # 9.96 -> 10.0
+        decimals -= 1
+        r = round(x, decimals)
+    return f"{r:.{max(0, decimals)}f}"
+
+
+def _per_number(item, key, count):
+    v = item.get(key)
+    return v if isinstance(v, list) else [v] * count
+
+
+def sections(text: str) -> list[tuple[int, int]]:
+    """(first line, end line) of each part between Markdown headings, outside code blocks."""
+    lines, starts, fence = text.splitlines(), [0], False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            starts.append(i)
+    starts.append(len(lines))
+    return list(zip(starts, starts[1:]))
+
+
+FIGURES = load_manifest()
+
+
+@pytest.mark.parametrize("fig", FIGURES, ids=lambda f: f"{f['doc']}:{f['quote']}")
+def test_quoted_figure_matches_its_results_file(fig):
+    text = (ROOT / fig["doc"]).read_text()
+    lines = text.splitlines()
+    near = fig.get("near", fig["quote"])
+    found = [i for i, line in enumerate(lines) if near in line and fig["quote"] in line]
+    assert found, f"{fig['doc']} no longer has a line with {near!r} and {fig['quote']!r}"
+    numbers = NUMBER.findall(fig["quote"])
+    exprs = fig["values"]
+    assert len(numbers) == len(exprs), f"{fig['quote']!r}: {len(numbers)} numbers, {len(exprs)} values"
+    data = results(fig["source"])
+    scales = _per_number(fig, "scale", len(numbers))
+    digits, sig = _per_number(fig, "digits", len(numbers)), _per_number(fig, "sig", len(numbers))
+    for k, (quoted, expr) in enumerate(zip(numbers, exprs)):
+        x = value(data, expr) * (scales[k] or 1)
+        want = rounded(x, digits[k], sig[k])
+        assert quoted == want, (f"{fig['doc']}: {fig['quote']!r} quotes {quoted}, but {fig['source']} "
+                                f"{expr} gives {x!r}, i.e. {want}")
+    # the section quoting it names the results file (a link or a path)
+    stem = re.escape((ROOT / fig["source"]).stem)
+    for start, end in sections(text):
+        if start <= found[0] < end:
+            part = "\n".join(lines[start:end])
+            assert re.search(rf"\b{stem}\.(md|json|log)\b", part), \
+                f"{fig['doc']}: the section quoting {fig['quote']!r} does not name {fig['source']}"
+
+
+def test_every_results_file_named_in_the_manifest_exists_and_is_committed_json():
+    for source in {f["source"] for f in FIGURES}:
+        assert source.startswith("bench/results/") and source.endswith(".json"), source
+        results(source)
+
+
+def test_the_number_matching_rules():
+    assert rounded(111.1, sig=2) == "110" and rounded(0.0004829, sig=2) == "0.00048"
+    assert rounded(20.036, sig=3) == "20.0" and rounded(9.96, sig=2) == "10" and rounded(0.0376, digits=3) == "0.038"
+    data = {"a": [{"n": 1, "x": 2.0}, {"n": 2, "x": 3.0}], "b": {"c": {"d": 4}}}
+    assert resolve(data, "a[n=2].x") == 3.0 and resolve(data, "b.c.d") == 4 and resolve(data, "a[0].x") == 2.0
+    assert resolve(data, "a[*].x") == [2.0, 3.0] and value(data, "=max(v('a[*].x')) / v('b.c.d')") == 0.75
+    assert NUMBER.findall("| 0.00048 | 2^20 rows | 1.07-1.15 times | x2 |") == ["0.00048", "1.07", "1.15"]
