@@ -81,9 +81,11 @@ def bench(args, text: str, usage_error) -> int:
     if args.max_steps is not None and args.max_steps < 0:
         raise usage_error("--max-steps must be at least 0")
     graph = graph_from_args(args, usage_error)
+    # how to read the graph (--directed / --undirected), where this starvm's `star run` has it
+    reading = {"directed": args.directed} if getattr(args, "directed", None) is not None else {}
     program = compile_star(text, args.file)            # a syntax or type error: exit 1 before any run
     report = run(program, call=call, args=call_args, backends=backends, jit=jits, repeat=args.repeat,
-                 warmup=args.warmup, max_steps=args.max_steps, graph=graph)
+                 warmup=args.warmup, max_steps=args.max_steps, graph=graph, **reading)
     print(report.text(), flush=True)
     if args.json:
         try:

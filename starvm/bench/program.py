@@ -154,12 +154,14 @@ def _star_literal(value) -> str:
 
 
 def run(program, *, call: str | None = None, args=(), backends=("numpy",), jit=(None,), repeat: int = 5,
-        warmup: int = 1, max_steps: int | None = None, filename: str | None = None, graph=None) -> Report:
+        warmup: int = 1, max_steps: int | None = None, filename: str | None = None, graph=None,
+        **machine_options) -> Report:
     """Benchmark ``program`` — a ``starvm.Program``, a ``pathlib.Path`` of a .star file, or
     Star source text — on every backend of ``backends`` (names) × every value of ``jit``
     (``None``: the machine's default; True/False need a Machine with a compiled tier).
     ``call``: time that routine with ``args`` instead of the main block. ``max_steps`` and
-    ``graph`` (a ``starvm.graphs.Graph``) are given to every machine, as ``star run`` does.
+    ``graph`` (a ``starvm.graphs.Graph``) are given to every machine, as ``star run`` does, and
+    so are ``machine_options`` (other ``Machine`` keywords, e.g. ``native=False``).
 
     Raises StarError (the program is wrong, or fails while running), ValueError (bad
     settings); a backend that cannot run here is reported in the Report, not raised."""
@@ -172,7 +174,8 @@ def run(program, *, call: str | None = None, args=(), backends=("numpy",), jit=(
     if call is None and not prog.has_main:
         raise StarTypeError("the program has no main block (begin ... end.) to run; --call NAME times one routine",
                             Loc(Source(prog.filename, prog.source), 1, 1))
-    out = [_measure(prog, b, j, call, tuple(args), repeat, warmup, max_steps, graph) for b in backends for j in jits]
+    options = dict(machine_options, max_steps=max_steps, graph=graph)
+    out = [_measure(prog, b, j, call, tuple(args), repeat, warmup, options) for b in backends for j in jits]
     return Report(prog.filename, call, tuple(args), repeat, warmup, max_steps, out)
 
 
@@ -184,10 +187,11 @@ def _program(program, filename: str | None) -> Program:
     return compile_star(program, filename or "<string>")
 
 
-def _measure(prog: Program, backend: str, jit, call, args, repeat, warmup, max_steps, graph) -> Measurement:
-    options = {"jit": jit} if jit is not None else {}
+def _measure(prog: Program, backend: str, jit, call, args, repeat, warmup, options) -> Measurement:
+    if jit is not None:
+        options = dict(options, jit=jit)
     try:
-        m = Machine(backend=backend, out=_Discard(), max_steps=max_steps, graph=graph, **options)
+        m = Machine(backend=backend, out=_Discard(), **options)
     except BackendUnavailable as e:
         return Measurement(backend, jit, "unavailable", error=str(e))
     prog.load(m)                                   # code generation and the globals: untimed

@@ -183,6 +183,15 @@ def test_run_reports_an_unavailable_backend(monkeypatch):
                                             "error": "no GPU in this test"}
 
 
+def test_run_passes_machine_options(monkeypatch):
+    seen = []
+    real = program.Machine
+    monkeypatch.setattr(program, "Machine", lambda **kw: seen.append(kw) or real(**kw))
+    rep = bench.run("var T: table(3, 3); X: slice(T); begin SET(X) end.", repeat=1, warmup=0, native=False,
+                    max_steps=100)
+    assert seen[0]["native"] is False and seen[0]["max_steps"] == 100 and rep.ran
+
+
 def test_run_settings_and_errors():
     with pytest.raises(ValueError):
         bench.run("begin end.", repeat=0)
