@@ -65,7 +65,7 @@ def value(data, expr: str) -> float:
     if not expr.startswith("="):
         return resolve(data, expr)
     env = {"__builtins__": {}, "v": lambda p: resolve(data, p), "min": min, "max": max, "sum": sum,
-           "len": len, "abs": abs, "math": math}
+           "len": len, "abs": abs, "float": float, "math": math}
     return eval(expr[1:], env)
 
 
@@ -142,3 +142,43 @@ def test_the_number_matching_rules():
     assert resolve(data, "a[n=2].x") == 3.0 and resolve(data, "b.c.d") == 4 and resolve(data, "a[0].x") == 2.0
     assert resolve(data, "a[*].x") == [2.0, 3.0] and value(data, "=max(v('a[*].x')) / v('b.c.d')") == 0.75
     assert NUMBER.findall("| 0.00048 | 2^20 rows | 1.07-1.15 times | x2 |") == ["0.00048", "1.07", "1.15"]
+
+
+# ---------------------------------------------------------------- no figure without an entry
+# A figure: a number (or a range a-b) with a unit of time, rate, size or a ratio, or a table
+# cell holding only a decimal number; outside code blocks and `code`.
+FIGURE = re.compile(r"(?<![\w.^])\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?(?:\s(?:s|ms|µs|MTEPS|GiB|MiB|GB|MB)(?!\w)|×(?!\s?\d))")
+CELL = re.compile(r"(?<=\|)\s*\**(\d+\.\d+)\**\s*(?=\|)")
+DOCS = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
+
+
+def _not_figures() -> list[dict]:
+    return tomllib.loads(MANIFEST.read_text()).get("not_figures", [])
+
+
+def _spans(pattern: str, line: str):
+    return [(m.start(), m.end()) for m in re.finditer(pattern, line)]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_figure_in_the_docs_is_in_the_manifest(doc):
+    quotes = [f["quote"] for f in FIGURES if f["doc"] == doc]
+    exempt = [x["text"] for x in _not_figures() if x["doc"] == doc and not x.get("whole_line")]
+    exempt_lines = [x["text"] for x in _not_figures() if x["doc"] == doc and x.get("whole_line")]
+    missing, fence = [], False
+    for number, line in enumerate((ROOT / doc).read_text().splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence or any(x in line for x in exempt_lines):
+            continue
+        covered = _spans(r"`[^`]*`", line)
+        for q in quotes + exempt:
+            covered += _spans(re.escape(q), line)
+        found = [(m.start(), m.group()) for m in FIGURE.finditer(line)]
+        found += [(m.start(1), m.group(1)) for m in CELL.finditer(line)]
+        for start, text in found:
+            if not any(a <= start < b for a, b in covered):
+                missing.append(f"{doc}:{number}: {text!r} in: {line.strip()[:100]}")
+    assert not missing, ("figures not in docs/figures.toml (add an entry with its results file, or a "
+                         "[[not_figures]] entry saying why it is not a measurement):\n" + "\n".join(missing))
