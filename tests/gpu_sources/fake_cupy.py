@@ -121,6 +121,17 @@ class _Device:
         pass
 
 
+def _numpy_function(name: str):
+    f = getattr(np, name)
+    if not callable(f) or isinstance(f, type):
+        return f
+
+    def on_device(*args, **kw):
+        out = f(*args, **kw)
+        return _dev(out) if isinstance(out, np.ndarray) else out
+    return on_device
+
+
 def make_module() -> types.ModuleType:
     cp = types.ModuleType("cupy")
     cp.ndarray = ndarray
@@ -137,6 +148,7 @@ def make_module() -> types.ModuleType:
     cp.copyto = lambda dst, src: np.copyto(dst, src)
     cp.array_equal = lambda a, b: bool(np.array_equal(a, b))
     cp.RawModule = RawModule
+    cp.__getattr__ = _numpy_function     # anything else: NumPy's, returning 'device' arrays
     cp.ReductionKernel = ReductionKernel
     runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, getDevice=lambda: 0,
                                     getDeviceProperties=lambda i: {"name": b"NVRTC stand-in"},

@@ -1,0 +1,80 @@
+"""The native kernels' launch code without CuPy or a GPU (issue 18): imported against the
+stand-in for CuPy (tests/gpu_sources/fake_cupy.py), every kernel function of
+starvm/native/*_cupy.py compiles its module with NVRTC, takes kernels that exist, and
+launches each with arguments whose count and widths match the kernel's parameters, on
+tables of several shapes (one row, lengths not a multiple of 64, more than 64 columns)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_sources import fake_cupy
+from gpu_sources.fake_cupy import LAUNCHES, fake_cupy_installed
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="the stand-in for CuPy compiles with NVRTC: pip install \".[test]\"")
+
+NATIVE = ["starvm.native.warshall_cupy", "starvm.native.compare_cupy", "starvm.native.search_cupy",
+          "starvm.native.rows_cupy"]
+
+
+class FakeTable:
+    def __init__(self, n: int, k: int):
+        self.n, self.k = n, k
+        self.data = fake_cupy._dev(np.zeros((k, (n + 63) // 64), dtype=np.uint64))
+
+
+def vec(n: int):
+    return fake_cupy._dev(np.zeros((n + 63) // 64, dtype=np.uint64))
+
+
+@pytest.fixture
+def native(monkeypatch):
+    with fake_cupy_installed(monkeypatch, *NATIVE) as (cp, warshall, compare, search, rows):
+        yield {"warshall": warshall, "compare": compare, "search": search, "rows": rows}
+
+
+def launched() -> list[str]:
+    names = [lc.kernel for lc in LAUNCHES]
+    LAUNCHES.clear()
+    return names
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 200])
+def test_warshall_launches_per_block_of_64_pivots(native, n):
+    native["warshall"].closure_in_place(FakeTable(n, n))
+    names = launched()
+    blocks = (n + 63) // 64
+    assert names.count("pivots_close") == blocks and names.count("rows_update") == blocks
+
+
+@pytest.mark.parametrize("n, k", [(1, 1), (65, 3), (200, 70)])
+def test_hit_and_setmin_launch_one_kernel(native, n, k):
+    for name in ("hit_rows", "less_rows"):
+        native["compare"].compare_rows(name, FakeTable(n, k), FakeTable(n, k), vec(n))
+        assert launched() == [name]
+
+
+@pytest.mark.parametrize("k", [1, 7, 32, 64])
+@pytest.mark.parametrize("n", [1, 65, 5000])
+def test_match_min_max_launch_their_templates(native, n, k):
+    sc = native["search"]
+    T, X = FakeTable(n, k), vec(n)
+    sc.match(T, X, vec(k), k)
+    assert launched() == [f"match_rows<{k}, 8, 1, 256>"]
+    for want_max in (False, True):
+        sc.extreme(T, X, want_max)
+        assert launched() == [f"extreme_local<{k}, 8, {'true' if want_max else 'false'}, 1, 256>", "extreme_fix"]
+
+
+@pytest.mark.parametrize("n, k", [(1, 1), (65, 7), (300, 70)])
+def test_row_moves_launch_matching_arguments(native, n, k):
+    rc = native["rows"]
+    idx_bits = max(1, n.bit_length())
+    rc.iota(FakeTable(n, k))
+    assert launched() == ["rows_iota"]
+    rc.gather(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
+    assert launched() == ["rows_decode", "rows_gather"]
+    rc.scatter(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
+    assert launched() == ["rows_decode", "rows_scatter_win", "rows_scatter_write"]
+    rc.groupmin(FakeTable(n, min(idx_bits, 10)), FakeTable(n, k if k <= 64 else 64), vec(n))
+    assert launched() == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
