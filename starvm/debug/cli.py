@@ -69,7 +69,7 @@ def main_trace(args, text: str, usage_error) -> int:
             written.append(f"{args.json} ({write_json(trace, args.json)} bytes)")
     except OSError as e:
         raise usage_error(f"cannot write {e.filename}: {e.strerror or e}") from None
-    for text_, ev in trace["output"]:
+    for _event, text_ in trace["output"]:
         sys.stdout.write(text_)
     sys.stdout.flush()
     n = len(trace["events"])
