@@ -173,8 +173,13 @@ def fake_cupy_installed(monkeypatch, *modules: str):
                                 raising=False)
     MODULES.clear()
     LAUNCHES.clear()
+    before = set(sys.modules)
     try:
         yield (cp, *[importlib.import_module(m) for m in modules])
     finally:
-        for name in modules:
-            sys.modules.pop(name, None)     # monkeypatch puts back the real ones, if any
+        # forget every module imported against the fake (monkeypatch puts back the real ones
+        # of ``modules``, if there were any)
+        for name in [*modules, *(set(sys.modules) - before)]:
+            mod = sys.modules.get(name)
+            if name in modules or any(v is cp for v in vars(mod or types).values()):
+                sys.modules.pop(name, None)
