@@ -50,7 +50,7 @@ class Measurement:
     device: dict | None = None
     timing: Timing = field(default_factory=Timing)
     steps: dict[str, int] = field(default_factory=dict)     # of the first timed run, by kind
-    native_calls: int = 0                  # standard-library routines run as native kernels (no steps)
+    native_calls: int = 0                  # standard-library routines run as native kernels
 
     @property
     def label(self) -> str:
@@ -111,8 +111,11 @@ class Report:
             lines.append(f"{m.label:<{width}}  {t.median_s:>10.6f}  {t.min_s:>10.6f}  {t.max_s:>10.6f}  "
                          f"{m.steps_total:>12,}  {_rate(m.steps_per_s):>12}{resolved}")
         ran = self.ran
-        if ran:
-            kinds = [op.name for op in BASE_OPS if any(op.name in m.steps for m in ran)]
+        kinds = [op.name for op in BASE_OPS if any(op.name in m.steps for m in ran)]
+        if ran and not kinds:
+            lines += ["", "no step counted: the run did no base operation of the STAR-machine "
+                          "(scalar work counts none)"]
+        if kinds:
             lines += ["", "steps of one run by kind" + ("" if len(ran) > 1 else f" ({ran[0].label})")]
             tw = max([len("total")] + [len(TITLES[k]) for k in kinds])
             cols = [max(10, len(m.label)) for m in ran]
@@ -123,7 +126,7 @@ class Report:
             lines.append(f"{'total':<{tw}}" + "".join(f"  {m.steps_total:>{c},}" for m, c in zip(ran, cols)))
             natives = [m for m in ran if m.native_calls]
             if natives:
-                lines.append("native kernel calls (standard-library routines run natively, no steps counted): "
+                lines.append("standard-library routines run as native kernels (calls): "
                              + ", ".join(f"{m.label} {m.native_calls}" for m in natives))
         return "\n".join(lines)
 

@@ -192,6 +192,12 @@ def test_run_passes_machine_options(monkeypatch):
     assert seen[0]["native"] is False and seen[0]["max_steps"] == 100 and rep.ran
 
 
+def test_scalar_work_counts_no_step():
+    rep = bench.run("var i, s: integer; begin for i := 1 to 100 do s := s + i end.", repeat=1)
+    assert rep.measurements[0].steps == {} and rep.measurements[0].steps_per_s is None
+    assert "no step counted" in rep.text()
+
+
 def test_run_settings_and_errors():
     with pytest.raises(ValueError):
         bench.run("begin end.", repeat=0)
