@@ -163,6 +163,7 @@ def fake_cupy_installed(monkeypatch, *modules: str):
     """sys.modules['cupy'] is the fake while inside; ``modules`` (e.g.
     'starvm.backends.cupy_backend') are imported afresh against it and yielded after the
     fake; everything is as before afterwards (monkeypatch restores sys.modules)."""
+    nvrtc.require()                      # RawModule compiles with it
     cp = make_module()
     monkeypatch.setitem(sys.modules, "cupy", cp)
     for name in modules:

@@ -41,6 +41,21 @@ def nvrtc():
     return mod
 
 
+def require() -> None:
+    """Skip the calling test where NVRTC cannot be used here (cuda-bindings not installed, or
+    its libnvrtc not found): CI installs both, so there these tests run (.ci/limits bounds the
+    skips). On a GPU machine the cupy tests compile the same sources with CuPy's NVRTC."""
+    import pytest
+    why = 'NVRTC compiles the CUDA sources: pip install ".[test]" (cuda-bindings, nvidia-cuda-nvrtc-cu12)'
+    try:
+        mod = nvrtc()
+        err, *_ = mod.nvrtcVersion()
+        if err != mod.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(err)
+    except Exception as e:        # ImportError, or the library not loadable
+        pytest.skip(f"{why}: {e}")
+
+
 def _check(result, prog, name: str) -> None:
     mod = nvrtc()
     err = result[0] if isinstance(result, tuple) else result

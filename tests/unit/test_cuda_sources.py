@@ -19,10 +19,8 @@ UPDATE_GOLDEN = os.environ.get("STARVM_UPDATE_GOLDEN") == "1"   # rewrite the go
 
 @pytest.fixture(scope="module")
 def nvrtc():
-    pytest.importorskip("cuda.bindings.nvrtc",
-                        reason="NVRTC compiles the CUDA sources: pip install \".[test]\" (cuda-bindings, "
-                               "nvidia-cuda-nvrtc-cu12)")
     from gpu_sources import nvrtc as mod
+    mod.require()
     return mod
 
 

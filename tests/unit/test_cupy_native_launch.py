@@ -11,7 +11,6 @@ import pytest
 from gpu_sources import fake_cupy
 from gpu_sources.fake_cupy import LAUNCHES, fake_cupy_installed
 
-pytest.importorskip("cuda.bindings.nvrtc", reason="the stand-in for CuPy compiles with NVRTC: pip install \".[test]\"")
 
 NATIVE = ["starvm.native.warshall_cupy", "starvm.native.compare_cupy", "starvm.native.search_cupy",
           "starvm.native.rows_cupy"]
