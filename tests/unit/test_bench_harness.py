@@ -88,7 +88,7 @@ def test_machine_info():
 
 
 def _git(root, *args):
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, timeout=60)
 
 
 def test_git_state(tmp_path, monkeypatch):
@@ -96,7 +96,8 @@ def test_git_state(tmp_path, monkeypatch):
     (tmp_path / "f").write_text("1")
     _git(tmp_path, "add", "f")
     _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60).stdout.strip()
     assert environment.git_state(tmp_path) == {"commit": head, "dirty": False}
     (tmp_path / "f").write_text("2")
     assert environment.git_state(tmp_path) == {"commit": head, "dirty": True}
