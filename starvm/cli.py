@@ -113,7 +113,9 @@ def _main(argv) -> int:
             return show(args, text, Machine, _UsageError)
         from .graphs.cli import graph_from_args
         graph = graph_from_args(args, _UsageError)
-        machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph)
+        from .graphs.cli import reading_from_args
+        machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,
+                          directed=reading_from_args(args))
         machine.profile = args.profile
         if args.plot or args.progress:
             from .cli_pictures import prepare_run

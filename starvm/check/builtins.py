@@ -57,6 +57,10 @@ BUILTINS: dict[str, Builtin] = {b.name.lower(): b for b in [
     _B("GRAPH_EDGES", ("tablevar", "tablevar", "tablevar"), None,
        "L, R, W := the arcs' source codes, target codes and weights, one row per arc"),
     _B("GRAPH_DEFAULT", ("graphname",), None, "the bundled graph used when the user gives none"),
+    _B("GRAPH_READING", ("reading",), None,
+       "read the graph 'directed' (arcs as given) or 'undirected' (both arcs of every edge), "
+       "unless the user says otherwise"),
+    _B("GRAPH_UNDIRECTED", (), T.BOOL, "true when the graph is read as undirected"),
     _B("ERROR", ("message",), None, "stop the program with a Star error: the message, at this "
        "statement, with the call stack"),
     _B("WRITELN", None, None, "print the arguments and a newline"),
@@ -65,4 +69,4 @@ BUILTINS: dict[str, Builtin] = {b.name.lower(): b for b in [
 
 # Builtins usable only as statements / only inside expressions.
 STATEMENT_BUILTINS = {"set", "clr", "rep", "writeln", "write", "graph_adj", "graph_edges", "graph_default",
-                      "error"}
+                      "graph_reading", "error"}

@@ -355,6 +355,11 @@ class Checker:
                 if reason:
                     raise _err(reason, a)
                 a.type = T.STR
+            elif kind == "reading":
+                from ..graphs.star import check_reading
+                if not isinstance(a, A.Str) or check_reading(a.value):
+                    raise _err(f"{b.name} takes 'directed' or 'undirected', e.g. {b.name}('undirected')", a)
+                a.type = T.STR
             elif kind == "message":
                 if not isinstance(a, A.Str):
                     raise _err(f"{b.name} takes its message as a string, e.g. {b.name}('no path')", a)

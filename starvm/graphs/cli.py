@@ -1,5 +1,5 @@
 """The `star run` options that give a program its graph: --graph FILE [--graph-format FMT],
---generate SPEC (docs/stdlib.md, "Graph input")."""
+--generate SPEC, and how to read it: --directed / --undirected (docs/stdlib.md, "Graph input")."""
 from __future__ import annotations
 
 from .io import FORMATS
@@ -15,6 +15,16 @@ def add_arguments(run) -> None:
                         "ssca2:n=64,clique=8,p=0.5,seed=1 (also wmax=W, directed=1)")
     run.add_argument("--graph-format", choices=list(FORMATS) + ["gr"], metavar="FMT",
                      help=f"the format of --graph FILE ({', '.join(FORMATS)}; default: from the suffix)")
+    r = run.add_mutually_exclusive_group()
+    r.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
+                   help="read the graph's arcs as given (overrides the program's GRAPH_READING)")
+    r.add_argument("--undirected", dest="directed", action="store_const", const=False,
+                   help="read every arc u v as an undirected edge: both arcs u -> v and v -> u")
+
+
+def reading_from_args(args) -> bool | None:
+    """True for --directed, False for --undirected, None when neither was given."""
+    return getattr(args, "directed", None)
 
 
 def graph_from_args(args, usage_error):

@@ -17,6 +17,7 @@ class Graph:
     weight: np.ndarray
     name: str = ""
     directed: bool = True          # informational: False when every edge was given both ways
+                                   # (undirected() makes it so)
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -72,6 +73,41 @@ class Graph:
         c = self.vbits if vbits is None else vbits
         b = self.wbits if wbits is None else wbits
         return _bits(self.src, c), _bits(self.dst, c), _bits(self.weight, b)
+
+    def undirected(self) -> "Graph":
+        """The undirected reading: both arcs of every edge. Each arc u -> v (u != v) is an edge
+        {u, v} of its weight; the arcs as given come first, then, for every edge and weight,
+        the reverse arcs the list lacks (so that u -> v and v -> u appear equally often). A
+        list that already has both arcs of every edge comes back with the same arcs in the
+        same order; a self-loop stays one arc. Vectorised: one sort of the arcs."""
+        key_lo, key_hi = np.minimum(self.src, self.dst), np.maximum(self.src, self.dst)
+        forward = self.src < self.dst
+        pair = self.src != self.dst
+        lo, hi, w, fw = key_lo[pair], key_hi[pair], self.weight[pair], forward[pair]
+        if lo.size == 0:
+            return self._with(self.src, self.dst, self.weight)
+        order = np.lexsort((w, hi, lo))
+        lo, hi, w, fw = lo[order], hi[order], w[order], fw[order]
+        start = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]) | (w[1:] != w[:-1])])
+        n_fw = np.add.reduceat(fw.astype(np.int64), start)
+        n_all = np.diff(np.r_[start, lo.size])
+        missing = n_fw - (n_all - n_fw)            # > 0: reverse arcs lacking; < 0: forward arcs lacking
+        if not missing.any():
+            return self._with(self.src, self.dst, self.weight)
+        count = np.abs(missing)
+        g_lo, g_hi, g_w = lo[start], hi[start], w[start]
+        add_src = np.where(missing > 0, g_hi, g_lo)
+        add_dst = np.where(missing > 0, g_lo, g_hi)
+        return self._with(np.concatenate([self.src, np.repeat(add_src, count)]),
+                          np.concatenate([self.dst, np.repeat(add_dst, count)]),
+                          np.concatenate([self.weight, np.repeat(g_w, count)]))
+
+    def read_as(self, directed: bool) -> "Graph":
+        """This graph in one reading: directed (the arcs as given) or undirected (undirected())."""
+        return self if directed else self.undirected()
+
+    def _with(self, src, dst, weight) -> "Graph":
+        return Graph(self.n, src, dst, weight, name=self.name, directed=False, meta=self.meta)
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

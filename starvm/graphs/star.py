@@ -1,7 +1,11 @@
 """The Star side of graph input: what the GRAPH_* built-ins do (docs/stdlib.md, "Graph input").
 
 A machine holds an optional graph (``Machine(graph=...)``, ``machine.graph = ...``, the CLI's
-``--graph`` / ``--generate``). A program may name a bundled default with the statement
+``--graph`` / ``--generate``) and how to read it: directed (the arcs as given) or undirected
+(both arcs of every edge, ``Graph.undirected()``). The user's choice (``Machine(directed=...)``,
+``--directed`` / ``--undirected``) wins over the program's ``GRAPH_READING('undirected')``,
+which acts like GRAPH_DEFAULT (a checked literal that takes effect at load); without either
+the arcs are read as given. A program may name a bundled default with the statement
 ``GRAPH_DEFAULT('karate')``: its argument is a string literal checked against the bundled
 names, and it takes effect when the program is loaded, before the globals are initialised
 (so ``var P: table(GRAPH_N, GRAPH_N);`` works); executing it does nothing. The graph the
@@ -19,7 +23,9 @@ from ..frontend import ast as A
 
 # the built-in name (as in builtins.py) -> the helper's `what`
 OPS = {"GRAPH_N": "n", "GRAPH_M": "m", "GRAPH_VBITS": "vbits", "GRAPH_WBITS": "wbits",
-       "GRAPH_ADJ": "adj", "GRAPH_EDGES": "edges"}
+       "GRAPH_ADJ": "adj", "GRAPH_EDGES": "edges", "GRAPH_UNDIRECTED": "undirected"}
+
+READINGS = ("directed", "undirected")
 
 
 def check_default_name(name: str) -> str | None:
@@ -33,6 +39,23 @@ def check_default_name(name: str) -> str | None:
 
 def program_default(program: A.Program) -> str | None:
     """The bundled graph a checked program names with GRAPH_DEFAULT('...'), if any."""
+    return _program_literal(program, "GRAPH_DEFAULT", "default graph")
+
+
+def program_reading(program: A.Program) -> bool | None:
+    """The reading a checked program states with GRAPH_READING('directed' | 'undirected'):
+    True for directed, False for undirected, None if it states none."""
+    reading = _program_literal(program, "GRAPH_READING", "graph reading")
+    return None if reading is None else reading == "directed"
+
+
+def check_reading(text: str) -> str | None:
+    """None if ``text`` names a reading, else the reason it does not."""
+    return None if text.lower() in READINGS else f"a graph is read 'directed' or 'undirected', not '{text}'"
+
+
+def _program_literal(program: A.Program, builtin: str, what: str) -> str | None:
+    """The one string literal a program gives the declaration-like statement ``builtin``."""
     found: list[A.CallStmt] = []
 
     def walk(s):
@@ -49,7 +72,7 @@ def program_default(program: A.Program) -> str | None:
             walk(s.body)
         elif isinstance(s, A.Repeat):
             walk(s.body)
-        elif isinstance(s, A.CallStmt) and getattr(s.ref, "name", None) == "GRAPH_DEFAULT":
+        elif isinstance(s, A.CallStmt) and getattr(s.ref, "name", None) == builtin:
             found.append(s)
 
     for r in program.routines:
@@ -57,7 +80,7 @@ def program_default(program: A.Program) -> str | None:
     walk(program.main)
     names = {s.args[0].value.lower() for s in found}
     if len(names) > 1:
-        raise StarTypeError(f"a program names one default graph; this one names {len(names)}: "
+        raise StarTypeError(f"a program names one {what}; this one names {len(names)}: "
                             f"{', '.join(sorted(names))}", found[-1].loc)
     return names.pop() if names else None
 
@@ -65,8 +88,22 @@ def program_default(program: A.Program) -> str | None:
 def make_graph_helper(machine):
     """The ``_graph`` helper of generated code, bound to one machine."""
     cache: dict[str, object] = {}
+    readings: list = []     # [(graph, its undirected reading)]: the last one made
+
+    def directed() -> bool:
+        user = getattr(machine, "graph_directed", None)
+        program = getattr(machine, "graph_reading", None)
+        return user if user is not None else (program if program is not None else True)
 
     def current():
+        g = given()
+        if directed():
+            return g
+        if not readings or readings[0][0] is not g:
+            readings[:] = [(g, g.undirected())]
+        return readings[0][1]
+
+    def given():
         g = machine.graph
         if g is not None:
             return g
@@ -102,6 +139,8 @@ def make_graph_helper(machine):
             return g.vbits
         if what == "wbits":
             return g.wbits
+        if what == "undirected":
+            return not directed()
         if what == "adj":
             fill_adjacency(tables[0])
             return None

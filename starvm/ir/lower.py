@@ -16,7 +16,7 @@ _BUILTIN_OPS = {
 }
 _VECTOR_LOGIC = {"and": Op.AND, "or": Op.OR, "xor": Op.XOR}
 _GRAPH_OPS = {"GRAPH_N": "n", "GRAPH_M": "m", "GRAPH_VBITS": "vbits", "GRAPH_WBITS": "wbits",
-              "GRAPH_ADJ": "adj", "GRAPH_EDGES": "edges"}
+              "GRAPH_ADJ": "adj", "GRAPH_EDGES": "edges", "GRAPH_UNDIRECTED": "undirected"}
 
 
 class LoweredUnit:
@@ -140,7 +140,7 @@ class _Lowerer:
     def _builtin(self, name: str, args, loc, type_) -> Node:
         if name == "BITS":
             return Node(Op.BITS, arg=args[0].value, type=type_, loc=loc)
-        if name == "GRAPH_DEFAULT":   # takes effect at load (Machine.compile); running it does nothing
+        if name in ("GRAPH_DEFAULT", "GRAPH_READING"):   # take effect at load (Machine.compile); running does nothing
             return Node(Op.BLOCK, loc=loc)
         if name.startswith("GRAPH_"):   # graph input: the tables it fills are the variables themselves
             src = tuple(Node(Op.VAR, arg=a.ref, type=a.ref.type, loc=a.loc) for a in args)

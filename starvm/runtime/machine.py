@@ -14,7 +14,7 @@ from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
 from ..frontend.parser import fold, parse
 from ..frontend.program import program_ast
-from ..graphs.star import make_graph_helper, program_default
+from ..graphs.star import make_graph_helper, program_default, program_reading
 from ..ir.lower import lower_unit
 from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
@@ -35,7 +35,7 @@ class Machine:
 
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
-                 native: bool | None = None, graph=None):
+                 native: bool | None = None, graph=None, directed: bool | None = None):
         # a backend name, or a Backend object (tests build an auto backend with small thresholds)
         self.backend = backend if isinstance(backend, Backend) else get_backend(config.backend_name(backend))
         # run `parallel for` loops as one array operation (else iteration by iteration)
@@ -60,6 +60,10 @@ class Machine:
         # and the bundled one the program loaded last names with GRAPH_DEFAULT('...')
         self.graph = graph
         self.graph_default: str | None = None
+        # how to read it (graphs/star.py): the user's choice (True directed, False undirected,
+        # None: the program's GRAPH_READING, else as given) and the program's
+        self.graph_directed: bool | None = directed
+        self.graph_reading: bool | None = None
         self.ns["_graph"] = make_graph_helper(self)
         self._profile = False
 
@@ -126,6 +130,7 @@ class Machine:
         try:
             unit = Checker(self.env).check_program(program)
             graph_default = program_default(unit.program)
+            graph_reading = program_reading(unit.program)
             gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,
                           step_limit=self.max_steps is not None,
                           progress=self._progress_on, debug=self._debug_hooks).unit(lower_unit(unit))
@@ -136,7 +141,7 @@ class Machine:
         # The generated functions share self.ns as their globals: roll it back in place.
         ns_backup = dict(self.ns)
         main_backup = getattr(self, "_main", None)
-        default_backup = self.graph_default
+        default_backup = self.graph_default, self.graph_reading
         self.units[gen.filename] = gen
         try:
             self.ns.update(gen.constants)
@@ -145,13 +150,15 @@ class Machine:
             self._install_native(unit.routines)
             if graph_default is not None:   # before the globals: table(GRAPH_N, GRAPH_N)
                 self.graph_default = graph_default
+            if graph_reading is not None:   # GRAPH_M depends on it
+                self.graph_reading = graph_reading
             self._guard(self.ns["init_"])
         except BaseException:   # e.g. a global table(-1, 2): the load fails, nothing changes
             self.env.globals, self.env.routines = env_backup
             self.ns.clear()
             self.ns.update(ns_backup)
             self._main = main_backup
-            self.graph_default = default_backup
+            self.graph_default, self.graph_reading = default_backup
             self.units.pop(gen.filename, None)
             raise
         return gen

@@ -1,6 +1,7 @@
 """programs/*.star for the graph algorithms of stdlib/graphs.star, run through `star run`:
 on their bundled default graph, on a file named with --graph and on a generated graph, each
-output checked against SciPy; and the sandbox rule for graph input."""
+output checked against SciPy; each program's reading (GRAPH_READING, --directed /
+--undirected) and its first line; and the sandbox rule for graph input."""
 from __future__ import annotations
 
 import re
@@ -18,6 +19,13 @@ DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstr
             "bellman_ford": "grid", "mst_prim": "grid", "mst_kruskal": "grid", "mst_boruvka": "grid",
             "bfs_adapt": "karate", "bellman_ford_adapt": "grid"}
 GEN = "ssca2:n=40,clique=5,p=0.3,seed=4,wmax=20"
+# the reading each program states with GRAPH_READING (the MST and components programs need
+# edges; BFS and the distances take the arcs as given)
+UNDIRECTED = {"mst_prim", "mst_kruskal", "mst_boruvka", "components"}
+
+
+def reading(prog: str, override: str | None = None) -> str:
+    return override or ("undirected" if prog in UNDIRECTED else "directed")
 
 
 def star(*args, check=True):
@@ -28,11 +36,13 @@ def star(*args, check=True):
     return p
 
 
-def expected(prog: str, g) -> list[str]:
+def expected(prog: str, g, how: str) -> list[str]:
+    """What the program prints for the graph g (as given), read as `how`."""
+    g = g.read_as(how == "directed")
     W = g.weight_matrix()
     if prog in ("bfs", "bfs_adapt"):
         lev = cg.shortest_path(W, unweighted=True, indices=0)
-        out = [f"BFS from vertex 1: {g.n} vertices, {g.m} arcs"]
+        out = [f"BFS from vertex 1: {g.n} vertices, {g.m} arcs, read as {how}"]
         for d in range(g.n):
             vs = np.nonzero(lev == d)[0] + 1
             if vs.size:
@@ -44,7 +54,7 @@ def expected(prog: str, g) -> list[str]:
         return out
     if prog == "components":
         k, lab = cg.connected_components(W, directed=True, connection="weak")
-        out = [f"connected components: {k} ({g.n} vertices, {g.m} arcs)"]
+        out = [f"connected components: {k} ({g.n} vertices, {g.m} arcs), read as {how}"]
         seen = set()
         for v, c in enumerate(lab):
             if c not in seen:
@@ -54,19 +64,20 @@ def expected(prog: str, g) -> list[str]:
     if prog in ("dijkstra", "bellman_ford", "bellman_ford_adapt"):
         d = cg.shortest_path(W, indices=0)
         name = {"dijkstra": "Dijkstra", "bellman_ford": "Bellman-Ford", "bellman_ford_adapt": "Bellman-Ford-adapt"}[prog]
-        out = [f"shortest paths from vertex 1 ({name}): {g.n} vertices, {g.m} arcs, {int(np.isfinite(d).sum())} reached"]
+        out = [f"shortest paths from vertex 1 ({name}): {g.n} vertices, {g.m} arcs, "
+               f"{int(np.isfinite(d).sum())} reached, read as {how}"]
         out += [f"  to {v + 1}: " + (str(int(x)) if np.isfinite(x) else "unreachable") for v, x in enumerate(d)]
         return out
     if prog.startswith("mst"):
         t = cg.minimum_spanning_tree(W)
         k = cg.connected_components(W, directed=False)[0]
         name = {"mst_prim": "Prim", "mst_kruskal": "Kruskal", "mst_boruvka": "Boruvka"}[prog]
-        return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs", f"tree edges: {g.n - k}",
+        return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs, read as {how}", f"tree edges: {g.n - k}",
                 f"total weight: {int(t.sum())}", f"trees: {k}"]
     if prog == "floyd":
         D = cg.shortest_path(W)
         fin = np.isfinite(D) & ~np.eye(g.n, dtype=bool)
-        out = [f"all-pairs shortest paths (Floyd): {g.n} vertices, {g.m} arcs",
+        out = [f"all-pairs shortest paths (Floyd): {g.n} vertices, {g.m} arcs, read as {how}",
                f"reachable ordered pairs: {int(fin.sum())} of {g.n * (g.n - 1)}",
                f"sum of their distances: {int(D[fin].sum())}"]
         if fin.any():
@@ -76,11 +87,11 @@ def expected(prog: str, g) -> list[str]:
     raise AssertionError(prog)
 
 
-def compare(prog, got: str, g):
+def compare(prog, got: str, g, override: str | None = None):
     lines = got.splitlines()
     if prog == "floyd":   # which pair is the longest is a tie-break: check only its length
         lines = [re.sub(r" \(\d+ -> \d+\)$", "", x) for x in lines]
-    assert lines == expected(prog, g)
+    assert lines == expected(prog, g, reading(prog, override))
 
 
 @pytest.mark.parametrize("prog", sorted(DEFAULTS))
@@ -101,6 +112,42 @@ def test_program_on_file(tmp_path, prog, fmt):
     {"mtx": sg.write_mtx, "edgelist": sg.write_edgelist, "dimacs": sg.write_dimacs, "npy": sg.write_npy}[fmt](g, path)
     got = star(f"programs/{prog}.star", "--graph", path, "--graph-format", fmt).stdout
     compare(prog, got, sg.load(path, fmt))
+
+
+@pytest.mark.parametrize("prog", sorted(DEFAULTS))
+@pytest.mark.parametrize("how", ["directed", "undirected"])
+def test_program_reading_from_the_command_line(tmp_path, prog, how):
+    """--directed / --undirected win over the program's GRAPH_READING; the first line says
+    which reading ran. The graph lists each undirected edge once (a SNAP-style file)."""
+    path = tmp_path / "one_arc.txt"
+    sg.write_edgelist(one_arc_graph(), path)
+    got = star(f"programs/{prog}.star", "--graph", path, f"--{how}").stdout
+    compare(prog, got, sg.load(path), how)
+
+
+def one_arc_graph():
+    """Zachary's karate club, weighted, each edge once (u < v), as NetworkX ships it."""
+    import networkx as nx
+    G = nx.karate_club_graph()
+    e = np.array([(u + 1, v + 1, d["weight"]) for u, v, d in G.edges(data=True)])
+    return sg.Graph(G.number_of_nodes(), e[:, 0], e[:, 1], e[:, 2], name="karate-one-arc")
+
+
+@pytest.mark.parametrize("prog", ["mst_prim", "mst_kruskal", "mst_boruvka"])
+def test_mst_programs_on_one_arc_files(tmp_path, prog):
+    """The issue's case: an edge list and a `general` .mtx holding every edge once give
+    NetworkX's minimum spanning tree weight (karate 68, Les Miserables 105)."""
+    import networkx as nx
+    G = nx.les_miserables_graph()
+    ids = {v: i + 1 for i, v in enumerate(G.nodes())}
+    e = np.array([(ids[u], ids[v], int(d["weight"])) for u, v, d in G.edges(data=True)])
+    lesmis = sg.Graph(len(ids), e[:, 0], e[:, 1], e[:, 2])
+    for g, want in ((one_arc_graph(), 68), (lesmis, 105)):
+        for write, name in ((sg.write_edgelist, "g.txt"), (sg.write_mtx, "g.mtx")):
+            write(g, tmp_path / name)
+            out = star(f"programs/{prog}.star", "--graph", tmp_path / name).stdout.splitlines()
+            assert out[0].endswith(f"{g.n} vertices, {2 * g.m} arcs, read as undirected"), out[0]
+            assert out[2] == f"total weight: {want}", (name, out)
 
 
 def test_bad_graph_file(tmp_path):
