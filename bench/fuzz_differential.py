@@ -1,18 +1,23 @@
 """Random-program differential testing of starvm against the reference model (long run).
 
-    python bench/fuzz_differential.py --count 10000 [--seed 0] [--backends numpy,cupy]
+    python bench/fuzz_differential.py --count 10000 [--seed 0] [--routes numpy,auto,...] [--jobs 2]
 
-Generates --count valid, terminating Star programs (tests/reference/gen.py), runs each on the
-reference model (tests/reference/model.py) and on every backend with `parallel for` fused and
-not fused, and compares the printed output (which ends with the final table and every
-variable) and the step counts. Mismatching programs are saved under
+Generates --count valid, terminating Star programs (tests/reference/gen.py: procedures and
+functions with var and value parameters, a local table, recursion, `parallel for`, and calls
+of the standard-library routines that have native kernels), runs each on the reference model
+(tests/reference/model.py, which also counts the steps by kind) and on every route
+(tests/reference/harness.py ROUTES: a backend with `parallel for` fused or not, natives on
+or off, ...), and compares the printed output (which ends with the final tables and every
+variable) and the step counts by kind. Mismatching programs are saved under
 bench/results/fuzz_mismatches/; the figures go to bench/results/fuzz_differential.json.
 Exit status 1 if any program mismatched.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import collections
+import multiprocessing
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,24 +25,45 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from reference.gen import RandomSource  # noqa: E402
-from reference.harness import differential  # noqa: E402
+from reference.gen import LIBRARY, RandomSource  # noqa: E402
+from reference.harness import DEFAULT_ROUTES, differential, run_route, usable_routes  # noqa: E402
+from starvm.bench.results import document, write_json  # noqa: E402
+
+# The campaign's routes: fused and not, the auto backend (its device emulated without a GPU), the GPU
+# where there is one; natives are on in each, so the model (the Star bodies, ported) checks
+# them. The CI test (tests/test_differential.py) runs every route of the harness, natives off too.
+CAMPAIGN_ROUTES = ("numpy", "numpy-unfused", "auto", "cupy")
+
+
+def _one(job):
+    seed, routes = job
+    before = run_route.native_calls
+    src, problems = differential(RandomSource(seed), routes)
+    called = sorted({name for name in LIBRARY if re.search(rf"\b{re.escape(name)}\(", src)})
+    return seed, src, problems, called, run_route.native_calls - before
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backends", default="numpy")
+    ap.add_argument("--routes", default=",".join(CAMPAIGN_ROUTES),
+                    help=f"routes of tests/reference/harness.py (all: {','.join(DEFAULT_ROUTES)}); "
+                         "those whose backend cannot run here are left out")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz_differential.json"))
     args = ap.parse_args(argv)
-    backends = tuple(args.backends.split(","))
+    routes = usable_routes(tuple(args.routes.split(",")))
     bad_dir = Path(args.out).parent / "fuzz_mismatches"
     t0 = time.perf_counter()
-    mismatches = []
-    for i in range(args.count):
-        seed = args.seed + i
-        src, problems = differential(RandomSource(seed), backends)
+    mismatches, library, natives = [], collections.Counter(), 0
+    jobs = [(args.seed + i, routes) for i in range(args.count)]
+    pool = multiprocessing.Pool(args.jobs) if args.jobs > 1 else None
+    results = pool.imap(_one, jobs, chunksize=8) if pool else map(_one, jobs)
+    for i, (seed, src, problems, called, native_calls) in enumerate(results):
+        library.update(called)
+        library["(any)"] += bool(called)
+        natives += native_calls
         if problems:
             bad_dir.mkdir(parents=True, exist_ok=True)
             (bad_dir / f"seed{seed}.star").write_text(src)
@@ -45,14 +71,19 @@ def main(argv=None) -> int:
             print(f"seed {seed}: {problems[0][:300]}", flush=True)
         if (i + 1) % 500 == 0:
             print(f"{i + 1} programs, {len(mismatches)} mismatching, {time.perf_counter() - t0:.0f} s", flush=True)
+    if pool:
+        pool.close()
     secs = time.perf_counter() - t0
-    result = {"harness": "fuzz_differential", "programs": args.count, "first_seed": args.seed,
-              "backends": list(backends), "runs_per_program": 2 * len(backends),
-              "mismatching_programs": len(mismatches), "seconds": round(secs, 1), "mismatches": mismatches}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"{args.count} programs on {','.join(backends)} (fused and not), "
-          f"{len(mismatches)} mismatching, {secs:.0f} s")
+    result = document("fuzz_differential", "Differential fuzzing: starvm's routes against the reference model",
+                      harness="fuzz_differential", programs=args.count, first_seed=args.seed,
+                      routes=list(routes), runs_per_program=len(routes),
+                      compared="printed output and steps by kind, each route against the model",
+                      programs_calling_library=dict(sorted(library.items())), native_kernel_calls=natives,
+                      mismatching_programs=len(mismatches), seconds=round(secs, 1), jobs=args.jobs,
+                      mismatches=mismatches)
+    write_json(result, Path(args.out))
+    print(f"{args.count} programs on {','.join(routes)}, {len(mismatches)} mismatching, "
+          f"{natives} native kernel calls, {secs:.0f} s")
     return 1 if mismatches else 0
 
 

@@ -5,7 +5,11 @@ into Star source and ``model.Interp`` runs it on the reference model. Indices ar
 construction (``((e) mod N + N) mod N + 1``), vector lengths match by construction (three
 kinds: S = slice(T) of n bits, W = word(T) of k bits, C = a word of n bits), and every loop
 terminates (for loops have literal bounds, `while SOME(X)` loops STEP their control vector,
-which the body may not write, `repeat` loops count down a counter the body may not write).
+which the body may not write, `repeat` loops count down a counter the body may not write,
+recursion counts a literal depth down to 0). Programs call procedures and functions with var
+and value parameters, a local table, a recursive procedure and function, and the standard
+library's routines that have native kernels (``LIBRARY``, with index tables that hold valid
+row numbers), so every route of the harness (natives on and off, ...) is exercised.
 
 Randomness comes from an object with ``int(lo, hi)``: ``RandomSource`` (random.Random, for the
 long fuzz run) or ``HypothesisSource`` (a Hypothesis ``data`` object, for the test suite).
@@ -18,6 +22,12 @@ from dataclasses import dataclass, field
 SIZES_N = [1, 2, 3, 5, 8, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 191, 192, 193, 255, 256, 257, 299, 300]
 SIZES_K = [1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65]
 COMPARES = ["EQ", "NOTEQ", "LESS", "LESSEQ", "GREAT", "GREATEQ"]
+
+
+# The standard-library routines a program may call (main block only), all with native kernels:
+# the fuzzer checks the natives' results and step reports against the model's ports of the
+# Star bodies (stdlib_model.py).
+LIBRARY = ["MATCH", "MIN", "MAX", "HIT", "SETMIN", "IOTA", "GATHER", "SCATTER", "GROUPMIN", "WARSHALL-adapt"]
 
 
 class RandomSource:
@@ -54,6 +64,7 @@ class Program:
     globals: dict
     routines: dict
     main: list = field(default_factory=list)
+    tables: dict = field(default_factory=dict)      # name -> (rows, columns)
 
 
 @dataclass
@@ -135,6 +146,8 @@ class Gen:
         if c == 10:
             return ("neg", self.int_(sc, d - 1))
         if c == 11 and sc.calls and not sc.parallel:
+            if self.chance(30):                 # recursive
+                return ("fcall", "RF", [("var", sc.table), ("lit", self.R.int(0, 4)), self.vec(sc, "W", d - 1)])
             return ("fcall", "F1", [("var", sc.table), self.vec(sc, "S", d - 1), self.int_(sc, d - 1)])
         return ("var", self.pick(readable))
 
@@ -226,7 +239,7 @@ class Gen:
     def stmt(self, sc, depth):
         d = 3
         while True:
-            c = self.R.int(0, 19)
+            c = self.R.int(0, 24)
             if c == 0:
                 return ("asg", self.pick(sc.ints), self.int_(sc, d))
             if c == 1 and sc.bools:
@@ -284,6 +297,37 @@ class Gen:
                 return self.pfor(sc)
             if c == 19:
                 return ("asg", self.pick(sc.ints), self.int_(sc, d))
+            if c in (20, 21, 22, 23) and sc.calls and not sc.parallel and sc.table == "T":
+                svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
+                if svars:
+                    return self.library(sc, svars, d)
+            if c == 24 and sc.calls and not sc.parallel:
+                svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
+                if svars:
+                    return ("pcall", "RP", [("var", sc.table), ("lit", self.R.int(0, 4)), ("var", self.pick(svars)),
+                                            ("var", self.pick(sc.ints))])
+
+    def library(self, sc, svars, d):
+        """A call of a standard-library routine on the global tables: T and T2 (n x k), IX (n
+        row numbers, 1..n) and PG (pn x pn)."""
+        name = self.pick(LIBRARY)
+        tab = ("var", self.pick(["T", "T2"]))
+        other = ("var", "T2" if tab[1] == "T" else "T")
+        z = ("var", self.pick(svars))
+        if name == "MATCH":
+            return ("lib", name, [tab, self.vec(sc, "S", d), self.vec(sc, "W", d), z])
+        if name in ("MIN", "MAX"):
+            return ("lib", name, [tab, self.vec(sc, "S", d), z])
+        if name in ("HIT", "SETMIN"):
+            return ("lib", name, [tab, other if self.chance(80) else tab, self.vec(sc, "S", d), z])
+        if name == "IOTA":
+            return ("lib", name, [("var", self.pick(["T", "T2", "IX"]))])
+        if name in ("GATHER", "SCATTER"):            # R is never T: the body's row order would matter
+            return ("lib", name, [tab, ("var", "IX"), self.vec(sc, "S", d), other])
+        if name == "GROUPMIN":
+            return ("lib", name, [("var", "IX"), tab, self.vec(sc, "S", d), z])
+        m = self.pn if self.chance(80) else self.R.int(0, self.pn)     # m < pn: the Star body
+        return ("lib", name, [("lit", m), ("var", "PG")])
 
     def rep(self, sc, wv, d):
         kind, name = self.pick(wv)
@@ -392,7 +436,9 @@ class Gen:
         self.n = self.pick(SIZES_N) if R.int(0, 2) else R.int(1, 300)
         self.k = self.pick(SIZES_K) if R.int(0, 2) else R.int(1, 70)
         n, k = self.n, self.k
-        g = {"T": "table", "a": "int", "b": "int", "c": "int", "i": "int", "j": "int", "r1": "int", "r2": "int",
+        self.pn = min(n, R.int(1, 20))
+        ixbits = max(1, n.bit_length()) + R.int(0, 1)
+        g = {"a": "int", "b": "int", "c": "int", "i": "int", "j": "int", "r1": "int", "r2": "int",
              "p": "int", "pa": "int", "f": "bool", "X": "S", "Y": "S", "Z": "S", "PS": "S",
              "v": "W", "w": "W", "u": "W", "pw": "W", "q": "C"}
         # the routines: bodies see only their parameters and locals
@@ -400,8 +446,12 @@ class Gen:
                     ["i1"], ["r3"], calls=False)
         p1 = Routine("P1", [("Q", "table", True), ("S1", "S", True), ("w1", "W", False), ("m1", "int", True),
                             ("e1", "int", False)],
-                     {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "v1": "W", "g1": "bool"}, [])
+                     {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "v1": "W", "g1": "bool", "L1": "table"}, [])
         p1.body = self.stmts(rsc.but(pfor_ok=False), 1, R.int(1, 4))
+        if self.chance(50):                     # a local table: a copy of Q, worked on, maybe copied back
+            p1.body += [("tasg", "L1", "Q")] + self.stmts(rsc.but(table="L1"), 1, R.int(1, 3))
+            if self.chance(60):
+                p1.body.append(("tasg", "Q", "L1"))
         fsc = rsc.but(writable_table=False, ints=["e1", "a1"], vecs={"S": ["S1", "X1"]})
         f1 = Routine("F1", [("Q", "table", False), ("S1", "S", False), ("e1", "int", False)],
                      {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "g1": "bool"}, [])
@@ -411,13 +461,44 @@ class Gen:
         f2 = Routine("F2", [("Q", "table", False), ("w1", "W", False)], {"a1": "int"}, [])
         f2.body = self.stmts(f2sc, 2, R.int(0, 2))
         f2.result, f2.result_kind = self.vec(f2sc, "W", 2), "W"
-        prog = Program(n, k, g, {"P1": p1, "F1": f1, "F2": f2})
+        # recursion: a procedure and a function calling themselves d levels deep
+        r1sc = Scope("Q", False, ["m1", "a1"], ["d"], [], {"S": ["S1", "X1"], "W": ["v1"]}, ["i1"], ["r3"],
+                     calls=False)
+        rp = Routine("RP", [("Q", "table", False), ("d", "int", False), ("S1", "S", True), ("m1", "int", True)],
+                     {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "v1": "W"}, [])
+        recurse = ("pcall", "RP", [("var", "Q"), ("bin", "-", ("var", "d"), ("lit", 1)), ("var", "S1"), ("var", "m1")])
+        rp.body = [("if", ("bin", ">", ("var", "d"), ("lit", 0)),
+                    self.stmts(r1sc, 1, R.int(1, 2)) + [recurse] + self.stmts(r1sc, 1, R.int(0, 2)),
+                    self.stmts(r1sc, 1, R.int(1, 2)) if self.chance(50) else None)]
+        r2sc = Scope("Q", False, ["a1"], ["d"], [], {"W": ["w1"]}, [], [], calls=False)
+        rf = Routine("RF", [("Q", "table", False), ("d", "int", False), ("w1", "W", False)], {"a1": "int"}, [],
+                     result_kind="int")
+        deeper = ("fcall", "RF", [("var", "Q"), ("bin", "-", ("var", "d"), ("lit", 1)), self.vec(r2sc, "W", 2)])
+        rf.body = [("if", ("bin", "<=", ("var", "d"), ("lit", 0)),
+                    [("asg", "RF", self.int_(r2sc, 2))],
+                    self.stmts(r2sc, 2, R.int(0, 1)) + [("asg", "RF", ("bin", "+", deeper, self.int_(r2sc, 1)))])]
+        prog = Program(n, k, g, {"P1": p1, "F1": f1, "F2": f2, "RP": rp, "RF": rf},
+                       tables={"T": (n, k), "T2": (n, k), "IX": (n, ixbits), "PG": (self.pn, self.pn)})
         main = []
         cols = list(range(1, k + 1))
         for _ in range(min(k, R.int(0, 6))):
             main.append(("colset", ("lit", self.pick(cols)), "T", ("bits", self.bits(n))))
         for _ in range(R.int(0, 4)):
             main.append(("rowset", ("lit", R.int(1, n)), "T", ("bits", self.bits(k))))
+        for _ in range(min(k, R.int(0, 4))):
+            main.append(("colset", ("lit", self.pick(cols)), "T2", ("bits", self.bits(n))))
+        index_rows = [("lib", "IOTA", [("var", "IX")])]    # IX: valid row numbers, for GATHER and SCATTER
+        if self.chance(80):                     # row numbers 1..n, a few of them moved
+            for _ in range(R.int(0, 4)):
+                code = format(R.int(1, n), f"0{ixbits}b")
+                index_rows.append(("rowset", ("lit", R.int(1, n)), "IX", ("bits", code)))
+        else:                                   # many rows name row 1 (or row n): repeats
+            code = format(self.pick([1, n]), f"0{ixbits}b")
+            for r in range(1, n + 1, max(1, n // 8)):
+                index_rows.append(("rowset", ("lit", r), "IX", ("bits", code)))
+        ix_at = len(main)
+        for _ in range(R.int(0, self.pn)):
+            main.append(("rowset", ("lit", R.int(1, self.pn)), "PG", ("bits", self.bits(self.pn))))
         for name in ("X", "Y"):
             if self.chance(70):
                 main.append(("asg", name, ("bits", self.bits(n))))
@@ -429,7 +510,10 @@ class Gen:
                                                             "C": ["q"]},
                    ["i", "j"], ["r1", "r2"], calls=True, pfor_ok=True)
         main += self.stmts(sc, 0)
-        main += [("writeln", [("var", "T")]),
+        if _calls(main, ("GATHER", "SCATTER")) or self.chance(10):
+            main[ix_at:ix_at] = index_rows      # (loading rows.star costs time: only where needed)
+        main += [("writeln", [("var", "T")]), ("writeln", [("var", "T2")]), ("writeln", [("var", "IX")]),
+                 ("writeln", [("var", "PG")]),
                  ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
                               enumerate(_join(["a", "b", "c", "pa", "f"]))]),
                  ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
@@ -438,6 +522,17 @@ class Gen:
                               enumerate(_join(["v", "w", "u", "pw"]))])]
         prog.main = main
         return prog
+
+
+def _calls(stmts, names) -> bool:
+    """Does a statement list call one of the library routines ``names``, at any depth?"""
+    for s in stmts:
+        if s[0] == "lib" and s[1] in names:
+            return True
+        if any(isinstance(part, list) and part and isinstance(part[0], tuple) and _calls(part, names)
+               for part in s[1:]):
+            return True
+    return False
 
 
 def _join(names):
@@ -455,7 +550,7 @@ _KIND_TYPE = {"int": "integer", "bool": "boolean", "S": "slice(T)", "W": "word(T
 
 def render(prog: Program) -> str:
     out = [f"program fuzz;  {{ n = {prog.n}, k = {prog.k} }}",
-           f"var T: table({prog.n}, {prog.k});"]
+           "var " + " ".join(f"{name}: table({r}, {c});" for name, (r, c) in prog.tables.items())]
     by_type: dict[str, list] = {}
     for name, kind in prog.globals.items():
         if kind != "table":
@@ -483,7 +578,8 @@ def _routine(r: Routine) -> str:
         head = f"function {r.name}({params}): {'integer' if r.result_kind == 'int' else 'word'};"
     lines = [head]
     if r.locals:
-        lines.append("var " + " ".join(f"{n}: {_ptype(k)};" for n, k in r.locals.items()))
+        lines.append("var " + " ".join(f"{n}: {_ptype(k) if k != 'table' else 'table(NROWS(Q), NCOLS(Q))'};"
+                                       for n, k in r.locals.items()))
     lines.append("begin")
     body = list(r.body)
     if r.result is not None:
@@ -540,8 +636,10 @@ def _stmt(s, ind):
         return [f"{pad}{s[1]} := {s[2]};", f"{pad}repeat"] + _block(body, ind + 1) + [f"{pad}until {s[1]} <= 0"]
     if op == "writeln":
         return [f"{pad}writeln({', '.join(x(a) for a in s[1])})"]
-    if op == "pcall":
+    if op in ("pcall", "lib"):
         return [f"{pad}{s[1]}({', '.join(x(a) for a in s[2])})"]
+    if op == "tasg":
+        return [f"{pad}{s[1]} := {s[2]}"]
     raise AssertionError(op)
 
 

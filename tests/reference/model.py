@@ -3,7 +3,10 @@
 Slices and words are lists of bools (element 0 = bit 1), a table is a list of rows (each a
 list of bools). Nothing is packed and nothing is clever, so that it can be checked by eye
 against the spec. ``Interp`` runs the small program trees that ``gen.py`` builds (the same
-trees ``gen.render`` turns into Star source). Used only by tests and bench/fuzz_differential.py.
+trees ``gen.render`` turns into Star source) and counts the base operations it executes, by
+kind, as the interpreter's step counter names them (``Interp.counts``, compared with
+``Machine.stats``); the standard-library routines a program calls run as literal ports of
+their Star bodies (stdlib_model.py). Used only by tests and bench/fuzz_differential.py.
 """
 from __future__ import annotations
 
@@ -140,6 +143,9 @@ def fmt(x) -> str:
     return "".join("1" if b else "0" for b in x)
 
 
+_UNARY = {"fnd": FND, "numb": NUMB, "some": SOME, "frst": FRST, "convert": CONVERT}
+
+
 # ------------------------------------------------------------------ the program trees of gen.py
 class Interp:
     """Runs a gen.Program on the model; ``out`` collects what it prints."""
@@ -148,12 +154,18 @@ class Interp:
         self.prog = prog
         self.out: list[str] = []
         self.snap: dict[str, object] = {}      # inside a parallel for: pre-loop values of what it writes
+        self.counts: dict[str, int] = {}       # base operations executed, by kind (Machine.stats' names)
+
+    def c(self, op: str) -> None:
+        self.counts[op] = self.counts.get(op, 0) + 1
 
     def run(self) -> str:
         p = self.prog
         frame = {}
         for name, kind in p.globals.items():
             frame[name] = self.zero(kind, p.n, p.k)
+        for name, (rows, cols) in getattr(p, "tables", {}).items():
+            frame[name] = MTable(rows, cols)
         self.block(p.main, frame)
         return "".join(self.out)
 
@@ -186,32 +198,44 @@ class Interp:
                 f[name][:] = v          # in place: a var parameter shares the caller's list
             else:
                 f[name] = v
+        elif op == "tasg":              # table := table: a copy, into the same object
+            _, dst, src = s
+            f[dst].rows = [list(r) for r in self.read(src, f).rows]
         elif op == "set":
+            self.c("SET")
             f[s[1]][:] = [True] * len(f[s[1]])
         elif op == "clr":
+            self.c("CLR")
             f[s[1]][:] = [False] * len(f[s[1]])
         elif op == "bitset":
             _, name, idx, e = s
             i, b = self.ev(idx, f), self.ev(e, f)
             assert 1 <= i <= len(f[name]) and b in (0, 1, True, False)
+            self.c("BIT_SET")
             f[name][i - 1] = bool(b)
         elif op == "colset":
             _, idx, t, e = s
             i, y = self.ev(idx, f), self.ev(e, f)
+            self.c("COL_SET")
             f[t].set_col(i, y)
         elif op == "rowset":
             _, idx, t, e = s
             i, w = self.ev(idx, f), self.ev(e, f)
+            self.c("ROW_SET")
             f[t].set_row(i, w)
         elif op == "rep":
             _, i, j, v, name = s
             i, j, v = self.ev(i, f), self.ev(j, f), self.ev(v, f)
+            self.c("REP")
             f[name][:] = REP(i, j, v, f[name])
         elif op == "step":
             _, iname, vname = s
+            self.c("STEP")
             pos, new = STEP(f[vname])
             f[vname][:] = new
             f[iname] = pos
+        elif op == "lib":
+            self.library(s[1], s[2], f)
         elif op == "if":
             _, c, a, b = s
             if self.ev(c, f):
@@ -226,7 +250,8 @@ class Interp:
                 self.block(body, f)
         elif op == "while":
             _, vname, iname, body = s
-            while SOME(f[vname]):
+            while self.c("SOME") or SOME(f[vname]):      # c() is None: count, then test
+                self.c("STEP")
                 pos, new = STEP(f[vname])
                 f[vname][:] = new
                 f[iname] = pos
@@ -280,6 +305,8 @@ class Interp:
         n, k = g[r.params[0][0]].n, g[r.params[0][0]].k
         for lname, kind in r.locals.items():
             g[lname] = self.zero(kind, n, k)
+        if r.result_kind is not None and r.result is None:     # the body assigns the result
+            g[r.name] = self.zero(r.result_kind, n, k)
         saved_snap, self.snap = self.snap, {}
         self.block(r.body, g)
         self.snap = saved_snap
@@ -288,7 +315,30 @@ class Interp:
                 f[a[1]] = g[pname]
         if r.result is not None:
             return self.ev(r.result, g)
+        if r.result_kind is not None:
+            return g[r.name]
         return None
+
+    def library(self, name, args, f):
+        """A standard-library routine (stdlib_model.py): value arguments evaluated in order,
+        var arguments are the caller's objects."""
+        from . import stdlib_model as L
+        c = self.c
+        v = [self.ev(a, f) if a[0] != "var" else self.read(a[1], f) for a in args]
+        if name in ("MATCH", "MIN", "MAX", "HIT", "SETMIN", "GROUPMIN"):
+            z = args[-1][1]                 # var Z: slice(T)
+            ins = [list(x) if isinstance(x, list) else x for x in v[:-1]]
+            f[z][:] = {"MATCH": L.MATCH, "MIN": L.MIN, "MAX": L.MAX, "HIT": L.HIT,
+                       "SETMIN": L.SETMIN, "GROUPMIN": L.GROUPMIN}[name](c, *ins)
+        elif name == "IOTA":
+            L.IOTA(c, f[args[0][1]])
+        elif name in ("GATHER", "SCATTER"):
+            T, IX, X = v[0], v[1], list(v[2])
+            (L.GATHER if name == "GATHER" else L.SCATTER)(c, T, IX, X, f[args[3][1]])
+        elif name == "WARSHALL-adapt":
+            L.WARSHALL_ADAPT(c, v[0], f[args[1][1]])
+        else:
+            raise AssertionError(name)
 
     # ---------------------------------------------------------------- expressions
     def read(self, name, f):
@@ -319,6 +369,7 @@ class Interp:
                 return self.ev(e[3], f)
             b = self.ev(e[3], f)
             if isinstance(a, list):
+                self.c(o.upper())
                 return {"and": AND, "or": OR, "xor": XOR}[o](a, b)
             if o == "+":
                 return a + b
@@ -351,36 +402,43 @@ class Interp:
             return -self.ev(e[1], f)
         if op == "not":
             a = self.ev(e[1], f)
-            return NOT(a) if isinstance(a, list) else (not a)
-        if op == "fnd":
-            return FND(self.ev(e[1], f))
-        if op == "numb":
-            return NUMB(self.ev(e[1], f))
-        if op == "some":
-            return SOME(self.ev(e[1], f))
-        if op == "frst":
-            return FRST(self.ev(e[1], f))
-        if op == "convert":
-            return CONVERT(self.ev(e[1], f))
+            if isinstance(a, list):
+                self.c("NOT")
+                return NOT(a)
+            return not a
+        if op in _UNARY:
+            a = self.ev(e[1], f)
+            self.c(op.upper())
+            return _UNARY[op](a)
         if op == "bit":
             v, i = self.ev(e[1], f), self.ev(e[2], f)
             assert 1 <= i <= len(v)
+            self.c("BIT_GET")
             return 1 if v[i - 1] else 0
         if op == "col":
-            return self.read(e[2], f).col(self.ev(e[1], f))
+            t, i = self.read(e[2], f), self.ev(e[1], f)
+            self.c("COL_GET")
+            return t.col(i)
         if op == "row":
-            return self.read(e[2], f).row(self.ev(e[1], f))
+            t, i = self.read(e[2], f), self.ev(e[1], f)
+            self.c("ROW_GET")
+            return t.row(i)
         if op == "trim":
-            return TRIM(self.ev(e[1], f), self.ev(e[2], f), self.ev(e[3], f))
+            i, j, w = self.ev(e[1], f), self.ev(e[2], f), self.ev(e[3], f)
+            self.c("TRIM")
+            return TRIM(i, j, w)
         if op == "cmp":
             a, b = self.ev(e[2], f), self.ev(e[3], f)
             assert len(a) == len(b)
+            self.c(e[1])
             return COMPARE[e[1]](number(a), number(b))
         if op == "veq":
             a, b = self.ev(e[2], f), self.ev(e[3], f)
+            self.c("EQ" if e[1] == "=" else "NOTEQ")
             return (a == b) if e[1] == "=" else (a != b)
         if op == "arith":
             a, b = self.ev(e[2], f), self.ev(e[3], f)
+            self.c(e[1])
             return ADD(a, b) if e[1] == "ADD" else SUBT(a, b)
         if op == "fcall":
             return self.call(e[1], e[2], f)
