@@ -28,18 +28,34 @@ def _has_finally_cleanup(fn) -> bool:
     return False
 
 
+def problems_in(text: str, where: str) -> set[str]:
+    problems = set()
+    for fn, mod, attr, call in _calls(ast.parse(text, where)):
+        at = f"{where}:{call.lineno}"
+        keywords = {k.arg for k in call.keywords}
+        if mod == "subprocess" and attr in WAITING and "timeout" not in keywords:
+            problems.add(f"{at}: subprocess.{attr} without timeout=")
+        elif mod == "pexpect" and attr == "spawn" and "timeout" not in keywords:
+            problems.add(f"{at}: pexpect.spawn without timeout=")
+        elif mod == "subprocess" and attr == "Popen" and not isinstance(fn, ast.Module) \
+                and not _has_finally_cleanup(fn):
+            problems.add(f"{at}: subprocess.Popen without a finally that kills or waits for it")
+    return problems
+
+
 def test_every_child_process_of_the_tests_has_a_watchdog():
-    problems = []
+    problems = set()
     for path in sorted((ROOT / "tests").rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        for fn, mod, attr, call in _calls(tree):
-            where = f"{path.relative_to(ROOT)}:{call.lineno}"
-            keywords = {k.arg for k in call.keywords}
-            if mod == "subprocess" and attr in WAITING and "timeout" not in keywords:
-                problems.append(f"{where}: subprocess.{attr} without timeout=")
-            elif mod == "pexpect" and attr == "spawn" and "timeout" not in keywords:
-                problems.append(f"{where}: pexpect.spawn without timeout=")
-            elif mod == "subprocess" and attr == "Popen" and not isinstance(fn, ast.Module) \
-                    and not _has_finally_cleanup(fn):
-                problems.append(f"{where}: subprocess.Popen without a finally that kills or waits for it")
-    assert not problems, "\n".join(sorted(set(problems)))
+        problems |= problems_in(path.read_text(), str(path.relative_to(ROOT)))
+    assert not problems, "\n".join(sorted(problems))
+
+
+def test_the_check_finds_a_missing_watchdog():
+    bad = ("import subprocess, pexpect\n"
+           "def t():\n    subprocess.run(['x'])\n    pexpect.spawn('x')\n"
+           "def u():\n    p = subprocess.Popen(['x'])\n    p.communicate()\n")
+    assert len(problems_in(bad, "bad.py")) == 3
+    good = ("import subprocess\n"
+            "def t():\n    subprocess.run(['x'], timeout=5)\n"
+            "def u():\n    p = subprocess.Popen(['x'])\n    try:\n        pass\n    finally:\n        p.kill()\n")
+    assert problems_in(good, "good.py") == set()
