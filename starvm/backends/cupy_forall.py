@@ -1,7 +1,8 @@
 """A `parallel for` compiled to ONE CUDA kernel (the CuPy backend's fused loops).
 
 ``forall.py`` runs a fusable loop as array operations; on the GPU that is a few dozen kernel
-launches per loop. Here the loop body's IR is translated to CUDA C instead, one thread
+launches per loop. Here the loop body's IR is translated to CUDA C instead
+(cuda_forall_source.py, which needs no CuPy, so CI compiles the kernels with NVRTC), one thread
 block per iteration (the paper's ``Warshall_kernel<<<n>>>``), each thread holding R words
 of every slice value of the iteration (thread t: words t, t + blockDim, ...):
 
