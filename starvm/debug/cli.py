@@ -15,6 +15,9 @@ def _run_options(p) -> None:
                    help="also time every base operation; the report says that native kernels and the compiled tier were bypassed")
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop the program with an error after N loop iterations and routine calls")
+    p.add_argument("--native", action="store_true",
+                   help="let native kernels replace standard-library routines (each call is then one statement; "
+                        "default: every routine runs as its Star body and can be stepped through)")
     from ..graphs.cli import add_arguments
     add_arguments(p)
 
@@ -37,7 +40,7 @@ def _machine_options(args, usage_error) -> dict:
     from .. import config
     from ..graphs.cli import graph_from_args
     opts = {"backend": config.backend_name(args.backend), "max_steps": args.max_steps,
-            "graph": graph_from_args(args, usage_error)}
+            "graph": graph_from_args(args, usage_error), "native": args.native}
     directed = getattr(args, "directed", None)
     if directed is not None:
         opts["directed"] = directed

@@ -237,8 +237,8 @@ def interact(debugger: Debugger, stdin=None, stdout=None) -> int:
         return 0
     finally:
         if debugger.profile and debugger.machine is not None:
-            from .events import BYPASS_NOTE
-            stdout.write(debugger.machine.profile_report() + "\n" + BYPASS_NOTE + "\n")
+            from .events import bypass_note
+            stdout.write(debugger.machine.profile_report() + "\n" + bypass_note(debugger.machine) + "\n")
         debugger.close()
 
 

@@ -27,7 +27,7 @@ from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from .evaluate import (Compiled, DebugError, bit_string, compile_expression, draw_table, draw_vector,
                        evaluate, format_value, parse_rows)
-from .events import (BYPASS_NOTE, EventSource, debug_machine, depth, frame_loc, star_stack,
+from .events import (EventSource, bypass_note, debug_machine, depth, frame_loc, star_stack,
                      statement_lines)
 
 _STACK_BYTES = 512 << 20     # the worker thread's stack: deep Star recursion needs room
@@ -534,7 +534,7 @@ class Debugger:
         ops = ", ".join(f"{OP_TITLES[op]} {c}" for op, c in zip(BASE_OPS, m.counts) if c) or "none yet"
         text = (f"event {self.event}; steps {sum(m.counts)} ({ops})")
         if self.profile:
-            text += "\n" + m.profile_report() + "\n" + BYPASS_NOTE
+            text += "\n" + m.profile_report() + "\n" + bypass_note(m)
         return text
 
     def source_line(self, loc: Loc | None) -> str:

@@ -20,11 +20,12 @@ from ..runtime.machine import Machine
 def debug_machine(**options) -> Machine:
     """A machine whose compiled code reports statement events. ``options``: Machine's
     (backend, graph, max_steps, ...; those this Machine does not take and None values are
-    dropped). Native kernels and the compiled tier (``jit=``, when the machine has one) are
-    bypassed: every routine runs as its Star body, so it can be stepped through."""
+    dropped). The compiled tier (``jit=``, when the machine has one) is bypassed, and native
+    kernels unless ``native=True``: every routine runs as its Star body, so it can be stepped
+    through."""
     known = inspect.signature(Machine.__init__).parameters
     kw = {k: v for k, v in options.items() if k in known and v is not None}
-    kw["native"] = False
+    kw["native"] = bool(options.get("native"))   # on only when asked: a kernel call is one statement
     if "jit" in known:
         kw["jit"] = False
     m = Machine(**kw)
@@ -37,8 +38,13 @@ def _no_event(entry=0):
     return None
 
 
-BYPASS_NOTE = ("debugging/tracing: every routine ran as its Star body with statement events "
-               "(native kernels and the compiled tier were bypassed)")
+def bypass_note(machine: Machine) -> str:
+    """What --profile adds while debugging or tracing: what ran differently from star run."""
+    if machine.native:
+        return ("debugging/tracing: statement events on; the compiled tier was bypassed; native kernels "
+                "ran (each call of a routine they replace is one statement)")
+    return ("debugging/tracing: every routine ran as its Star body with statement events "
+            "(native kernels and the compiled tier were bypassed)")
 
 
 @dataclass
