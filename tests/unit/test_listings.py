@@ -248,7 +248,7 @@ def test_example_closure_by_hand():
 def test_cli_runs_the_three_programs_with_the_same_output():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("STARVM_BACKEND", None)
-    want = ["transitive closure (row i: the vertices reachable from i):"] + example_closure_lines()
+    want = ["transitive closure, read as directed (row i: the vertices reachable from i):"] + example_closure_lines()
     outputs = []
     for prog in ("warshall.star", "warshall_c.star", "warshall_adapt.star"):
         r = subprocess.run([sys.executable, "-m", "starvm", "run", f"programs/{prog}"], cwd=ROOT, env=env,
