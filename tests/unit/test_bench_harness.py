@@ -261,15 +261,22 @@ def test_no_gpu_is_recorded_not_raised(monkeypatch):
 
 
 # ---------------------------------------------------------------------- the scripts of bench/ use the harness
-SCRIPTS = ["bench_foundation", "bench_gpu", "bench_auto", "bench_stdlib", "check_rows_gpu", "check_search_gpu"]
+from pathlib import Path  # noqa: E402
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+# Scripts of other issues not moved onto the harness yet: each must fail this test until it is
+# (strict xfail: once it uses the harness, the XPASS fails and it leaves this set).
+NOT_YET = {"bench_compiled", "bench_graph_build", "bench_scale", "bench_trace"}
+SCRIPTS = [pytest.param(p.stem, marks=pytest.mark.xfail(strict=True, reason="not on the harness yet"))
+           if p.stem in NOT_YET else p.stem
+           for p in sorted(BENCH.glob("*.py")) if not p.stem.startswith("fuzz_")]
 OWN_COPIES = ["getDeviceProperties", "platform.python_version", "rev-parse", "signal.setitimer", "/proc/cpuinfo",
               "datetime.now", "write_text(json"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_bench_scripts_use_the_harness(name):
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    path = BENCH / f"{name}.py"
     text = path.read_text()
     compile(text, str(path), "exec")                         # the GPU scripts cannot be imported here
     assert "from starvm.bench import" in text
