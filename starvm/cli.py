@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
     run.add_argument("--max-steps", type=int, metavar="N",
                      help="stop the program with an error after N loop iterations and routine calls")
+    run.add_argument("--distributed", action="store_true",
+                     help="under mpiexec: one machine over all ranks, each holding a block of rows of every "
+                          "table (needs mpi4py: pip install 'starvm[mpi]')")
     from .graphs.cli import add_arguments as add_graph_arguments
     add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
     run.add_argument("--plot", metavar="OUT.png",
@@ -76,6 +79,9 @@ class _UsageError(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        if "--distributed" in (sys.argv[1:] if argv is None else argv):   # starvm/distributed/launch.py
+            from .distributed.launch import run_ranks
+            return run_ranks(_main, argv)
         return _main(argv)
     except KeyboardInterrupt:
         print("star: interrupted", file=sys.stderr)
@@ -114,8 +120,15 @@ def _main(argv) -> int:
         from .graphs.cli import graph_from_args
         graph = graph_from_args(args, _UsageError)
         from .graphs.cli import reading_from_args
+        comm = None
+        if getattr(args, "distributed", False):
+            from .distributed.launch import MpiMissing, world_comm
+            try:
+                comm = world_comm()
+            except MpiMissing as e:
+                raise _UsageError(str(e)) from None
         machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,
-                          directed=reading_from_args(args))
+                          directed=reading_from_args(args), comm=comm)
         machine.profile = args.profile
         if args.plot or args.progress:
             from .cli_pictures import prepare_run

@@ -85,3 +85,13 @@ def jit_threshold() -> int:
     """STARVM_JIT_THRESHOLD: with --jit auto, a routine is compiled once the steps its calls
     are estimated to take add up to this many (default 200000, about 0.1 s interpreted)."""
     return int(os.environ.get("STARVM_JIT_THRESHOLD", 200_000))
+
+
+def mpi_error_wait() -> float:
+    """STARVM_MPI_ERROR_WAIT: seconds a rank of `star run --distributed` that failed waits for
+    the others to fail too (an error of the program) before it stops them all as failed
+    alone (starvm/distributed/launch.py); default 10."""
+    try:
+        return float(os.environ.get("STARVM_MPI_ERROR_WAIT", "") or 10.0)
+    except ValueError:
+        return 10.0

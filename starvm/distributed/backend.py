@@ -374,6 +374,22 @@ class DistributedBackend(Backend):
     def placement(self, n: int):
         return self
 
+    # ------------------------------------------------------------ the same program everywhere
+    def same_program(self, text: str, filename: str) -> None:
+        """Every rank must load the same Star text: compare digests (one all-gather); on a
+        difference every rank raises the same error."""
+        import hashlib
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        digests = self.comm.allgather(digest)
+        if len(set(digests)) > 1:
+            from ..errors import StarTypeError
+            odd = [r for r, d in enumerate(digests) if d != digests[0]]
+            raise StarTypeError(f"the ranks load different program texts: {filename} on rank 0 (sha256 {digests[0]}) "
+                                f"differs from rank{'s' if len(odd) > 1 else ''} {', '.join(map(str, odd))} "
+                                f"(sha256 {digests[odd[0]]})",
+                                hint="every rank of a distributed run must load the same text (the same file "
+                                     "on every host)")
+
     # ------------------------------------------------------------ memory (runtime/limits.py)
     def check_table(self, n: int, k: int, table_bytes, free_bytes) -> None:
         """Refuse a table that does not fit in some rank's free memory; every rank takes the

@@ -106,6 +106,9 @@ def check_table(backend, n: int, k: int) -> None:
     need = table_bytes(n, k)
     if need < _CHECK_FROM_BYTES:
         return
+    per_rank = getattr(backend, "check_table", None)    # distributed (starvm/distributed): its rows on each rank
+    if per_rank is not None:
+        return per_rank(n, k, table_bytes, free_bytes)
     backend = backend.placement(n)
     free = free_bytes(backend)
     if free is not None and need > free:

@@ -35,9 +35,14 @@ class Machine:
 
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
-                 native: bool | None = None, graph=None, directed: bool | None = None):
+                 native: bool | None = None, graph=None, directed: bool | None = None, comm=None):
         # a backend name, or a Backend object (tests build an auto backend with small thresholds)
-        self.backend = backend if isinstance(backend, Backend) else get_backend(config.backend_name(backend))
+        if comm is not None:    # one rank of a distributed machine (starvm/distributed): its rows of every table
+            from ..distributed import distribute
+            self.backend = distribute(backend, comm)
+        else:
+            self.backend = backend if isinstance(backend, Backend) else get_backend(config.backend_name(backend))
+        self._prints = comm is None or self.backend.rank == 0     # writeln: once, on rank 0
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
         # let a backend's native kernel replace a standard-library routine (starvm/native)
@@ -69,7 +74,8 @@ class Machine:
 
     # ------------------------------------------------------------------ output
     def _write(self, text: str) -> None:
-        (self.out or sys.stdout).write(text)
+        if self._prints:
+            (self.out or sys.stdout).write(text)
 
     # ------------------------------------------------------------------ profiling
     @property
@@ -126,6 +132,9 @@ class Machine:
         and globals in this machine. Returns the generated unit (its ``main_`` not run).
         ``text`` may be a ``starvm.Program`` (``starvm.compile``): it is not parsed again."""
         program, filename = program_ast(text, filename)
+        same_everywhere = getattr(self.backend, "same_program", None)   # distributed: one text on all ranks
+        if same_everywhere is not None:
+            same_everywhere(getattr(text, "source", text), filename)
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)

@@ -1,0 +1,242 @@
+"""One Star program over several MPI ranks (starvm/distributed), run by mpiexec from pytest.
+
+Few mpiexec starts, each doing much: every program of programs/ and every language test of
+tests/star runs in one start per rank count (driver.py) and must print, fail and count steps
+exactly as one NumPy machine does. Every start has a timeout and is killed (its whole process
+group) in ``finally``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import starvm
+from starvm.errors import StarError
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("driver.py")
+
+mpi4py = pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install '.[mpi]' (or '.[test]')")
+
+
+def _mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"
+    if here.exists():
+        return str(here)
+    import shutil
+    found = shutil.which("mpiexec")
+    if not found:
+        pytest.skip("mpi4py is installed but no mpiexec is on PATH (pip install mpich)")
+    return found
+
+
+def mpirun(ranks: int | list, argv: list[str], timeout: float = 120, env: dict | None = None):
+    """``mpiexec -n ranks argv`` (or an MPMD list of (n, argv) pairs); returns (rc, out, err)."""
+    cmd = [_mpiexec()]
+    if isinstance(ranks, int):
+        cmd += ["-n", str(ranks), *argv]
+    else:
+        for i, (n, a) in enumerate(ranks):
+            cmd += ([":"] if i else []) + ["-n", str(n), *a]
+    full_env = {**os.environ, "STARVM_MPI_ERROR_WAIT": "2", **(env or {})}
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=full_env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def star_files() -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in sorted((ROOT / "programs").glob("*.star"))] + \
+           [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests" / "star").glob("*.star"))]
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    """What one NumPy machine prints, raises and counts for every file."""
+    res = {}
+    for f in star_files():
+        out = io.StringIO()
+        m = starvm.Machine(backend="numpy", out=out)
+        err = ""
+        try:
+            m.run_file(ROOT / f)
+        except StarError as e:
+            err = e.render()
+        res[f] = {"out": out.getvalue(), "err": err.replace(str(ROOT / f), f), "steps": m.stats}
+    return res
+
+
+@pytest.mark.parametrize("ranks, align", [(1, 64), (2, 64), (3, 1)], ids=["1rank", "2ranks", "3ranks-rows1"])
+def test_every_program_same_on_several_ranks(tmp_path, reference, ranks, align):
+    """Blocks of 64 rows are what `star run --distributed` uses; blocks of 1 row split even
+    8-row tables (uneven blocks, ranks with no rows, blocks of one row)."""
+    dest = tmp_path / "out.json"
+    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=300)
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    for f, want in reference.items():
+        r = got[f]
+        assert r["same_on_all_ranks"], f
+        assert r["out"] == want["out"], f
+        assert r["err"].replace(str(ROOT / f), f) == want["err"], f
+        assert r["steps"] == want["steps"], f
+
+
+def test_row_moving_kernels_exchange_rows(tmp_path):
+    """GATHER, SCATTER, GROUPMIN and IOTA (all-to-all kernels) on random tables of 1..200 rows
+    over 3 ranks: the same tables and step counts as one NumPy machine; the kernels ran."""
+    dest = tmp_path / "rows.json"
+    rc, out, err = mpirun(3, [sys.executable, str(DRIVER), str(dest), "1", "--rows", "8"], timeout=300)
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    assert got["same_on_all_ranks"]
+    for case in got["cases"]:
+        assert case["same"] and case["same_steps"], case
+        assert case["kernel_calls"] == 4, case
+
+
+# ---------------------------------------------------------------------- the command line
+def star_cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "starvm", *args]
+
+
+def serial(*args: str):
+    p = subprocess.run(star_cli(*args), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _counts(profile: str) -> list[str]:
+    """The operation and count columns of a --profile report (times differ between runs)."""
+    return [" ".join(line.split()[:-2]) for line in profile.splitlines() if line[:1].isalpha() and "steps" not in line]
+
+
+def test_cli_output_errors_and_profile_once(tmp_path):
+    rc, out, err = mpirun(2, star_cli("run", "programs/warshall_c.star", "--distributed", "--profile"))
+    src, sout, serr = serial("run", "programs/warshall_c.star", "--profile")
+    assert (rc, out) == (0, sout)                      # writeln: once, from rank 0
+    assert _counts(err) == _counts(serr) and _counts(err)   # the machine's steps, not P times them
+    assert "mpi:numpy" in err
+
+    rc, out, err = mpirun(3, star_cli("run", "tests/star/err_row_index.star", "--distributed"))
+    src, sout, serr = serial("run", "tests/star/err_row_index.star")
+    assert (rc, out, err) == (1, sout, serr) and src == 1  # one message, exit 1
+
+    loop = tmp_path / "loop.star"
+    loop.write_text("var T: table(200, 2); X: slice(T); i: integer;\n"
+                    "begin i := 0; while true do begin X := COL(1, T); i := i + NUMB(X) end end.\n")
+    rc, out, err = mpirun(2, star_cli("run", str(loop), "--distributed", "--max-steps", "500"), timeout=60)
+    assert rc == 1 and err.count("step limit reached: more than 500") == 1
+
+
+def test_rank_that_fails_alone_stops_all_with_its_message():
+    """An error on one rank only (here a Python error injected into rank 1's NUMB, then a Star
+    runtime error on rank 2 only) stops every rank within the wait, with that rank's message."""
+    for exc, code in (("RuntimeError('injected')", 3),
+                      ("__import__('starvm.errors').errors.StarRuntimeError('only here')", 1)):
+        script = textwrap.dedent(f"""
+            import sys
+            from mpi4py import MPI
+            from starvm.distributed.backend import DistributedBackend
+            bad = {1 if code == 3 else 2}
+            numb = DistributedBackend.numb
+            def failing(self, v):
+                if MPI.COMM_WORLD.rank == bad:
+                    raise {exc}
+                return numb(self, v)
+            DistributedBackend.numb = failing
+            from starvm.cli import main
+            sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
+        """)
+        rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
+        assert rc == code, err
+        lines = [line for line in err.splitlines() if "rank" in line]
+        assert any(f"rank {1 if code == 3 else 2} of 3 failed alone" in line for line in lines), err
+        assert ("injected" if code == 3 else "only here") in err
+
+
+def test_rank_that_dies_stops_the_run():
+    script = textwrap.dedent("""
+        import os, signal
+        from mpi4py import MPI
+        from starvm.distributed.backend import DistributedBackend
+        numb = DistributedBackend.numb
+        def dying(self, v):
+            if MPI.COMM_WORLD.rank == 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return numb(self, v)
+        DistributedBackend.numb = dying
+        from starvm.cli import main
+        main(["run", "programs/bfs.star", "--distributed"])
+    """)
+    rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=90)
+    assert rc != 0
+    said = out + err      # MPICH's mpiexec reports it on standard output, Open MPI's on standard error
+    assert "signal 9" in said or "killed" in said.lower() or "terminated" in said.lower(), said
+
+
+def test_ranks_loading_different_texts_stop_with_an_error(tmp_path):
+    a, b = tmp_path / "a.star", tmp_path / "b.star"
+    a.write_text("begin writeln('a') end.\n")
+    b.write_text("begin writeln('b') end.\n")
+    rc, out, err = mpirun([(1, star_cli("run", str(a), "--distributed")), (1, star_cli("run", str(b), "--distributed"))],
+                          [], timeout=60)
+    assert rc == 1 and out == ""
+    assert err.count("the ranks load different program texts") == 1, err
+
+
+def test_table_too_large_for_one_rank_fits_across_ranks():
+    """The memory refusal of runtime/limits.py, with 12 MB free per rank: a 16 MB table is
+    refused on one rank and runs on 2 and 3, with the output of one unlimited machine."""
+    program = ("var T: table(2097152, 64); X: slice(T);\n"
+               "begin ROW(2000000, T) := BITS('1' * 64); X := COL(7, T); writeln(NUMB(X), ' ', FND(X)) end.\n")
+    program = program.replace("BITS('1' * 64)", "BITS('" + "1" * 64 + "')")
+    script = textwrap.dedent(f"""
+        import sys
+        from mpi4py import MPI
+        from starvm.runtime import limits
+        limits.free_bytes = lambda backend: 12 << 20
+        from starvm.cli import main
+        if MPI.COMM_WORLD.rank == 0:
+            open(sys.argv[1], "w").write({program!r})
+        MPI.COMM_WORLD.Barrier()
+        sys.exit(main(["run", sys.argv[1], "--distributed"]))
+    """)
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = str(Path(d) / "big.star")
+        rc, out, err = mpirun(1, [sys.executable, "-c", script, path], timeout=60)
+        assert rc == 1 and "needs 16777216 bytes on rank 0 of 1" in err, err
+        for ranks in (2, 3):
+            rc, out, err = mpirun(ranks, [sys.executable, "-c", script, path], timeout=120)
+            assert (rc, out) == (0, "1 2000000\n"), err
+
+
+def test_machine_comm_in_python():
+    """Machine(comm=MPI.COMM_WORLD): writeln once; globals and results the same on every rank."""
+    word = "01" + "0" * 128
+    script = textwrap.dedent(f"""
+        from mpi4py import MPI
+        import starvm
+        m = starvm.Machine(comm=MPI.COMM_WORLD)
+        m.run("var P: table(130, 130); begin ROW(1, P) := BITS('{word}'); writeln('hello from the machine') end.")
+        P = m.global_("P").to_numpy()
+        print("rank", MPI.COMM_WORLD.rank, int(P.sum()), int(P[0, 1]), m.backend.name, flush=True)
+    """)
+    rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=60)
+    assert rc == 0, err
+    assert out.count("hello from the machine") == 1
+    assert sorted(line for line in out.splitlines() if line.startswith("rank")) == \
+        ["rank 0 1 1 mpi:numpy", "rank 1 1 1 mpi:numpy"]
