@@ -1,0 +1,94 @@
+"""The distributed backend without MPI: row blocks, and the three vector forms (Shard,
+replicated, Fill) on one rank (comm.SelfComm), against the NumPy backend primitive by
+primitive. tests/distributed/test_mpi.py runs the same code over 2 and 3 ranks."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from starvm.backends import get_backend
+from starvm.distributed import Fill, Shard, distribute
+from starvm.distributed.partition import layout
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(0, 5000), size=st.integers(1, 9), align=st.sampled_from([1, 3, 64]))
+def test_blocks_cover_the_rows_in_order(n, size, align):
+    lays = [layout(n, size, r, align) for r in range(size)]
+    assert lays[0].start == 0 and lays[-1].stop == n
+    for a, b in zip(lays, lays[1:]):
+        assert a.stop == b.start
+    assert all(lay.start % align == 0 for lay in lays if lay.local_n)
+    assert max(lay.local_n for lay in lays) == lays[0].local_n == lays[0].largest()
+    for i in range(0, n, max(1, n // 50)):
+        owner = lays[0].owner(i)
+        assert lays[owner].has(i)
+
+
+def _forms(B, bools):
+    """The same n-bit vector in every form the distributed backend knows."""
+    n = len(bools)
+    out = [B.L.from_bools(bools), Shard(B.L.from_bools(bools), n)]
+    if not bools.any():
+        out.append(Fill(0, n))
+    if bools.all():
+        out.append(Fill(1, n))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(1, 140))
+def test_primitives_agree_with_numpy_in_every_form(data, n):
+    B = distribute("numpy", None)
+    N = get_backend("numpy")
+    pick = lambda: np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if data.draw(st.booleans())
+                            else [data.draw(st.booleans())] * n, dtype=bool)   # noqa: E731
+    a, b = pick(), pick()
+    va, vb = N.from_bools(a), N.from_bools(b)
+    i = data.draw(st.integers(0, n - 1))
+    for x in _forms(B, a):
+        assert B.numb(x) == N.numb(va) and B.some(x) == N.some(va) and B.fnd(x) == N.fnd(va)
+        assert B.get_bit(x, i) == N.get_bit(va, i)
+        assert (B.to_bools(B.not_(x, n), n) == N.to_bools(N.not_(va, n), n)).all()
+        assert (B.to_bools(B.frst(x), n) == N.to_bools(N.frst(va), n)).all()
+        assert (B.to_bools(B.set_bit(x, i, 1), n) == N.to_bools(N.set_bit(va, i, 1), n)).all()
+        pos, rest = B.step(x)
+        pos0, rest0 = N.step(va)
+        assert pos == pos0 and (B.to_bools(rest, n) == N.to_bools(rest0, n)).all()
+        for y in _forms(B, b):
+            for f, g in ((B.and_, N.and_), (B.or_, N.or_), (B.xor, N.xor)):
+                assert (B.to_bools(f(x, y), n) == N.to_bools(g(va, vb), n)).all()
+            assert B.equal(x, y) == N.equal(va, vb)
+            assert B.compare(x, y) == N.compare(va, vb)
+            assert (B.to_bools(B.add(x, y, n), n) == N.to_bools(N.add(va, vb, n), n)).all()
+            assert (B.to_bools(B.subt(x, y, n), n) == N.to_bools(N.subt(va, vb, n), n)).all()
+
+
+def test_without_mpi4py_distributed_is_a_usage_error(monkeypatch, tmp_path, capsys):
+    from starvm.cli import main
+    prog = tmp_path / "p.star"
+    prog.write_text("begin writeln('x') end.\n")
+    monkeypatch.setitem(sys.modules, "mpi4py", None)      # import mpi4py fails
+    assert main(["run", str(prog), "--distributed"]) == 2
+    assert "pip install 'starvm[mpi]'" in capsys.readouterr().err
+
+
+def test_one_rank_without_mpi_runs_programs_alike():
+    """Machine(comm=None-like SelfComm): the distributed code on one rank, no MPI at all."""
+    import io
+
+    import starvm
+    from starvm.distributed import SelfComm
+    from pathlib import Path
+    src = (Path(__file__).resolve().parents[2] / "programs" / "warshall_adapt.star").read_text()
+    outs = []
+    for comm in (None, SelfComm()):
+        out = io.StringIO()
+        m = starvm.Machine(out=out, comm=comm)
+        m.run(src, "warshall_adapt.star")
+        outs.append((out.getvalue(), m.stats, m.backend.name))
+    assert outs[0][:2] == outs[1][:2] and outs[1][2] == "mpi:numpy"
