@@ -3,9 +3,10 @@
 Event N of a trace is event N of the debugger (``events.py``): the program stands *before*
 the statement of that event. What a trace holds:
 
-* ``events``: for each event its file and line, the step counter, the Star call stack
-  (frame serials and lines) and the variables whose value differs from the event before
-  (the statement just run changed them);
+* ``events``: for each event (an array, ``EVENT_FIELDS``) its file and line, the step
+  counter, the current activation and its callers (an index into ``stacks``: serials and
+  lines), the stack depth and the variables whose value differs from the event before (the
+  statement just run changed them);
 * ``vars``: one record per variable instance (a global, or a local of one activation of a
   routine; a table is one record however many names it has, so ``var P`` and the caller's
   table are one), with its first value and each change: for tables, slices and words the
@@ -13,7 +14,8 @@ the statement of that event. What a trace holds:
   number of ones of the whole value; for integers and booleans the new value;
 * ``frames``: for each activation its routine and its variables (name -> record);
 * ``output``: what the program printed, with the event it was printed during;
-* a final event (``end``: finished, error or limit) with the state after the last statement.
+* a final event (file and line None; ``end``: finished, error or limit) with the state after
+  the last statement.
 
 The page replays forwards by applying changes and backwards by undoing them (a flip undoes
 itself), so it never holds more than one state.
@@ -34,6 +36,10 @@ DEFAULT_MAX_EVENTS = 200_000
 DEFAULT_MAX_ROWS = 64
 MAX_COLS = 256
 STACK_SHOWN = 32               # innermost frames kept per event
+# one event: [file, line, steps, frame, callers, depth, changed] (arrays: a page of 10^5 events
+# must open in about a second). frame: the current activation's serial (None at the end);
+# callers: an index into `stacks`; depth: how many Star frames are on the stack.
+EVENT_FIELDS = ["file", "line", "steps", "frame", "callers", "depth", "changed"]
 
 
 class _TraceFull(BaseException):
@@ -61,6 +67,8 @@ class Recorder:
         self.globals: list[list] = []        # [name, var id]
         self._global_py: list[str] = []
         self.output: list[list] = []
+        self.stacks: list[list] = []                  # distinct caller stacks, outermost first
+        self._stack_ids: dict[tuple, int] = {}
         self.files: dict[str, int] = {}
         self.file_texts: list[dict] = []
         self._live: list[tuple[object, int]] = []     # (Python frame, serial), outermost first
@@ -87,23 +95,22 @@ class Recorder:
         self._visit_globals(n, changed)
         self._visit_frame(n, frame, live[-1][1], changed)
         loc = stack[-1].loc
-        shown = stack[-STACK_SHOWN:]
-        self.events.append({
-            "f": self._file(loc), "l": loc.line if loc else None,
-            "s": sum(self.m.counts),
-            "k": [[live[len(stack) - len(shown) + j][1], sf.loc.line if sf.loc else None, self._file(sf.loc)]
-                  for j, sf in enumerate(shown)],
-            "d": len(stack),
-            "c": changed,
-        })
+        first = max(0, len(stack) - STACK_SHOWN)
+        callers = tuple((live[j][1], stack[j].loc.line if stack[j].loc else None, self._file(stack[j].loc))
+                        for j in range(first, len(stack) - 1))
+        idx = self._stack_ids.get(callers)
+        if idx is None:
+            idx = self._stack_ids[callers] = len(self.stacks)
+            self.stacks.append([list(c) for c in callers])
+        self.events.append([self._file(loc), loc.line if loc else None, sum(self.m.counts), live[-1][1], idx,
+                            len(stack), changed])
 
     def finish(self, status: str, message: str = "") -> None:
         """The final event: the state after the last statement (globals only: the frames are gone)."""
         n = len(self.events) + 1
         changed: list[int] = []
         self._visit_globals(n, changed)
-        self.events.append({"f": None, "l": None, "s": sum(self.m.counts), "k": [], "d": 0, "c": changed,
-                            "end": status, "msg": message})
+        self.events.append([None, None, sum(self.m.counts), None, None, 0, changed])
 
     def _file(self, loc) -> int | None:
         if loc is None:
@@ -257,13 +264,15 @@ def record(text: str, filename: str = "<string>", *, max_events: int = DEFAULT_M
     rec.finish(status, message)
     seconds = time.perf_counter() - t0
     return {
-        "format": "starvm-trace-1",
+        "format": "starvm-trace-2",
+        "event_fields": EVENT_FIELDS,
         "program": filename,
         "backend": m.backend.name,
         "files": rec.file_texts,
         "events": rec.events,
         "vars": rec.vars,
         "frames": rec.frames,
+        "stacks": rec.stacks,
         "globals": rec.globals,
         "output": rec.output,
         "end": status,

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import subprocess_env
 from star_programs import RECURSIVE, closure, random_digraph, warshall_c_program
-from trace_model import shown_variables
+from trace_model import event, shown_variables
 from starvm.debug import Debugger
 from starvm.debug.trace import record
 from starvm.debug.trace_html import render_html
@@ -37,8 +37,10 @@ def test_trace_equals_the_debugger_at_every_sampled_event(backend, which):
         sample = sorted({1, 2, end.event, *rng.integers(1, end.event + 1, size=12).tolist()})
         for e in sample:
             stop = d.run_to(e)
-            ev = events[e - 1]
-            assert (ev["l"], ev["s"], ev["d"]) == (stop.line, stop.steps, len(d.where()))
+            ev = event(trace, e)
+            assert (ev["line"], ev["steps"], ev["depth"]) == (stop.line, stop.steps, len(d.where()))
+            callers = [trace["frames"][c[0]]["r"] for c in trace["stacks"][ev["callers"]]]
+            assert callers + [trace["frames"][ev["frame"]]["r"]] == [r for r, _ in d.where()]
             assert shown_variables(trace, e) == d.variables(), f"event {e}"
         # the final event: the globals after the run
         d.cont()
@@ -94,7 +96,7 @@ def test_star_trace_command_line(tmp_path):
     assert r.stdout == "8 11111000\n"
     assert "events" in r.stderr and "wrote run.html" in r.stderr
     data = json.loads((tmp_path / "run.json").read_text())
-    assert data["format"] == "starvm-trace-1" and data["end"] == "finished"
+    assert data["format"] == "starvm-trace-2" and data["end"] == "finished"
     assert (tmp_path / "run.html").stat().st_size > 5000
     r = _star("trace", "rec.star", "--html", "run2.html", "--max-events", "10", "--profile", cwd=tmp_path)
     assert r.returncode == 0

@@ -139,7 +139,7 @@ def test_step_forward_and_back_by_clicks_and_keys(browser, tmp_path):
     assert events[-3:] == [len(trace["events"]), len(trace["events"]) - 1, 1]
     shot = os.environ.get("STARVM_DOCS_SCREENSHOT")
     if shot:   # docs/img/trace_page.png: the page at a Warshall pivot, a column just written
-        inside = [i + 1 for i, ev in enumerate(trace["events"]) if ev["d"] == 2 and 0 in ev["c"]]
+        inside = [i + 1 for i, ev in enumerate(trace["events"]) if ev[5] == 2 and 0 in ev[6]]   # depth, changed
         browser.execute_script("document.getElementById('slider').value = arguments[0];"
                                "document.getElementById('slider').dispatchEvent(new Event('input'));",
                                inside[len(inside) // 2])

@@ -34,11 +34,11 @@ def shape_at(var: dict, event: int) -> tuple[int, int]:
 
 def shown_variables(trace: dict, event: int) -> dict:
     """name -> value as Debugger.variables() names them (globals bare, locals ROUTINE.name)."""
-    ev = trace["events"][event - 1]
+    ev = dict(zip(trace["event_fields"], trace["events"][event - 1]))
     out = {}
     slots = [(name, vid, None) for name, vid in trace["globals"]]
-    if ev["k"]:
-        frame = trace["frames"][ev["k"][-1][0]]
+    if ev["frame"] is not None:
+        frame = trace["frames"][ev["frame"]]
         slots += [(name, vid, frame["r"]) for name, vid in (frame["v"] or [])]
     for name, vid, routine in slots:
         var = trace["vars"][vid]
@@ -48,6 +48,11 @@ def shown_variables(trace: dict, event: int) -> dict:
             v = tuple(v[r * wc:(r + 1) * wc] for r in range(wr))
         out[name if routine is None else f"{routine}.{name}"] = v
     return out
+
+
+def event(trace: dict, number: int) -> dict:
+    """Event ``number`` (1-based) as a dict of its fields."""
+    return dict(zip(trace["event_fields"], trace["events"][number - 1]))
 
 
 def changed_bits(trace: dict, vid: int, event: int) -> list[int] | None:
