@@ -61,7 +61,7 @@ def jit_mode(explicit: str | None = None) -> str:
     compiles every routine it can; off is the interpreter alone (the reference)."""
     if explicit is True or explicit is False:
         return "on" if explicit else "off"
-    mode = (explicit or os.environ.get("STARVM_JIT") or "auto").lower()
+    mode = (explicit or os.environ.get("STARVM_JIT") or "off").lower()
     if mode in ("1", "true", "yes"):
         return "on"
     if mode in ("0", "false", "no"):
@@ -83,8 +83,9 @@ def jit_cache_dir() -> str:
 
 def jit_threshold() -> int:
     """STARVM_JIT_THRESHOLD: with --jit auto, a routine is compiled once the steps its calls
-    are estimated to take add up to this many (default 200000, about 0.1 s interpreted)."""
-    return int(os.environ.get("STARVM_JIT_THRESHOLD", 200_000))
+    are estimated to take add up to this many (default 2000000, a second or two interpreted:
+    about what importing Numba and loading compiled code costs a fresh process)."""
+    return int(os.environ.get("STARVM_JIT_THRESHOLD", 2_000_000))
 
 
 def mpi_error_wait() -> float:

@@ -16,6 +16,7 @@ from ..frontend.parser import fold, parse
 from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default, program_reading
 from ..ir.lower import lower_unit
+from ..jit import make_tier
 from ..ir.ops import BASE_OPS, OP_TITLES
 from ..types import T
 from . import limits
@@ -35,7 +36,8 @@ class Machine:
 
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
-                 native: bool | None = None, graph=None, directed: bool | None = None, comm=None):
+                 native: bool | None = None, graph=None, directed: bool | None = None,
+                 jit: str | bool | None = None, comm=None):
         # a backend name, or a Backend object (tests build an auto backend with small thresholds)
         if comm is not None:    # one rank of a distributed machine (starvm/distributed): its rows of every table
             from ..distributed import distribute
@@ -71,6 +73,8 @@ class Machine:
         self.graph_reading: bool | None = None
         self.ns["_graph"] = make_graph_helper(self)
         self._profile = False
+        # the compiled tier (starvm/jit): auto | on | off; Numba is imported only to compile
+        self.jit = make_tier(self, config.jit_mode(jit))
 
     # ------------------------------------------------------------------ output
     def _write(self, text: str) -> None:
@@ -124,6 +128,8 @@ class Machine:
         if loops:
             lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
                          "their steps are counted above but timed only here")
+        if self._profile:
+            lines += self.jit.report()
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ loading
@@ -142,7 +148,7 @@ class Machine:
             graph_reading = program_reading(unit.program)
             gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,
                           step_limit=self.max_steps is not None,
-                          progress=self._progress_on, debug=self._debug_hooks).unit(lower_unit(unit))
+                          progress=self._progress_on, debug=self._debug_hooks).unit(lowered := lower_unit(unit))
         except BaseException:
             self.env.globals, self.env.routines = env_backup   # a failed load changes nothing
             raise
@@ -157,6 +163,8 @@ class Machine:
             exec(code, self.ns)
             self._main = self.ns.pop("main_", None)
             self._install_native(unit.routines)
+            if not self._debug_hooks:   # the debugger steps through interpreted code only
+                self._main = self.jit.install(lowered, self._main)
             if graph_default is not None:   # before the globals: table(GRAPH_N, GRAPH_N)
                 self.graph_default = graph_default
             if graph_reading is not None:   # GRAPH_M depends on it
@@ -375,7 +383,9 @@ class Machine:
         except StarError as e:
             if e.__traceback__ is not None and not e.stack:
                 frames = star_frames(e.__traceback__, self.units)
-                if frames:
+                if getattr(e, "jit_frames", None):   # raised by compiled code (starvm/jit/errors.py)
+                    e.loc, e.stack = e.jit_frames[-1].loc, frames + e.jit_frames
+                elif frames:
                     if e.loc is None:
                         e.loc = frames[-1].loc
                     else:   # raised with its own position (a fused loop knows the failing node)

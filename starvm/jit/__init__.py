@@ -1,0 +1,14 @@
+"""The compiled tier: Star routines lowered to Numba-compiled machine code (CPU).
+
+``lower.py`` renders checked IR to the source of a module of ``@njit`` functions written
+against ``kernels.py`` (the base operations over packed bit columns); ``cache.py`` keeps
+compiled modules on disk; ``runtime.py`` is the host side of a call; ``errors.py`` maps a
+failure back to the interpreter's error; ``tier.py`` decides what runs compiled and reports
+it. Importing this package does not import Numba: that happens at the first compile.
+"""
+from __future__ import annotations
+
+
+def make_tier(machine, mode: str):
+    from .tier import Tier
+    return Tier(machine, mode)

@@ -1,0 +1,75 @@
+"""Turn a failure of compiled code (its status array) into the interpreter's StarRuntimeError.
+
+Compiled code stores the failing site, an error code and up to four integers in ``st``
+(``kernels.fail``); the texts here are those of ``runtime/ops.py`` and ``runtime/limits.py``
+word for word, so both tiers print the same message at the same Star position.
+"""
+from __future__ import annotations
+
+from ..errors import Frame, StarRuntimeError
+from .layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
+from .lower import MISMATCH_TITLES, Lowered
+
+
+def _index(what: str, i: int, n: int) -> str:
+    return f"{what} index {i} out of range 1..{n}" if n else f"{what} index {i} out of range: it has none"
+
+
+def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], max_steps) -> tuple[str, str | None]:
+    """(message, hint) for one failure."""
+    if code == E.UNASSIGNED:
+        return f"'{names[-1 - a]}' is used before it is assigned a value", None
+    if code == E.BIT_INDEX:
+        return _index("bit", a, b), None
+    if code == E.BIT_VALUE:
+        return f"a bit takes 0 or 1, not {a}", None
+    if code == E.MISMATCH:
+        return f"length mismatch in {MISMATCH_TITLES[site.op]}: {a} bits and {b} bits", None
+    if code == E.TRIM:
+        return f"TRIM({a}, {b}, w) needs 1 <= i <= j <= {c} (the length of w)", None
+    if code == E.REP_RANGE:
+        return f"REP({a}, {b}, v, w) needs 1 <= i <= j <= {c} (the length of w)", None
+    if code == E.REP_LEN:
+        return f"REP({a}, {b}, v, w) needs v of {b - a + 1} bits, not {c}", None
+    if code == E.COL_INDEX:
+        return _index("column", a, b), None
+    if code == E.COL_SET_LEN:
+        return f"COL({a}, T) := ...: the slice has {b} bits but the table has {c} rows", None
+    if code == E.ROW_INDEX:
+        return _index("row", a, b), None
+    if code == E.ROW_SET_LEN:
+        return f"ROW({a}, T) := ...: the word has {b} bits but the table has {c} columns", None
+    if code == E.ASG_LEN:
+        return f"length mismatch in assignment: the variable has {a} bits, the value {b}", None
+    if code == E.CHECK_LEN:
+        return f"{site.what} must have {a} bits, got {b}", None
+    if code == E.TABLE_NEG:
+        return f"a table cannot have a negative size: table({a}, {b})", None
+    if code == E.TABLE_MEM:
+        return f"table({a}, {b}) needs {c} bytes but only {d} bytes of memory are free", None
+    if code == E.TABLE_ASSIGN:
+        return f"cannot assign a {a} x {b} table to a {c} x {d} one", None
+    if code == E.DIV0:
+        return "division by zero", None
+    if code == E.MOD0:
+        return "division by zero (mod)", None
+    if code == E.STEPS:
+        return (f"step limit reached: more than {max_steps} loop iterations and routine calls",
+                "raise the limit with --max-steps N (Machine(max_steps=N)) if the program is meant to run this long")
+    raise AssertionError(f"unknown error code {code} from compiled code")
+
+
+def star_error(st, lowered: Lowered, max_steps) -> StarRuntimeError:
+    """The error compiled code reported, with its position and the compiled part of the Star
+    call stack in ``jit_frames`` (Machine._guard puts the interpreted callers before it)."""
+    site = lowered.sites[int(st[S_NODE])]
+    text, hint = message(int(st[S_CODE]), int(st[S_A]), int(st[S_B]), int(st[S_C]), int(st[S_D]),
+                         site, lowered.names, max_steps)
+    err = StarRuntimeError(text, site.loc, hint=hint)
+    frames = []
+    for depth in range(int(st[S_SP])):
+        call = lowered.sites[int(st[S_STACK + depth])]
+        frames.append(Frame(call.routine, call.loc))
+    frames.append(Frame(site.routine, site.loc))
+    err.jit_frames = frames
+    return err

@@ -1,0 +1,766 @@
+"""The base operations of spec §3 as small Numba functions over packed bit columns.
+
+Generated code (``lower.py``) calls these. Conventions, shared by every function here:
+
+* a vector (slice or word) is a tuple ``(words, n)``: a 1-D C-contiguous uint64 array of
+  ⌈n/64⌉ words, bit i of the vector = bit (i-1) % 64 of word (i-1) // 64 (as the NumPy
+  backend packs columns), bits past n are 0; ``n < 0`` is an unassigned variable, and
+  ``-1 - n`` indexes the module's table of variable names (for the error message);
+* a table is a tuple ``(data, n)``: data is the backend's k × ⌈n/64⌉ uint64 array itself
+  (written in place), n its number of rows;
+* ``cnt`` is the int64 step counter indexed like ``runtime/ops.IDX``; ``st`` the int64
+  status array (``layout.py``); ``nid`` the error site of the calling node.
+
+Every check runs in the order ``runtime/ops.py`` runs it and the step is counted at the
+same point, so counts agree with the interpreter even when an operation fails. A failure
+writes its code and operands into ``st`` and raises ``JitFault``; the host builds the
+interpreter's message from them (``errors.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
+                     E_DIV0, E_MISMATCH, E_MOD0, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
+                     E_TABLE_ASSIGN, E_TABLE_MEM, E_TABLE_NEG, E_TRIM, E_UNASSIGNED,
+                     C_ADD, C_AND, C_BIT_GET, C_BIT_SET, C_CLR, C_COL_GET, C_COL_SET, C_CONVERT, C_EQ, C_FND,
+                     C_FRST, C_GREAT, C_GREATEQ, C_LESS, C_LESSEQ, C_NOT, C_NOTEQ, C_NUMB, C_OR, C_REP,
+                     C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
+                     S_CODE, S_D, S_FREE, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK)
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+class JitFault(Exception):
+    """Raised by compiled code; the details are in the status array."""
+
+
+@njit(cache=True)
+def fail(st, nid, code, a, b, c, d):
+    st[S_NODE] = nid
+    st[S_CODE] = code
+    st[S_A] = a
+    st[S_B] = b
+    st[S_C] = c
+    st[S_D] = d
+    raise JitFault()
+
+
+@njit(cache=True)
+def unassigned(st, nid, n):
+    fail(st, nid, E_UNASSIGNED, n, 0, 0, 0)
+
+
+@njit(cache=True)
+def nwords(n):
+    return (n + 63) >> 6
+
+
+@njit(cache=True)
+def tail_mask(n):
+    r = n & 63
+    if r == 0:
+        return ALL
+    return (U1 << np.uint64(r)) - U1
+
+
+@njit(cache=True)
+def unset(sid):
+    """The value of a bare slice/word variable before its first assignment."""
+    return (np.empty(0, np.uint64), np.int64(-1 - sid))
+
+
+@njit(cache=True)
+def vzeros(n):
+    return (np.zeros(nwords(n), np.uint64), np.int64(n))
+
+
+@njit(cache=True)
+def bits_const(words, n):
+    return (words.copy(), np.int64(n))
+
+
+@njit(cache=True)
+def popcount(x):
+    x = x - ((x >> U1) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def same_len(an, bn):
+    """Lengths equal as the interpreter sees them (every unassigned value has length -1)."""
+    return an == bn or (an < 0 and bn < 0)
+
+
+@njit(cache=True)
+def mismatch(a, b, st, nid):
+    if a[1] < 0:
+        unassigned(st, nid, a[1])
+    if b[1] < 0:
+        unassigned(st, nid, b[1])
+    fail(st, nid, E_MISMATCH, a[1], b[1], 0, 0)
+
+
+# ------------------------------------------------------------------ whole-vector operations
+@njit(cache=True)
+def op_set(x, cnt, st, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    cnt[C_SET] += 1
+    w = x[0]
+    for t in range(w.shape[0]):
+        w[t] = ALL
+    if w.shape[0]:
+        w[w.shape[0] - 1] = tail_mask(x[1])
+
+
+@njit(cache=True)
+def op_clr(x, cnt, st, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    cnt[C_CLR] += 1
+    x[0][:] = U0
+
+
+@njit(cache=True, inline="always")
+def op_bit_get(x, i, cnt, st, nid):
+    n = x[1]
+    if not (0 < i <= n):
+        if n < 0:
+            unassigned(st, nid, n)
+        fail(st, nid, E_BIT_INDEX, i, n, 0, 0)
+    cnt[C_BIT_GET] += 1
+    return np.int64((x[0][(i - 1) >> 6] >> np.uint64((i - 1) & 63)) & U1)
+
+
+@njit(cache=True, inline="always")
+def op_bit_set(x, i, b, cnt, st, nid):
+    n = x[1]
+    if not (0 < i <= n):
+        if n < 0:
+            unassigned(st, nid, n)
+        fail(st, nid, E_BIT_INDEX, i, n, 0, 0)
+    if b != 0 and b != 1:
+        fail(st, nid, E_BIT_VALUE, b, 0, 0, 0)
+    cnt[C_BIT_SET] += 1
+    m = U1 << np.uint64((i - 1) & 63)
+    if b:
+        x[0][(i - 1) >> 6] |= m
+    else:
+        x[0][(i - 1) >> 6] &= ~m
+
+
+@njit(cache=True, inline="always")
+def first_one(w):
+    for t in range(w.shape[0]):
+        if w[t] != U0:
+            return t
+    return -1
+
+
+@njit(cache=True, inline="always")
+def op_fnd(x, cnt, st, nid):
+    cnt[C_FND] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    t = first_one(x[0])
+    if t < 0:
+        return np.int64(0)
+    return np.int64(t * 64 + trailing_zeros(x[0][t]) + 1)
+
+
+@njit(cache=True, inline="always")
+def op_step(x, cnt, st, nid):
+    cnt[C_STEP] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    t = first_one(w)
+    if t < 0:
+        return np.int64(0)
+    v = w[t]
+    w[t] = v & (v - U1)
+    return np.int64(t * 64 + trailing_zeros(v) + 1)
+
+
+@njit(cache=True)
+def op_numb(x, cnt, st, nid):
+    cnt[C_NUMB] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    s = 0
+    w = x[0]
+    for t in range(w.shape[0]):
+        s += popcount(w[t])
+    return np.int64(s)
+
+
+@njit(cache=True, inline="always")
+def op_some(x, cnt, st, nid):
+    cnt[C_SOME] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    return first_one(x[0]) >= 0
+
+
+@njit(cache=True)
+def op_convert(x, cnt, st, nid):
+    cnt[C_CONVERT] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    return (x[0].copy(), x[1])
+
+
+@njit(cache=True)
+def op_frst(x, cnt, st, nid):
+    cnt[C_FRST] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    out = np.zeros(x[0].shape[0], np.uint64)
+    t = first_one(x[0])
+    if t >= 0:
+        v = x[0][t]
+        out[t] = v & (~v + U1)
+    return (out, x[1])
+
+
+@njit(cache=True)
+def op_not(x, cnt, st, nid):
+    cnt[C_NOT] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    out = np.empty(w.shape[0], np.uint64)
+    for t in range(w.shape[0]):
+        out[t] = ~w[t]
+    if w.shape[0]:
+        out[w.shape[0] - 1] &= tail_mask(x[1])
+    return (out, x[1])
+
+
+@njit(cache=True)
+def logic(a, b, kind, cnt, st, nid):
+    """and / or / xor: kind 0, 1, 2."""
+    if not same_len(a[1], b[1]):
+        mismatch(a, b, st, nid)
+    cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+    if a[1] < 0:
+        unassigned(st, nid, a[1])
+    if b[1] < 0:
+        unassigned(st, nid, b[1])
+    x, y = a[0], b[0]
+    out = np.empty(x.shape[0], np.uint64)
+    if kind == 0:
+        for t in range(x.shape[0]):
+            out[t] = x[t] & y[t]
+    elif kind == 1:
+        for t in range(x.shape[0]):
+            out[t] = x[t] | y[t]
+    else:
+        for t in range(x.shape[0]):
+            out[t] = x[t] ^ y[t]
+    return (out, a[1])
+
+
+@njit(cache=True)
+def op_and(a, b, cnt, st, nid):
+    return logic(a, b, 0, cnt, st, nid)
+
+
+@njit(cache=True)
+def op_or(a, b, cnt, st, nid):
+    return logic(a, b, 1, cnt, st, nid)
+
+
+@njit(cache=True)
+def op_xor(a, b, cnt, st, nid):
+    return logic(a, b, 2, cnt, st, nid)
+
+
+# ------------------------------------------------------------------ words: TRIM, REP, compare, arithmetic
+@njit(cache=True)
+def get_bit(w, p):
+    return (w[p >> 6] >> np.uint64(p & 63)) & U1
+
+
+@njit(cache=True)
+def put_bit(w, p, b):
+    m = U1 << np.uint64(p & 63)
+    if b:
+        w[p >> 6] |= m
+    else:
+        w[p >> 6] &= ~m
+
+
+@njit(cache=True)
+def extract(w, start, m):
+    """Bits start .. start+m-1 (0-based) of word array w, as a new array of m bits."""
+    out = np.zeros(nwords(m), np.uint64)
+    sh = start & 63
+    base = start >> 6
+    for t in range(out.shape[0]):
+        lo = w[base + t] >> np.uint64(sh)
+        if sh and base + t + 1 < w.shape[0]:
+            lo |= w[base + t + 1] << np.uint64(64 - sh)
+        out[t] = lo
+    if out.shape[0]:
+        out[out.shape[0] - 1] &= tail_mask(m)
+    return out
+
+
+@njit(cache=True)
+def op_trim(i, j, w, cnt, st, nid):
+    if not (1 <= i <= j <= w[1]):
+        if w[1] < 0:
+            unassigned(st, nid, w[1])
+        fail(st, nid, E_TRIM, i, j, w[1], 0)
+    cnt[C_TRIM] += 1
+    return (extract(w[0], i - 1, j - i + 1), np.int64(j - i + 1))
+
+
+@njit(cache=True)
+def op_rep(i, j, v, w, cnt, st, nid):
+    if not (1 <= i <= j <= w[1]):
+        if w[1] < 0:
+            unassigned(st, nid, w[1])
+        fail(st, nid, E_REP_RANGE, i, j, w[1], 0)
+    if v[1] != j - i + 1:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_REP_LEN, i, j, v[1], 0)
+    cnt[C_REP] += 1
+    for p in range(j - i + 1):
+        put_bit(w[0], i - 1 + p, get_bit(v[0], p))
+
+
+@njit(cache=True)
+def compare(a, b):
+    """-1, 0, 1 comparing as unsigned numbers with bit 1 most significant."""
+    x, y = a[0], b[0]
+    for t in range(x.shape[0]):
+        d = x[t] ^ y[t]
+        if d != U0:
+            low = d & (~d + U1)
+            return 1 if x[t] & low else -1
+    return 0
+
+
+@njit(cache=True)
+def cmp_prologue(a, b, c, cnt, st, nid):
+    if not same_len(a[1], b[1]):
+        mismatch(a, b, st, nid)
+    cnt[c] += 1
+    if a[1] < 0:
+        unassigned(st, nid, a[1])
+    if b[1] < 0:
+        unassigned(st, nid, b[1])
+
+
+@njit(cache=True)
+def op_eq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_EQ, cnt, st, nid)
+    return compare(a, b) == 0
+
+
+@njit(cache=True)
+def op_noteq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_NOTEQ, cnt, st, nid)
+    return compare(a, b) != 0
+
+
+@njit(cache=True)
+def op_less(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_LESS, cnt, st, nid)
+    return compare(a, b) < 0
+
+
+@njit(cache=True)
+def op_lesseq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_LESSEQ, cnt, st, nid)
+    return compare(a, b) <= 0
+
+
+@njit(cache=True)
+def op_great(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_GREAT, cnt, st, nid)
+    return compare(a, b) > 0
+
+
+@njit(cache=True)
+def op_greateq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_GREATEQ, cnt, st, nid)
+    return compare(a, b) >= 0
+
+
+@njit(cache=True)
+def arith(a, b, sub):
+    """a + b or a - b modulo 2^n, bit 1 most significant: the carry runs from bit n to bit 1."""
+    n = a[1]
+    out = np.zeros(a[0].shape[0], np.uint64)
+    carry = U0
+    for p in range(n - 1, -1, -1):
+        x = get_bit(a[0], p)
+        y = get_bit(b[0], p)
+        if sub:
+            s = x ^ y ^ carry
+            carry = (~x & (y | carry) | (y & carry)) & U1
+        else:
+            s = x ^ y ^ carry
+            carry = (x & y) | (carry & (x ^ y))
+        if s:
+            out[p >> 6] |= U1 << np.uint64(p & 63)
+    return (out, n)
+
+
+@njit(cache=True)
+def op_add(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_ADD, cnt, st, nid)
+    return arith(a, b, False)
+
+
+@njit(cache=True)
+def op_subt(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_SUBT, cnt, st, nid)
+    return arith(a, b, True)
+
+
+# ------------------------------------------------------------------ tables
+@njit(cache=True, inline="always")
+def op_col_get(i, t, cnt, st, nid):
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    cnt[C_COL_GET] += 1
+    return (t[0][i - 1].copy(), t[1])
+
+
+@njit(cache=True, inline="always")
+def op_col_set(i, t, v, cnt, st, nid):
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    if v[1] != t[1]:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_COL_SET_LEN, i, v[1], t[1], 0)
+    cnt[C_COL_SET] += 1
+    col, src = t[0], v[0]
+    for w in range(src.shape[0]):
+        col[i - 1, w] = src[w]
+
+
+@njit(cache=True)
+def op_row_get(i, t, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    cnt[C_ROW_GET] += 1
+    data = t[0]
+    k = data.shape[0]
+    out = np.zeros(nwords(k), np.uint64)
+    w = (i - 1) >> 6
+    sh = np.uint64((i - 1) & 63)
+    for c in range(k):
+        out[c >> 6] |= ((data[c, w] >> sh) & U1) << np.uint64(c & 63)
+    return (out, np.int64(k))
+
+
+@njit(cache=True)
+def op_row_set(i, t, v, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    data = t[0]
+    k = data.shape[0]
+    if v[1] != k:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
+    cnt[C_ROW_SET] += 1
+    w = (i - 1) >> 6
+    sh = np.uint64((i - 1) & 63)
+    m = ~(U1 << sh)
+    for c in range(k):
+        data[c, w] = (data[c, w] & m) | (((v[0][c >> 6] >> np.uint64(c & 63)) & U1) << sh)
+
+
+# ------------------------------------------------------------------ uncounted helpers (runtime/ops.make_helpers)
+@njit(cache=True)
+def asg(old, new, st, nid):
+    """Assignment to a vector variable: in place when it holds a value (a `var` parameter
+    and the caller's variable share the array, as they share one Bits object)."""
+    if old[1] != new[1] and old[1] >= 0:
+        if new[1] < 0:
+            unassigned(st, nid, new[1])
+        fail(st, nid, E_ASG_LEN, old[1], new[1], 0, 0)
+    if old[1] >= 0:
+        old[0][:] = new[0]
+        return old
+    return new
+
+
+@njit(cache=True)
+def vcopy(x, st, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    return (x[0].copy(), x[1])
+
+
+@njit(cache=True)
+def vsave(x):
+    """A private variable's value kept across a `parallel for` (unassigned stays unassigned)."""
+    return (x[0].copy(), x[1])
+
+
+@njit(cache=True)
+def vlen(x, st, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    return x[1]
+
+
+@njit(cache=True)
+def check_len(x, n, st, nid):
+    if x[1] != n:
+        if x[1] < 0:
+            unassigned(st, nid, x[1])
+        fail(st, nid, E_CHECK_LEN, n, x[1], 0, 0)
+    return x
+
+
+@njit(cache=True)
+def new_table(n, k, st, nid):
+    if n < 0 or k < 0:
+        fail(st, nid, E_TABLE_NEG, n, k, 0, 0)
+    if k * nwords(n) * 8 >= (16 << 20) and k * nwords(n) * 8 > st[S_FREE]:
+        fail(st, nid, E_TABLE_MEM, n, k, k * nwords(n) * 8, st[S_FREE])
+    return (np.zeros((k, nwords(n)), np.uint64), np.int64(n))
+
+
+@njit(cache=True)
+def table_assign(dst, src, st, nid):
+    if dst[1] != src[1] or dst[0].shape[0] != src[0].shape[0]:
+        fail(st, nid, E_TABLE_ASSIGN, src[1], src[0].shape[0], dst[1], dst[0].shape[0])
+    dst[0][:, :] = src[0]
+
+
+@njit(cache=True)
+def tsnap(t):
+    return (t[0].copy(), t[1])
+
+
+@njit(cache=True)
+def sdiv(a, b, st, nid):
+    """Star's div: truncates toward zero."""
+    if b == 0:
+        fail(st, nid, E_DIV0, 0, 0, 0, 0)
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+@njit(cache=True)
+def smod(a, b, st, nid):
+    if b == 0:
+        fail(st, nid, E_MOD0, 0, 0, 0, 0)
+    q = abs(a) // abs(b)
+    q = q if (a >= 0) == (b >= 0) else -q
+    return a - q * b
+
+
+@njit(cache=True, inline="always")
+def tick(st, nid):
+    """One step of the step limit (loop iterations and routine calls)."""
+    st[S_LEFT] -= 1
+    if st[S_LEFT] < 0:
+        fail(st, nid, E_STEPS, 0, 0, 0, 0)
+
+
+# ------------------------------------------------------------------ output records (decoded by runtime.py)
+# ob is an int64 array, st[S_OUT] the part in use; each helper returns ob, grown if needed.
+@njit(cache=True)
+def out_room(ob, st, m):
+    p = st[S_OUT]
+    if p + m <= ob.shape[0]:
+        return ob
+    bigger = np.zeros(max(2 * ob.shape[0], p + m), np.int64)
+    bigger[:p] = ob[:p]
+    return bigger
+
+
+@njit(cache=True)
+def out_pair(ob, st, a, b):
+    ob = out_room(ob, st, 2)
+    p = st[S_OUT]
+    ob[p] = a
+    ob[p + 1] = b
+    st[S_OUT] = p + 2
+    return ob
+
+
+@njit(cache=True)
+def out_str(ob, st, sid):
+    return out_pair(ob, st, 1, sid)
+
+
+@njit(cache=True)
+def out_int(ob, st, v):
+    return out_pair(ob, st, 2, v)
+
+
+@njit(cache=True)
+def out_bool(ob, st, v):
+    return out_pair(ob, st, 3, 1 if v else 0)
+
+
+@njit(cache=True)
+def out_bits(ob, st, x, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    ob = out_room(ob, st, 2 + w.shape[0])
+    p = st[S_OUT]
+    ob[p] = 4
+    ob[p + 1] = x[1]
+    for t in range(w.shape[0]):
+        ob[p + 2 + t] = np.int64(w[t])
+    st[S_OUT] = p + 2 + w.shape[0]
+    return ob
+
+
+@njit(cache=True)
+def out_table(ob, st, t):
+    data = t[0]
+    k, nw = data.shape[0], data.shape[1]
+    ob = out_room(ob, st, 4 + k * nw)
+    p = st[S_OUT]
+    ob[p] = 5
+    ob[p + 1] = t[1]
+    ob[p + 2] = k
+    ob[p + 3] = nw
+    q = p + 4
+    for c in range(k):
+        for w in range(nw):
+            ob[q] = np.int64(data[c, w])
+            q += 1
+    st[S_OUT] = q
+    return ob
+
+
+@njit(cache=True)
+def out_end(ob, st, newline):
+    return out_pair(ob, st, 6, 1 if newline else 0)
+
+
+# ------------------------------------------------------------------ calls
+@njit(cache=True)
+def enter(st, site):
+    """Push a call site on the Star call stack (read back only when something fails)."""
+    sp = st[S_SP]
+    st[S_STACK + sp] = site
+    st[S_SP] = sp + 1
+
+
+@njit(cache=True)
+def leave(st):
+    st[S_SP] -= 1
+
+
+# ------------------------------------------------------------------ assignments fused with their value
+# `V := COL(i, P)`, `V := V or W`, ...: the same checks and counts as the operation followed
+# by asg(), but the value is written straight into the variable's words when it holds a
+# value already, so the loop of WARSHALL-C allocates nothing.
+@njit(cache=True, inline="always")
+def asg_check(old, n, st, anid):
+    if old[1] != n and old[1] >= 0:
+        fail(st, anid, E_ASG_LEN, old[1], n, 0, 0)
+    return old[1] >= 0
+
+
+@njit(cache=True, inline="always")
+def op_col_get_asg(old, i, t, cnt, st, nid, anid):
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    cnt[C_COL_GET] += 1
+    if asg_check(old, t[1], st, anid):
+        dst, data = old[0], t[0]
+        for w in range(dst.shape[0]):
+            dst[w] = data[i - 1, w]
+        return old
+    return (t[0][i - 1].copy(), t[1])
+
+
+@njit(cache=True)
+def op_row_get_asg(old, i, t, cnt, st, nid, anid):
+    if old[1] >= 0 and 0 < i <= t[1]:
+        k = t[0].shape[0]
+        cnt[C_ROW_GET] += 1
+        asg_check(old, k, st, anid)
+        out = old[0]
+        out[:] = U0
+        data = t[0]
+        w = (i - 1) >> 6
+        sh = np.uint64((i - 1) & 63)
+        for c in range(k):
+            out[c >> 6] |= ((data[c, w] >> sh) & U1) << np.uint64(c & 63)
+        return old
+    return asg(old, op_row_get(i, t, cnt, st, nid), st, anid)
+
+
+@njit(cache=True, inline="always")
+def logic_asg(old, a, b, kind, cnt, st, nid, anid):
+    if not same_len(a[1], b[1]):
+        mismatch(a, b, st, nid)
+    cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+    if a[1] < 0:
+        unassigned(st, nid, a[1])
+    if b[1] < 0:
+        unassigned(st, nid, b[1])
+    if not asg_check(old, a[1], st, anid):
+        return logic_into(np.empty(a[0].shape[0], np.uint64), a, b, kind)
+    logic_into(old[0], a, b, kind)
+    return old
+
+
+@njit(cache=True, inline="always")
+def logic_into(out, a, b, kind):
+    x, y = a[0], b[0]
+    if kind == 0:
+        for t in range(x.shape[0]):
+            out[t] = x[t] & y[t]
+    elif kind == 1:
+        for t in range(x.shape[0]):
+            out[t] = x[t] | y[t]
+    else:
+        for t in range(x.shape[0]):
+            out[t] = x[t] ^ y[t]
+    return (out, a[1])
+
+
+@njit(cache=True, inline="always")
+def op_and_asg(old, a, b, cnt, st, nid, anid):
+    return logic_asg(old, a, b, 0, cnt, st, nid, anid)
+
+
+@njit(cache=True, inline="always")
+def op_or_asg(old, a, b, cnt, st, nid, anid):
+    return logic_asg(old, a, b, 1, cnt, st, nid, anid)
+
+
+@njit(cache=True, inline="always")
+def op_xor_asg(old, a, b, cnt, st, nid, anid):
+    return logic_asg(old, a, b, 2, cnt, st, nid, anid)
+
+
+@njit(cache=True, inline="always")
+def vcopy_asg(old, x, st, nid, anid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    if asg_check(old, x[1], st, anid):
+        old[0][:] = x[0]
+        return old
+    return (x[0].copy(), x[1])

@@ -1,0 +1,55 @@
+"""Shared numbering between generated code, the kernels and the host: the status array's
+slots, the step counter's indices and the error codes."""
+from __future__ import annotations
+
+from ..ir.ops import BASE_OPS, Op
+
+# the int64 status array `st` of one compiled call
+S_NODE, S_CODE, S_A, S_B, S_C, S_D = 0, 1, 2, 3, 4, 5   # the failure: site, code, operands
+S_LEFT = 6      # steps left before the step limit (loop iterations and routine calls)
+S_FREE = 7      # free memory in bytes (a local table larger than it is refused)
+S_SP = 8        # depth of the Star call stack inside compiled code
+S_OUT = 9       # int64 words of output records written so far (kernels.out_*)
+S_STACK = 10    # the call sites of that stack
+STATUS_SIZE = S_STACK + 256
+
+# step counter indices, as runtime/ops.IDX
+_IDX = {op: i for i, op in enumerate(BASE_OPS)}
+C_SET, C_CLR, C_BIT_GET, C_BIT_SET = _IDX[Op.SET], _IDX[Op.CLR], _IDX[Op.BIT_GET], _IDX[Op.BIT_SET]
+C_FND, C_STEP, C_NUMB, C_CONVERT = _IDX[Op.FND], _IDX[Op.STEP], _IDX[Op.NUMB], _IDX[Op.CONVERT]
+C_FRST, C_SOME, C_AND, C_OR, C_XOR = _IDX[Op.FRST], _IDX[Op.SOME], _IDX[Op.AND], _IDX[Op.OR], _IDX[Op.XOR]
+C_NOT, C_TRIM, C_REP, C_EQ, C_NOTEQ = _IDX[Op.NOT], _IDX[Op.TRIM], _IDX[Op.REP], _IDX[Op.EQ], _IDX[Op.NOTEQ]
+C_LESS, C_LESSEQ, C_GREAT, C_GREATEQ = _IDX[Op.LESS], _IDX[Op.LESSEQ], _IDX[Op.GREAT], _IDX[Op.GREATEQ]
+C_ADD, C_SUBT = _IDX[Op.ADD], _IDX[Op.SUBT]
+C_COL_GET, C_COL_SET, C_ROW_GET, C_ROW_SET = _IDX[Op.COL_GET], _IDX[Op.COL_SET], _IDX[Op.ROW_GET], _IDX[Op.ROW_SET]
+
+
+class E:
+    """Error codes written to st[S_CODE]; errors.py turns each into the interpreter's message."""
+    UNASSIGNED = 1     # a: the value's length (-1 - index into the module's names)
+    BIT_INDEX = 2      # a: i, b: n
+    BIT_VALUE = 3      # a: b
+    MISMATCH = 4       # a, b: the two lengths
+    TRIM = 5           # i, j, n
+    REP_RANGE = 6      # i, j, n
+    REP_LEN = 7        # i, j, len(v)
+    COL_INDEX = 8      # i, k
+    COL_SET_LEN = 9    # i, len(v), n
+    ROW_INDEX = 10     # i, n
+    ROW_SET_LEN = 11   # i, len(w), k
+    ASG_LEN = 12       # old, new
+    CHECK_LEN = 13     # expected, got
+    TABLE_NEG = 14     # n, k
+    TABLE_MEM = 15     # n, k, bytes needed, bytes free
+    TABLE_ASSIGN = 16  # src n, src k, dst n, dst k
+    DIV0 = 17
+    MOD0 = 18
+    STEPS = 19
+
+
+# the same codes as plain module constants (compiled code cannot read class attributes)
+E_UNASSIGNED, E_BIT_INDEX, E_BIT_VALUE, E_MISMATCH = E.UNASSIGNED, E.BIT_INDEX, E.BIT_VALUE, E.MISMATCH
+E_TRIM, E_REP_RANGE, E_REP_LEN, E_COL_INDEX = E.TRIM, E.REP_RANGE, E.REP_LEN, E.COL_INDEX
+E_COL_SET_LEN, E_ROW_INDEX, E_ROW_SET_LEN, E_ASG_LEN = E.COL_SET_LEN, E.ROW_INDEX, E.ROW_SET_LEN, E.ASG_LEN
+E_CHECK_LEN, E_TABLE_NEG, E_TABLE_MEM, E_TABLE_ASSIGN = E.CHECK_LEN, E.TABLE_NEG, E.TABLE_MEM, E.TABLE_ASSIGN
+E_DIV0, E_MOD0, E_STEPS = E.DIV0, E.MOD0, E.STEPS

@@ -1,0 +1,297 @@
+"""The host side of a compiled routine: argument conversion, the call, and everything the
+interpreter's machine sees afterwards (steps, output, `var` results, globals, errors).
+
+``JitRoutine`` stands in ``Machine.ns`` where the interpreted routine was, takes the same
+arguments and returns what it would: callers (interpreted code, ``Machine.call``) do not
+know which tier ran. It keeps the interpreted function for the calls the tier declines.
+"""
+from __future__ import annotations
+
+import operator
+from time import perf_counter
+
+import numpy as np
+
+from ..ir.ops import BASE_OPS
+from ..runtime.limits import tick_many
+from ..runtime.values import Bits, Table, Unassigned
+from ..types import T
+from . import errors
+from .layout import S_FREE, S_LEFT, S_OUT, STATUS_SIZE
+
+_UNLIMITED = 1 << 62
+
+
+class Unit:
+    """One generated module: its text, what lowering recorded, and (once loaded) the module."""
+
+    def __init__(self, lowered, backend_name: str):
+        self.lowered = lowered
+        self.backend_name = backend_name
+        self.module = None
+        self.load_seconds = 0.0
+
+    def function(self, pyname: str):
+        if self.module is None:
+            from . import cache
+            t0 = perf_counter()
+            self.module = cache.load(self.lowered.source, self.backend_name)
+            self.load_seconds = perf_counter() - t0
+        return getattr(self.module, self.lowered.routines[pyname].func)
+
+    def name_id(self, display: str) -> int:
+        names = self.lowered.names
+        if display not in names:
+            names.append(display)
+        return names.index(display)
+
+
+class JitRoutine:
+    """A Star routine (or the main block) that may run compiled."""
+
+    def __init__(self, tier, pyname: str, display: str, interpreted, unit: Unit, estimate):
+        self.tier = tier
+        self.pyname = pyname
+        self.display = display
+        self.interpreted = interpreted
+        self.unit = unit
+        self.estimate = estimate          # args -> estimated steps of one interpreted call
+        self.compiled = unit.lowered.routines[pyname]
+        self.state = "waiting"            # waiting | compiled | failed
+        self.why = ""                     # why it is not compiled (yet)
+        self.work = 0                     # auto: estimated steps run interpreted so far
+        self.calls = 0
+        self.compiled_calls = 0
+        self.seconds = 0.0                # in compiled calls
+        self.compile_seconds = 0.0
+        self.dispatcher = None
+
+    # ------------------------------------------------------------------ deciding
+    def __call__(self, *args):
+        self.calls += 1
+        if self.state == "compiled":
+            return self.run(args)
+        if self.state == "failed":
+            return self.interpreted(*args)
+        if self.tier.mode == "auto":
+            self.work += self.estimate(args)
+            if self.work < self.tier.threshold:
+                self.why = (f"too little work to pay for compiling: about {self.work} steps estimated "
+                            f"(threshold {self.tier.threshold}, STARVM_JIT_THRESHOLD)")
+                return self.interpreted(*args)
+        converted = self.convert_args(args)
+        if converted is None:
+            return self.interpreted(*args)
+        if not self.compile(converted):
+            return self.interpreted(*args)
+        return self.run(args, converted)
+
+    def compile(self, converted) -> bool:
+        t0 = perf_counter()
+        try:
+            import numba
+            fn = self.unit.function(self.pyname)
+            cnt, st, ob = self.tier.buffers()
+            sig = tuple(numba.typeof(a) for a in (*converted, cnt, st, ob))
+            fn.compile(sig)
+        except Exception as e:  # noqa: BLE001 - any failure to compile means: interpret this routine
+            self.state, self.why = "failed", f"Numba could not compile it: {type(e).__name__}: {_first_line(e)}"
+            return False
+        finally:
+            self.compile_seconds += perf_counter() - t0
+        self.dispatcher = fn
+        self.state, self.why = "compiled", ""
+        return True
+
+    # ------------------------------------------------------------------ running
+    def convert_args(self, args):
+        """The arguments and globals as compiled code takes them; None where it cannot (an
+        integer beyond 64 bits, a table of another backend)."""
+        memo = {}
+        out = []
+        info = self.compiled.info
+        try:
+            if info is not None:
+                for a, p in zip(args, info.params):
+                    out.append(self.to_native(a, p.type, memo))
+            ns = self.tier.machine.ns
+            for g in self.compiled.globals:
+                out.append(self.to_native(ns[g.pyname], g.type, memo))
+        except _Decline:
+            return None
+        return out
+
+    def to_native(self, value, type_, memo):
+        if type_ is T.TABLE:
+            if not isinstance(value, Table) or value.backend is not self.tier.machine.backend:
+                raise _Decline
+            return (value.data, value.n)
+        if type_.is_vector:
+            key = id(value)
+            if key not in memo:
+                if isinstance(value, Unassigned):
+                    memo[key] = (np.empty(0, np.uint64), -1 - self.unit.name_id(value.name))
+                else:
+                    memo[key] = (self.tier.machine.backend.to_words(value.v, value.n), value.n)
+            return memo[key]
+        if type_ is T.BOOL:
+            return bool(value)
+        if not -(1 << 63) <= value < (1 << 63):
+            raise _Decline
+        return int(value)
+
+    def to_python(self, value, type_, old=None):
+        """A vector result as the interpreter holds it; ``old`` (the Bits it replaces) is
+        updated in place, as the interpreter's assignment updates its variable."""
+        if type_.is_vector:
+            words, n = value
+            n = int(n)
+            if n < 0:
+                return old if isinstance(old, Unassigned) else Unassigned(self.unit.lowered.names[-1 - n])
+            v = self.tier.machine.backend.from_words(words, n)
+            if isinstance(old, Bits):
+                old.v, old.n = v, n
+                return old
+            return Bits(v, n)
+        if type_ is T.BOOL:
+            return bool(value)
+        return int(value)
+
+    def run(self, args, converted=None):
+        if converted is None:
+            converted = self.convert_args(args)
+            if converted is None:
+                return self.interpreted(*args)
+        machine = self.tier.machine
+        cnt, st, ob = self.tier.buffers()
+        cnt[:] = 0
+        st[:] = 0
+        tick = machine.ns.get("_tick") if machine.max_steps is not None else None
+        left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
+        st[S_LEFT] = left
+        st[S_FREE] = self.tier.free_bytes()
+        t0 = perf_counter()
+        try:
+            result = self.dispatcher(*converted, cnt, st, ob)
+        except Exception as e:
+            from .kernels import JitFault
+            if not isinstance(e, JitFault):
+                raise
+            self.finish(cnt, st, ob, left, tick, t0)
+            raise errors.star_error(st, self.unit.lowered, machine.max_steps) from None
+        self.finish(cnt, st, result[-1], left, tick, t0)
+        return self.results(args, result)
+
+    def finish(self, cnt, st, ob, left, tick, t0) -> None:
+        """Steps, step budget and output of one compiled call, also when it failed."""
+        self.seconds += perf_counter() - t0
+        self.compiled_calls += 1
+        counts = self.tier.machine.counts
+        for i in np.flatnonzero(cnt):
+            counts[i] += int(cnt[i])
+        if tick is not None:
+            tick_many(tick, left - max(int(st[S_LEFT]), 0))
+        n = int(st[S_OUT])
+        if n:
+            write_records(self.tier.machine, ob[:n], self.unit.lowered.strings)
+        if ob.shape[0] > self.tier.ob.shape[0]:
+            self.tier.ob = ob
+
+    def results(self, args, result):
+        info = self.compiled.info
+        machine = self.tier.machine
+        j = 0
+        value = None
+        if info is not None and info.is_function:
+            value = self.to_python(result[0], info.result.type)
+            j = 1
+        outs = []
+        if info is not None:
+            by_arg = {id(p): a for a, p in zip(args, info.params)}
+            for p in info.out_params:
+                outs.append(self.to_python(result[j], p.type, by_arg[id(p)]))
+                j += 1
+        for g in self.compiled.returned_globals:
+            ns_value = machine.ns.get(g.pyname)
+            machine.ns[g.pyname] = self.to_python(result[j], g.type, ns_value)
+            j += 1
+        if info is None:
+            return None
+        if info.is_function:
+            return value if not outs else (value, *outs)
+        return tuple(outs) if outs else None
+
+
+class _Decline(Exception):
+    pass
+
+
+def steps_left(tick, max_steps: int) -> int:
+    """How many more calls the interpreter's ``_tick`` (limits.ticker) allows."""
+    gen = tick.__self__
+    if gen.gi_frame is None:
+        return 0
+    if gen.gi_yieldfrom is None:      # not started
+        return max_steps
+    return operator.length_hint(gen.gi_yieldfrom)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def write_records(machine, ob, strings: list[str]) -> None:
+    """Decode the output records of kernels.out_* and write them, one write call at a time."""
+    backend = machine.backend
+    parts: list[str] = []
+    p, n = 0, len(ob)
+    while p < n:
+        kind = int(ob[p])
+        if kind == 1:
+            parts.append(strings[int(ob[p + 1])])
+            p += 2
+        elif kind == 2:
+            parts.append(str(int(ob[p + 1])))
+            p += 2
+        elif kind == 3:
+            parts.append("true" if ob[p + 1] else "false")
+            p += 2
+        elif kind == 4:
+            bits = int(ob[p + 1])
+            nw = (bits + 63) // 64
+            words = ob[p + 2:p + 2 + nw].view(np.uint64)
+            parts.append(_bit_string(backend.from_words(words, bits), bits, backend))
+            p += 2 + nw
+        elif kind == 5:
+            rows, k, nw = int(ob[p + 1]), int(ob[p + 2]), int(ob[p + 3])
+            data = ob[p + 4:p + 4 + k * nw].view(np.uint64).reshape(k, nw)
+            parts.append(_table_string(data, rows, k))
+            p += 4 + k * nw
+        elif kind == 6:
+            machine._write("".join(parts) + ("\n" if ob[p + 1] else ""))
+            parts = []
+            p += 2
+        else:
+            raise AssertionError(f"bad output record {kind}")
+    # an unfinished write call (its arguments failed) prints nothing, as in the interpreter
+
+
+def _bit_string(v: int, n: int, backend) -> str:
+    return (backend.to_bools(v, n).astype(np.uint8) + 48).tobytes().decode("ascii")
+
+
+def _table_string(data, n: int, k: int) -> str:
+    if n == 0 or k == 0:
+        return "\n".join("" for _ in range(n))
+    cols = np.unpackbits(np.ascontiguousarray(data).view(np.uint8).reshape(k, -1), axis=1, count=n, bitorder="little")
+    rows = cols.T.astype(np.uint8) + 48
+    return "\n".join(r.tobytes().decode("ascii") for r in rows)
+
+
+def counter_array():
+    return np.zeros(len(BASE_OPS), np.int64)
+
+
+def status_array():
+    return np.zeros(STATUS_SIZE, np.int64)

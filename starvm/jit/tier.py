@@ -1,0 +1,253 @@
+"""Tiering: which routines run compiled, when they are compiled, and the report of it.
+
+``Tier.install`` sees every unit a machine loads. It decides statically which routines the
+compiled tier can take (``support``: not recursive, no graph input, no native kernel in
+their place, only compilable callees, nothing ``lower.py`` refuses), renders those into one
+module and puts a ``JitRoutine`` in the machine's namespace for each routine that has a
+loop (or, with ``--jit on``, for each one). With ``--jit auto`` a routine is compiled only
+once the work of its calls, estimated at each call from its loop bounds and table sizes
+(``estimate``), passes ``STARVM_JIT_THRESHOLD``: small runs never import Numba.
+"""
+from __future__ import annotations
+
+import time
+
+from .. import config, native
+from ..ir.ops import Op
+from ..types import T
+from .lower import ModuleGen, Unsupported, callees, walk
+from .runtime import JitRoutine, Unit, counter_array, status_array
+
+_LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
+
+
+class Tier:
+    def __init__(self, machine, mode: str):
+        self.machine = machine
+        self.mode = mode
+        self.threshold = config.jit_threshold()
+        self.bodies: dict = {}                 # pyname -> (info, body) of every routine loaded
+        self.routines: dict[str, JitRoutine] = {}
+        self.skipped: dict[str, str] = {}      # display -> why it is never compiled
+        self._buffers = None
+        self._free = (0.0, 0)
+
+    # ------------------------------------------------------------------ buffers shared by calls
+    def buffers(self):
+        if self._buffers is None:
+            import numpy as np
+            self._buffers = (counter_array(), status_array())
+            self.ob = np.zeros(1024, np.int64)
+        return (*self._buffers, self.ob)
+
+    def free_bytes(self) -> int:
+        now = time.monotonic()
+        if now - self._free[0] > 1.0:
+            from ..runtime.limits import free_bytes
+            free = free_bytes(self.machine.backend)
+            self._free = (now, free if free is not None else 1 << 62)
+        return self._free[1]
+
+    # ------------------------------------------------------------------ loading
+    def install(self, lowered, main):
+        """Called by Machine.compile after the unit's Python code is defined; returns the
+        main block to run (compiled or not)."""
+        if self.mode == "off":
+            return main
+        new = {info.pyname: (info, body) for info, body in lowered.routines}
+        self.bodies.update(new)
+        candidates = dict(new)
+        if main is not None and lowered.main is not None:
+            candidates["main_"] = (None, lowered.main)
+        if self.machine.backend.name != "numpy":
+            why = (f"the {self.machine.backend.name} backend keeps tables where the CPU tier does not run "
+                   "(the GPU tier is not built yet)")
+            for info, _ in candidates.values():
+                self.skipped[info.display if info else "main block"] = why
+            return main
+        ok = self.support({**self.bodies, **candidates})
+        chosen = [p for p in candidates if p in ok and (self.mode == "on" or _has_loop(candidates[p][1]))]
+        if not chosen:
+            return main
+        needed = _closure(chosen, {**self.bodies, **candidates})
+        gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed})
+        unit = Unit(gen.render(sorted(needed)), self.machine.backend.name)
+        for pyname in chosen:
+            info, body = candidates[pyname]
+            display = info.display if info else "main block"
+            self.skipped.pop(display, None)
+            interpreted = main if info is None else self.machine.ns[pyname]
+            routine = JitRoutine(self, pyname, display, interpreted, unit, estimator(info, body, self))
+            self.routines[pyname] = routine
+            if info is None:
+                main = routine
+            else:
+                self.machine.ns[pyname] = routine
+        return main
+
+    def support(self, bodies) -> dict[str, None]:
+        """The routines the tier can compile; the others get their reason in ``skipped``."""
+        why: dict[str, str] = {}
+        for pyname in _recursive(bodies):
+            why[pyname] = "recursive (the compiled tier does not compile recursion yet)"
+        for pyname, (info, body) in bodies.items():
+            if pyname in why:
+                continue
+            if info is not None and self._native(info):
+                why[pyname] = "a native kernel replaces it on this backend"
+                continue
+            try:
+                ModuleGen(bodies).render([pyname])
+            except Unsupported as e:
+                why[pyname] = f"uses what the compiled tier does not compile: {e}"
+            except (KeyError, AttributeError) as e:
+                why[pyname] = f"uses what the compiled tier does not compile: {type(e).__name__} {e}"
+        changed = True
+        while changed:   # a routine compiles only if everything it calls does
+            changed = False
+            for pyname, (info, body) in bodies.items():
+                if pyname in why:
+                    continue
+                for c in callees(body):
+                    if c.pyname in why or c.pyname not in bodies:
+                        why[pyname] = f"calls '{c.display}', which is not compiled"
+                        changed = True
+                        break
+        for pyname, reason in why.items():
+            info = bodies[pyname][0]
+            self.skipped[info.display if info else "main block"] = reason
+        return {p: None for p in bodies if p not in why}
+
+    def _native(self, info) -> bool:
+        return (self.machine.native and info.node.loc is not None
+                and info.node.loc.filename.startswith("stdlib/")
+                and native.factory_for(info.name, self.machine.backend.name) is not None)
+
+    # ------------------------------------------------------------------ reporting
+    def report(self) -> list[str]:
+        """Lines for --profile: which routines ran compiled, which did not and why."""
+        if self.mode == "off":
+            return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
+        lines = [f"compiled tier (Numba, --jit {self.mode}):"]
+        for r in self.routines.values():
+            if not r.calls:
+                continue
+            if r.state == "compiled":
+                lines.append(f"  {r.display}: compiled; {r.compiled_calls} call(s) ran compiled in {r.seconds:.4f} s "
+                             f"(compiling or loading it from the cache: {r.compile_seconds:.3f} s)")
+            else:
+                lines.append(f"  {r.display}: interpreted, {r.calls} call(s): {r.why}")
+        for display, why in self.skipped.items():
+            lines.append(f"  {display}: interpreted: {why}")
+        if len(lines) == 1:
+            lines.append("  no routine with a loop was called")
+        return lines
+
+
+def _has_loop(body) -> bool:
+    return any(n.op in _LOOPS for n in walk(body))
+
+
+def _closure(roots, bodies) -> set[str]:
+    out, todo = set(), list(roots)
+    while todo:
+        p = todo.pop()
+        if p in out:
+            continue
+        out.add(p)
+        todo.extend(c.pyname for c in callees(bodies[p][1]))
+    return out
+
+
+def _recursive(bodies) -> set[str]:
+    """Routines on a cycle of the call graph."""
+    graph = {p: [c.pyname for c in callees(b)] for p, (_i, b) in bodies.items()}
+    out = set()
+    for start in graph:
+        stack, seen = list(graph.get(start, ())), set()
+        while stack:
+            p = stack.pop()
+            if p == start:
+                out.add(start)
+                break
+            if p in seen:
+                continue
+            seen.add(p)
+            stack.extend(graph.get(p, ()))
+    return out
+
+
+# ------------------------------------------------------------------ auto: how much work is a call
+def estimator(info, body, tier):
+    """args -> the steps one interpreted call is expected to take: loop trip counts from the
+    bounds (evaluated where they are parameters, globals, constants or table sizes), and the
+    largest table dimension for `while`/`repeat` loops and unknown bounds."""
+    params = list(info.params) if info else []
+
+    def estimate(args) -> int:
+        env, size = {}, 64
+        ns = tier.machine.ns
+        pairs = list(zip(params, args))
+        for g in _globals_named(body):
+            pairs.append((g, ns.get(g.pyname)))
+        for sym, value in pairs:
+            env[sym] = value
+            if sym.type is T.TABLE and hasattr(value, "n"):
+                size = max(size, value.n, value.k)
+            elif sym.type.is_vector and isinstance(getattr(value, "n", None), int):
+                size = max(size, value.n)
+        return int(_block_cost(body, env, size, tier.bodies, 0))
+    return estimate
+
+
+def _globals_named(body):
+    return {n.arg for n in walk(body) if n.op is Op.VAR and n.arg.scope == "global"}
+
+
+def _value(e, env):
+    op = e.op
+    if op is Op.CONST and isinstance(e.arg, int) and not isinstance(e.arg, bool):
+        return e.arg
+    if op is Op.VAR:
+        v = env.get(e.arg)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if op in (Op.NROWS, Op.NCOLS) and e.src[0].op is Op.VAR:
+        t = env.get(e.src[0].arg)
+        return getattr(t, "n" if op is Op.NROWS else "k", None)
+    if op is Op.BINARY and e.arg in ("+", "-", "*", "div"):
+        a, b = _value(e.src[0], env), _value(e.src[1], env)
+        if a is None or b is None:
+            return None
+        if e.arg == "div":
+            return a // b if b else None
+        return a + b if e.arg == "+" else a - b if e.arg == "-" else a * b
+    return None
+
+
+def _block_cost(node, env, size, bodies, depth) -> float:
+    cost = 0.0
+    for s in node.src if node.op is Op.BLOCK else (node,):
+        cost += _stmt_cost(s, env, size, bodies, depth)
+    return cost
+
+
+def _stmt_cost(s, env, size, bodies, depth) -> float:
+    op = s.op
+    if op in (Op.FOR, Op.PFOR):
+        a, b = _value(s.src[0], env), _value(s.src[1], env)
+        trips = size if a is None or b is None else max(0, (a - b if s.arg[1] else b - a) + 1)
+        return 1 + trips * (1 + _block_cost(s.src[2], env, size, bodies, depth))
+    if op in (Op.WHILE, Op.REPEAT):
+        body = s.src[1] if op is Op.WHILE else s.src[0]
+        return 1 + size * (1 + _block_cost(body, env, size, bodies, depth))
+    if op is Op.IF:
+        return 1 + max(_block_cost(s.src[1], env, size, bodies, depth),
+                       _block_cost(s.src[2], env, size, bodies, depth))
+    if op is Op.BLOCK:
+        return _block_cost(s, env, size, bodies, depth)
+    cost = 1.0
+    if depth < 8:
+        for n in walk(s):
+            if n.op is Op.CALL and n.arg[0].pyname in bodies:
+                cost += _block_cost(bodies[n.arg[0].pyname][1], {}, size, bodies, depth + 1)
+    return cost
