@@ -117,3 +117,38 @@ def test_compact_set_of_tables(backend):
         back = fast.table(rows=n, cols=t.shape[1])
         fast.call("EXPAND", p, fast.slice(X), back)
         assert np.array_equal(back.to_numpy()[X], t[X])
+
+
+# ---------------------------------------------------------------- BORUVKA on the live arcs
+@pytest.mark.parametrize("native", [False, True])
+def test_boruvka_compacts_live_arcs(backend, native):
+    """On a grid the live arcs thin out round by round: BORUVKA compacts them (BORUVKA_LIVE
+    runs) and still finds the minimum spanning forest (SciPy's weight, n - 1 edges, one arc
+    of each tree edge)."""
+    import io
+
+    import starvm
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import minimum_spanning_tree
+    side = 12
+    n = side * side
+    rng = np.random.default_rng(5)
+    ids = np.arange(1, n + 1).reshape(side, side)
+    u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    w = rng.integers(1, 60, u.size)
+    src, dst, wt = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    m = starvm.Machine(backend=backend, out=io.StringIO(), native=native)
+    L, R, W = m.table_from_ints(src, 8), m.table_from_ints(dst, 8), m.table_from_ints(wt, 6)
+    tree = m.slice(np.zeros(src.size, bool))
+    m.call("NUMOF", m.word(np.zeros(3, bool)))               # loads graphs.star
+    levels = []
+    live = m.ns["r_boruvka_live"]
+    m.ns["r_boruvka_live"] = lambda *a: levels.append(a[1]) or live(*a)
+    m.call("BORUVKA", n, L, R, W, tree)
+    chosen = np.asarray(tree)
+    ref = minimum_spanning_tree(csr_matrix((w, (u - 1, v - 1)), shape=(n, n)))
+    assert int(wt[chosen].sum()) == int(ref.sum()) and chosen.sum() == n - 1
+    edge_of = np.r_[np.arange(u.size), np.arange(u.size)]
+    assert len(set(edge_of[chosen].tolist())) == n - 1          # never both arcs of one edge
+    assert levels and all(b < a for a, b in zip([src.size] + levels, levels))   # each level smaller
