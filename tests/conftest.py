@@ -43,17 +43,20 @@ def cupy_or_skip():
     try:
         return get_backend("cupy")
     except BackendUnavailable as e:
-        skip_without_gpu(str(e))
+        reason = str(e)
+    skip_without_gpu(reason)            # outside the except: no chained traceback in the report
 
 
 def usable(name: str) -> None:
     """Skip the test unless backend ``name`` can run here (only for a missing GPU)."""
     try:
         get_backend(name)
+        return
     except BackendUnavailable as e:
-        if name == "cupy":
-            skip_without_gpu(str(e))
-        pytest.skip(str(e))
+        reason = str(e)
+    if name == "cupy":
+        skip_without_gpu(reason)
+    pytest.skip(reason)
 
 
 def _backend_param(name):
