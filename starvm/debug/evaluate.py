@@ -13,11 +13,10 @@ import re
 from dataclasses import dataclass
 
 from ..check import Checker
-from ..errors import StarError
+from ..errors import Loc, Source, StarError
 from ..frontend import ast as A
 from ..frontend.parser import parse
 from ..ir.lower import _Lowerer
-from ..repl import _relocate
 from ..runtime.codegen import CodeGen
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
@@ -57,10 +56,20 @@ def compile_expression(machine, text: str, pyname: str) -> Compiled:
         checker._stmt(stmt)
         node = _Lowerer().stmt(stmt).src[0]
     except StarError as e:
-        raise DebugError(_relocate(e, src, expr).render()) from None
+        raise DebugError(_relocated(e, src, expr).render()) from None
     gen = CodeGen(machine.backend, "<expression>", machine.counts)
     gen.emit(0, gen.x(node))
     return Compiled(expr, compile(gen.out[-1], "<star-expression>", "eval"), gen.consts, node.type)
+
+
+def _relocated(err: StarError, wrapped: str, expr: str) -> StarError:
+    """Positions in the wrapper ``begin writeln(\n<expr>\n) end.`` reported against the
+    expression itself (line 2 of the wrapper is its line 1; anything after it, its end)."""
+    loc = err.loc
+    if loc is not None and loc.source.text == wrapped:
+        src = Source("<expression>", expr)
+        err.loc = Loc(src, 1, loc.column, loc.end_column) if loc.line == 2 else Loc(src, 1, len(expr) + 1)
+    return err
 
 
 def evaluate(machine, events, compiled: Compiled, frame):
