@@ -221,12 +221,14 @@ class Inputs:
     def get(self, kind: str):
         if kind not in self.cache:
             m, g = self.m, self.g
+            # the codes go straight into the packed columns (Machine.table_from_ints), as
+            # GRAPH_EDGES writes them: no m x k bool arrays (issue 13)
             if kind == "mst":                          # mst_prim.star / mst_kruskal.star
-                L, R, W = g.edges_bits(g.vbits, g.wbits)
-                self.cache[kind] = (m.table(L), m.table(R), m.table(W))
+                self.cache[kind] = (m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits),
+                                    m.table_from_ints(g.weight, g.wbits))
             elif kind == "sp":                         # dijkstra.star / bellman_ford.star
-                L, R, W = g.edges_bits(g.vbits, g.vbits + g.wbits)
-                self.cache[kind] = (m.table(L), m.table(R), m.table(W))
+                self.cache[kind] = (m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits),
+                                    m.table_from_ints(g.weight, g.vbits + g.wbits))
             else:                                      # bfs.star: GRAPH_ADJ
                 self.cache[kind] = adjacency_table(m, g)
         return self.cache[kind]

@@ -221,7 +221,10 @@ class CupyBackend(Backend):
 
     def table_set_ints(self, t, values):
         # codes.pack_xp: the same array operations as on the host, run on the device
-        pack_xp(cp, cp.asarray(values).ravel().astype(cp.uint64, copy=False), t.k, t.data)
+        codes = cp.asarray(values).ravel()
+        # non-negative int64 codes have the bits of their uint64 selves: a view, not a copy
+        codes = codes.view(cp.uint64) if codes.dtype == cp.int64 else codes.astype(cp.uint64, copy=False)
+        pack_xp(cp, codes, t.k, t.data)
 
     def table_get_ints(self, t):
         return unpack_xp(cp, t.data, t.n, t.k)

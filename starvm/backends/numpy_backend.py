@@ -173,7 +173,10 @@ class NumpyBackend(Backend):
         t.data[:, w] = (col & ~(np.uint64(1) << b)) | (bits << b)
 
     def table_set_ints(self, t, values):
-        pack_numpy(host_array(values).astype(np.uint64, copy=False).ravel(), t.k, t.data)
+        codes = host_array(values).ravel()
+        # non-negative int64 codes have the bits of their uint64 selves: a view, not a copy
+        codes = codes.view(np.uint64) if codes.dtype == np.int64 else codes.astype(np.uint64, copy=False)
+        pack_numpy(codes, t.k, t.data)
 
     def table_get_ints(self, t):
         return unpack_numpy(t.data, t.n, t.k)
