@@ -41,7 +41,9 @@ def test_every_file_with_cuda_code_is_in_the_corpus():
     covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
                corpus.ROOT / "starvm/backends/cuda_forall_source.py", *corpus.native_files()}
     with_cuda = {p for p in (corpus.ROOT / "starvm").rglob("*.py") if "__global__" in p.read_text()}
-    assert with_cuda <= covered, sorted(map(str, with_cuda - covered))
+    assert with_cuda <= covered, (f"CUDA code in {sorted(str(p.relative_to(corpus.ROOT)) for p in with_cuda - covered)}: "
+                                  "add a @collector to tests/gpu_sources/corpus.py that yields its sources, and "
+                                  "list the file here (docs/architecture.md, 'CUDA code without a GPU')")
 
 
 def test_every_kernel_the_python_code_asks_for_is_in_its_source():
