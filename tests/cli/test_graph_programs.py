@@ -165,6 +165,8 @@ def test_usage_errors(tmp_path):
     assert r.returncode == 2 and "--generate" in r.stderr
     r = star("programs/bfs.star", "--graph", "data/karate.mtx", "--generate", "gnp:n=3,p=1", check=False)
     assert r.returncode == 2
+    r = star("programs/bfs.star", "--directed", "--undirected", check=False)
+    assert r.returncode == 2 and "not allowed with" in r.stderr
 
 
 def test_no_graph_anywhere(tmp_path):
