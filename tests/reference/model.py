@@ -143,7 +143,7 @@ def fmt(x) -> str:
     return "".join("1" if b else "0" for b in x)
 
 
-_UNARY = {"fnd": FND, "numb": NUMB, "some": SOME, "frst": FRST, "convert": CONVERT}
+_UNARY = {"fnd": "FND", "numb": "NUMB", "some": "SOME", "frst": "FRST", "convert": "CONVERT"}   # looked up per call
 
 
 # ------------------------------------------------------------------ the program trees of gen.py
@@ -409,7 +409,7 @@ class Interp:
         if op in _UNARY:
             a = self.ev(e[1], f)
             self.c(op.upper())
-            return _UNARY[op](a)
+            return globals()[_UNARY[op]](a)
         if op == "bit":
             v, i = self.ev(e[1], f), self.ev(e[2], f)
             assert 1 <= i <= len(v)
