@@ -154,7 +154,8 @@ def test_jump_to_next_change_of_a_chosen_variable_and_play(browser, tmp_path):
     write_html(trace, page_file)
     browser.get(page_file.as_uri())
     X = next(i for i, v in enumerate(trace["vars"]) if v["name"] == "X" and v["scope"] == "global")
-    Select(browser.find_element(By.ID, "chvar")).select_by_value(str(X))
+    option = browser.find_element(By.CSS_SELECTOR, '#chvar option[data-name="X"][data-scope="global"]')
+    Select(browser.find_element(By.ID, "chvar")).select_by_value(option.get_attribute("value"))
     seen = []
     for _ in range(len(trace["vars"][X]["ch"])):
         _click(browser, "nextchg")
@@ -167,6 +168,17 @@ def test_jump_to_next_change_of_a_chosen_variable_and_play(browser, tmp_path):
                                    "document.getElementById('slider').dispatchEvent(new Event('input'));", e)
             page = browser.execute_script(_READ_PAGE)
             _check_page_against_debugger(page, d, _state_before(d, e))
+    # a local: the changes of every activation of the routine, in order
+    want = sorted({c[0] for v in trace["vars"] if v["name"] == "a" and v["scope"] == "FIB" for c in v["ch"]})
+    option = browser.find_element(By.CSS_SELECTOR, '#chvar option[data-name="a"][data-scope="FIB"]')
+    assert "activations" in option.text
+    Select(browser.find_element(By.ID, "chvar")).select_by_value(option.get_attribute("value"))
+    _key(browser, "\ue011")                 # Home
+    seen = []
+    for _ in range(len(want)):
+        _key(browser, "]")
+        seen.append(browser.execute_script(_READ_PAGE)["event"])
+    assert seen == want and len(want) > 3
     # play runs to the end by itself
     _key(browser, "\ue011")                 # Home
     Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fast")
