@@ -27,12 +27,13 @@ class DistributedForall(ForallKernel):
     def _lay(self, n):
         return self.B.layout(n)
 
-    def _reduce(self, arr, op: str):
-        """An all-reduction of a per-iteration array (or a (1,) one) over the ranks."""
+    def _reduce(self, arr, op: str, wire=np.int64):
+        """An all-reduction of a per-iteration array (or a (1,) one) over the ranks; ``wire``:
+        the dtype it travels as (uint8 for bits and truth values)."""
         self.B.bytes_moved[0] += 1
         host = _host(arr)
         dtype = host.dtype
-        host = host.astype(np.int64)
+        host = host.astype(wire)
         self.B.bytes_moved[1] += host.nbytes
         out = self.B.comm.allreduce_array(host, op).astype(dtype)
         return self.xp.asarray(out)
@@ -139,7 +140,7 @@ class DistributedForall(ForallKernel):
                 return (_Local if local else _Vec)(w, a.n)
             same = (a.w == b.w).all(axis=1)
             if local:
-                same = self._reduce(same, "min")
+                same = self._reduce(same, "min", np.uint8)
             return self._scalar(same if op is Op.EQ else ~same)
         if op is Op.NOT:
             a = self.vec(self.eval(e.src[0], mask))
@@ -158,7 +159,7 @@ class DistributedForall(ForallKernel):
                 return super().eval(e, mask)
             self.count(op, mask)
             if op is Op.SOME:
-                return self._scalar(self._reduce((a.w != 0).any(axis=1), "max"))
+                return self._scalar(self._reduce((a.w != 0).any(axis=1), "max", np.uint8))
             return self._scalar(self._reduce(_popcount_rows(xp, a.w), "sum"))
         if op is Op.BIT_GET:
             v = self.vec(self.eval(e.src[0], mask))
@@ -176,7 +177,7 @@ class DistributedForall(ForallKernel):
                 words = xp.broadcast_to(v.w, (jj.shape[0], v.w.shape[1]))
                 w = xp.take_along_axis(words, (loc >> 6)[:, None], axis=1)[:, 0]
                 bits = xp.where(here, ((w >> (loc & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64), 0)
-            out = self._reduce(bits, "max")
+            out = self._reduce(bits, "max", np.uint8)
             if isinstance(j, int) and v.w.shape[0] == 1:
                 return int(out[0])
             return out

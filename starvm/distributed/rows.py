@@ -1,5 +1,5 @@
-"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the distributed backend: the
-rows move between ranks by all-to-all exchanges, each rank's part done with NumPy.
+"""IOTA, GATHER, SCATTER, GROUPMIN, COMPACT and EXPAND of stdlib/rows.star on the distributed
+backend: the rows move between ranks by all-to-all exchanges, each rank's part done with NumPy.
 
   GATHER   every rank sends, to the owner of each source row its marked rows name, the
            row numbers it needs; the owners answer with the rows (as 64-bit numbers, 64
@@ -10,6 +10,9 @@ rows move between ranks by all-to-all exchanges, each rank's part done with NumP
   GROUPMIN every rank reduces its marked rows to one candidate per G value (smallest K, then
            first row), sends it to the rank that G value hashes to (G mod P), which keeps the
            winner and sends it to the owner of its row; two all-to-alls;
+  COMPACT  the marked rows' new places come from an exclusive prefix sum of the ranks' counts
+           (an all-gather of one integer); each row goes to the owner of its place (one all-to-all);
+  EXPAND   the same places, the rows asked for as in GATHER (two all-to-alls);
   IOTA     local: each rank writes the numbers of its own rows.
 
 A row number out of range on any rank (one all-reduction decides) runs the Star body on
@@ -170,6 +173,53 @@ def _group_winners(g, key, row) -> np.ndarray:
     return np.stack([g[pick], key[pick], row[pick]], axis=1).astype(np.uint64)
 
 
+def _offset(B, count: int) -> int:
+    """The marked rows on the ranks before this one (an exclusive prefix sum)."""
+    counts = B.comm.allgather(int(count))
+    B.bytes_moved[0] += 1
+    return sum(counts[:B.rank])
+
+
+def compact(T, X_v, R) -> None:
+    """The j-th marked row of T (in global order) to row j of R: every rank sends its marked
+    rows to the owners of their new places (one all-to-all). R may be T: all rows are read
+    before any is written."""
+    B = T.backend
+    rows = np.flatnonzero(_local_bools(B, X_v, T.n))
+    dest = _offset(B, rows.size) + np.arange(rows.size, dtype=np.int64)
+    if not T.k:
+        return
+    nc = (T.k + 63) // 64
+    msg = np.concatenate([dest[:, None].astype(np.uint64), _row_values(T, rows)], axis=1)
+    order, counts = _by_owner(B, R.n, dest)
+    got = np.concatenate(B.comm.alltoallv(_split(msg[order].ravel(), counts * (nc + 1)))).reshape(-1, nc + 1)
+    B.bytes_moved[0] += 1
+    B.bytes_moved[1] += msg.nbytes
+    _write_rows(R, got[:, 0].astype(np.int64) - B.layout(R.n).start, got[:, 1:])
+
+
+def expand(T, X_v, R) -> None:
+    """Row j of T to the j-th marked row of R: every rank asks the owners of the rows of T
+    its marked rows take (two all-to-alls, as GATHER)."""
+    B = R.backend
+    rows = np.flatnonzero(_local_bools(B, X_v, R.n))
+    src = _offset(B, rows.size) + np.arange(rows.size, dtype=np.int64)
+    if not T.k:
+        return
+    nc = (T.k + 63) // 64
+    order, counts = _by_owner(B, T.n, src)
+    asked = B.comm.alltoallv(_split(src[order], counts))
+    start = B.layout(T.n).start
+    answers = [_row_values(T, a - start).ravel() for a in asked]
+    got = B.comm.alltoallv(answers)
+    vals = np.empty((rows.size, nc), dtype=np.uint64)
+    if rows.size:
+        vals[order] = np.concatenate(got).reshape(-1, nc)
+    B.bytes_moved[0] += 2
+    B.bytes_moved[1] += 8 * (src.size + sum(a.size for a in answers))
+    _write_rows(R, rows, vals)
+
+
 def _is_table(t) -> bool:
     return isinstance(getattr(t, "backend", None), DistributedBackend) and isinstance(getattr(t.aux, "data", None), np.ndarray)
 
@@ -183,8 +233,13 @@ make_iota, make_gather, make_scatter, make_groupmin = factories(
     nonempty=False, group_bits_max=64)
 
 
+from ..native.compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
+
+make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table, vec_ok=_vec_ok, nonempty=False)
+
+
 def register() -> None:
     """Put these kernels in the native registry for the distributed backend over NumPy."""
     from .. import native
-    for name in ("iota", "gather", "scatter", "groupmin"):
+    for name in ("iota", "gather", "scatter", "groupmin", "compact", "expand"):
         native._REGISTRY[(name, "mpi:numpy")] = f"starvm.distributed.rows:make_{name}"

@@ -5,7 +5,7 @@
 
 Every rank runs every program on a distributed machine (rows split into blocks of ALIGN);
 rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. With --rows,
-GATHER, SCATTER, GROUPMIN and IOTA run on random tables on the distributed machine and, on
+GATHER, SCATTER, GROUPMIN, IOTA, COMPACT and EXPAND run on random tables on the distributed machine and, on
 every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
 whether results and steps agree and how many row-move kernel calls ran.
 """
@@ -65,8 +65,15 @@ def row_cases(seeds: int, align: int, comm) -> list:
             s3 = mach.last_call_stats
             I = mach.table(np.zeros((n, 5), dtype=bool))
             mach.call("IOTA", I)
+            C = mach.table(Rs)                          # COMPACT in place, then EXPAND back into R3
+            mach.call("COMPACT", C, Xn, C)
+            s4 = mach.last_call_stats
+            R3 = mach.table(np.zeros((n, k), dtype=bool))
+            mach.call("EXPAND", C, Xn, R3)
+            s5 = mach.last_call_stats
             results.append(([R1.to_numpy().tolist(), R2.to_numpy().tolist(), Z.to_numpy().tolist(),
-                              I.to_numpy().tolist()], [s1, s2, s3], mach.native_timing[0]))
+                              I.to_numpy().tolist(), C.to_numpy().tolist(), R3.to_numpy().tolist()],
+                             [s1, s2, s3, s4, s5], mach.native_timing[0]))
         (got, got_steps, calls), (ref, ref_steps, _) = results
         cases.append({"seed": seed, "n": n, "m": m, "k": k, "same": got == ref,
                       "same_steps": got_steps == ref_steps, "kernel_calls": calls})
