@@ -1,7 +1,10 @@
-"""Fail unless a pytest JUnit report shows no failure, at least min_passed passed tests and at
-most max_skipped skipped ones (the limits file: lines min_passed=N, max_skipped=M)."""
+"""Fail unless a pytest JUnit report shows no failure, at least min_passed passed tests, at most
+max_skipped skipped ones, and at most max_skipped_not_gpu skipped ones that are not GPU tests
+(the limits file: lines key=N). A skipped test is a GPU test when its id names the cupy
+backend or its reason is the missing CuPy / CUDA device (conftest.skip_without_gpu)."""
 from __future__ import annotations
 
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -13,10 +16,13 @@ def read_limits(path: str) -> dict[str, int]:
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
             limits[key.strip()] = int(value)
-    missing = {"min_passed", "max_skipped"} - set(limits)
+    missing = {"min_passed", "max_skipped", "max_skipped_not_gpu"} - set(limits)
     if missing:
         raise SystemExit(f"ci: {path} lacks {', '.join(sorted(missing))}")
     return limits
+
+
+GPU_REASON = re.compile(r"cupy backend|CUDA device|CuPy", re.I)
 
 
 def counts(junit_path: str) -> dict[str, int]:
@@ -25,7 +31,13 @@ def counts(junit_path: str) -> dict[str, int]:
     total = sum(int(s.get("tests", 0)) for s in suites)
     failed = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
     skipped = sum(int(s.get("skipped", 0)) for s in suites)
-    return {"passed": total - failed - skipped, "skipped": skipped, "failed": failed}
+    not_gpu = 0
+    for case in root.iter("testcase"):
+        skip = case.find("skipped")
+        if skip is not None and "cupy" not in case.get("name", "") \
+                and not GPU_REASON.search(skip.get("message", "")):
+            not_gpu += 1
+    return {"passed": total - failed - skipped, "skipped": skipped, "skipped_not_gpu": not_gpu, "failed": failed}
 
 
 def problems(c: dict[str, int], limits: dict[str, int]) -> list[str]:
@@ -36,14 +48,17 @@ def problems(c: dict[str, int], limits: dict[str, int]) -> list[str]:
         out.append(f"only {c['passed']} passed, fewer than {limits['min_passed']}")
     if c["skipped"] > limits["max_skipped"]:
         out.append(f"{c['skipped']} skipped, more than {limits['max_skipped']}")
+    if c["skipped_not_gpu"] > limits["max_skipped_not_gpu"]:
+        out.append(f"{c['skipped_not_gpu']} tests that need no GPU skipped, more than {limits['max_skipped_not_gpu']}")
     return out
 
 
 def main(argv: list[str]) -> int:
     junit_path, limits_path = argv
     limits, c = read_limits(limits_path), counts(junit_path)
-    print(f"ci: passed {c['passed']}, skipped {c['skipped']}, failed {c['failed']} (limits: passed >= "
-          f"{limits['min_passed']}, skipped <= {limits['max_skipped']}; {limits_path})")
+    print(f"ci: passed {c['passed']}, skipped {c['skipped']} ({c['skipped_not_gpu']} of them need no GPU), "
+          f"failed {c['failed']} (limits: passed >= {limits['min_passed']}, skipped <= {limits['max_skipped']}, "
+          f"of them needing no GPU <= {limits['max_skipped_not_gpu']}; {limits_path})")
     found = problems(c, limits)
     if found:
         print("ci: " + "; ".join(found), file=sys.stderr)

@@ -52,30 +52,39 @@ def test_a_correct_readme_block_passes_the_check(tmp_path):
     assert run_commands(tmp_path, README_OK).returncode == 0
 
 
-def _junit(path, tests, failures=0, errors=0, skipped=0):
-    path.write_text(f'<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="{tests}" '
-                    f'failures="{failures}" errors="{errors}" skipped="{skipped}"></testsuite></testsuites>')
+def _junit(path, tests, failures=0, skipped_gpu=0, skipped_other=0):
+    cases = "".join(f'<testcase name="t{i}[cupy]"><skipped message="the cupy backend needs CuPy"/></testcase>'
+                    for i in range(skipped_gpu))
+    cases += "".join(f'<testcase name="u{i}[numpy]"><skipped message="no terminal"/></testcase>'
+                     for i in range(skipped_other))
+    cases += "".join(f'<testcase name="v{i}"/>' for i in range(tests - skipped_gpu - skipped_other))
+    path.write_text(f'<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="{tests}" failures="{failures}" '
+                    f'errors="0" skipped="{skipped_gpu + skipped_other}">{cases}</testsuite></testsuites>')
     return str(path)
 
 
-@pytest.mark.parametrize("tests, failures, skipped, ok", [
-    (4300, 0, 1300, True),
-    (4300, 1, 1300, False),          # a failure
-    (0, 0, 0, False),                # nothing ran
-    (4300, 0, 1400, False),          # too many skipped
-    (2000, 0, 10, False),            # too few passed
+@pytest.mark.parametrize("tests, failures, skipped_gpu, skipped_other, ok", [
+    (4300, 0, 1200, 30, True),
+    (4300, 1, 1200, 30, False),      # a failure
+    (0, 0, 0, 0, False),             # nothing ran
+    (4300, 0, 1400, 30, False),      # too many skipped
+    (4300, 0, 1200, 60, False),      # too many tests that need no GPU skipped
+    (2000, 0, 10, 0, False),         # too few passed
 ])
-def test_counts_are_held_to_the_limits(tmp_path, tests, failures, skipped, ok):
+def test_counts_are_held_to_the_limits(tmp_path, tests, failures, skipped_gpu, skipped_other, ok):
     limits = tmp_path / "limits"
-    limits.write_text("# comment\nmin_passed=2950\nmax_skipped=1320\n")
+    limits.write_text("# comment\nmin_passed=2950\nmax_skipped=1300\nmax_skipped_not_gpu=50\n")
+    junit = _junit(tmp_path / "j.xml", tests, failures, skipped_gpu, skipped_other)
+    assert check_counts.counts(junit)["skipped_not_gpu"] == skipped_other
     with redirect_stdout(io.StringIO()):
-        rc = check_counts.main([_junit(tmp_path / "j.xml", tests, failures, skipped=skipped), str(limits)])
+        rc = check_counts.main([junit, str(limits)])
     assert (rc == 0) == ok
 
 
 def test_the_committed_limits_are_readable_and_sane():
     limits = check_counts.read_limits(str(ROOT / ".ci" / "limits"))
     assert limits["min_passed"] > 1000 and 0 < limits["max_skipped"] < limits["min_passed"]
+    assert 0 < limits["max_skipped_not_gpu"] < limits["max_skipped"] // 4
 
 
 def test_the_expected_closure_is_the_closure_of_the_programs_graph():
