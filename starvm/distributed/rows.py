@@ -84,6 +84,12 @@ def _by_owner(B, n: int, targets: np.ndarray):
     return order, counts
 
 
+def _answer(T, asked: list[np.ndarray], start: int) -> list[np.ndarray]:
+    """The rows each rank asked for (global numbers), read from T's words in one pass."""
+    vals = _row_values(T, np.concatenate(asked) - start)
+    return [v.ravel() for v in _split(vals, [a.size for a in asked])]
+
+
 def _split(a: np.ndarray, counts) -> list[np.ndarray]:
     return np.split(a, np.cumsum(counts)[:-1])
 
@@ -103,7 +109,7 @@ def gather(T, IX, X_v, R) -> None:
     asked = B.comm.alltoallv(_split(src[order], counts))                 # rows others need from here
     lay = B.layout(T.n)
     nc = (T.k + 63) // 64
-    answers = [_row_values(T, a - lay.start).ravel() for a in asked]
+    answers = _answer(T, asked, lay.start)
     got = B.comm.alltoallv(answers)                                       # in the order asked
     vals = np.empty((rows.size, nc), dtype=np.uint64)
     vals[order] = np.concatenate(got).reshape(-1, nc) if rows.size else vals
@@ -209,8 +215,7 @@ def expand(T, X_v, R) -> None:
     nc = (T.k + 63) // 64
     order, counts = _by_owner(B, T.n, src)
     asked = B.comm.alltoallv(_split(src[order], counts))
-    start = B.layout(T.n).start
-    answers = [_row_values(T, a - start).ravel() for a in asked]
+    answers = _answer(T, asked, B.layout(T.n).start)
     got = B.comm.alltoallv(answers)
     vals = np.empty((rows.size, nc), dtype=np.uint64)
     if rows.size:
