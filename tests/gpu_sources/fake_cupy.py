@@ -21,6 +21,7 @@ from . import nvrtc
 
 MODULES: list = []       # every RawModule made (code, options, name_expressions)
 LAUNCHES: list = []      # every kernel launch (Launch)
+ON_LAUNCH: list = []     # callables(Launch) run at each launch: a test's stand-in for the kernel
 
 
 class ndarray(np.ndarray):
@@ -79,7 +80,10 @@ class Kernel:
             raise LaunchError(f"{self.name}: arguments of widths {widths}, the kernel takes {self.params}")
         if shared_mem > self.max_dynamic_shared_size_bytes:
             raise LaunchError(f"{self.name}: {shared_mem} bytes of shared memory above the set maximum")
-        LAUNCHES.append(Launch(self.name, grid, block, args, shared_mem))
+        launch = Launch(self.name, grid, block, args, shared_mem)
+        LAUNCHES.append(launch)
+        for effect in ON_LAUNCH:
+            effect(launch)
 
 
 class RawModule:
@@ -174,12 +178,14 @@ def fake_cupy_installed(monkeypatch, *modules: str):
                                 raising=False)
     MODULES.clear()
     LAUNCHES.clear()
+    ON_LAUNCH.clear()
     before = set(sys.modules)
     try:
         yield (cp, *[importlib.import_module(m) for m in modules])
     finally:
         # forget every module imported against the fake (monkeypatch puts back the real ones
         # of ``modules``, if there were any)
+        ON_LAUNCH.clear()
         for name in [*modules, *(set(sys.modules) - before)]:
             mod = sys.modules.get(name)
             if name in modules or any(v is cp for v in vars(mod or types).values()):

@@ -166,3 +166,32 @@ def test_launch_args_without_any_gpu_module():
     assert z is values["z"] and copy is not z.v and any(a is copy for a in args)
     assert any(a is values["m"].v for a in args)          # M is only read: passed as it is
     assert re.search(r"int os_v_flag", template) and any(isinstance(a, np.int32) and a == 1 for a in args)
+
+
+@pytest.mark.parametrize("n", [1, 5, 70])
+def test_a_kernel_that_flags_an_error_falls_back_with_the_tables_restored(fake, n):
+    """Every launch 'writes garbage and raises the error flag' (a stand-in for the kernel):
+    CudaForallKernel must restore the tables from the snapshots and rerun the loop through
+    ForallKernel, so the closure and the step counts equal the NumPy backend's."""
+    cp, cb, cf = fake
+    adj = np.random.default_rng(n).random((n, n)) < 2.0 / n
+    got = starvm.Machine(backend=cb.CupyBackend(), out=io.StringIO(), fuse=True)
+    want = starvm.Machine(backend="numpy", out=io.StringIO(), fuse=True)
+    results, written = [], []
+    for m in (got, want):
+        m.load(LOOPS, "loops.star")
+        P = m.table(adj)
+        if m is got:
+            def broken_kernel(launch, live=P):
+                launch.args[6][0] = 1                       # the error flag (status[:1])
+                for a in launch.args[7:]:
+                    if a is live.data:                      # the live table, half written
+                        a[...] = np.uint64(0xDEADBEEF)      # (the snapshots are only read)
+                        written.append(launch)
+            fake_cupy.ON_LAUNCH.append(broken_kernel)
+        m.call("WARSH", n, P)
+        results.append((P.to_numpy(), dict(m.stats)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    (kern,) = [k for k in _kernels_of(got) if not k.downto]
+    assert kern.launches == n and kern.fallbacks == n and len(written) == n
