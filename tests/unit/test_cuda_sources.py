@@ -112,4 +112,6 @@ def test_generated_kernel_equals_its_golden_file(name):
     if UPDATE_GOLDEN:
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(loop.template)
-    assert loop.template == path.read_text()
+    assert loop.template == path.read_text(), (
+        f"the kernel generated for {loop.where} differs from {path.relative_to(corpus.ROOT)}: review the "
+        "difference, then STARVM_UPDATE_GOLDEN=1 python3 -m pytest tests/unit/test_cuda_sources.py -k golden")
