@@ -4,7 +4,6 @@ the hand-written native kernels and the kernel generated for every `parallel for
 of loops (tests/gpu_sources/corpus.py); golden files pin a few generated kernels."""
 from __future__ import annotations
 
-import ast
 import os
 import re
 
