@@ -133,6 +133,7 @@ def test_repl_debug_command_in_a_terminal(tmp_path):
         child.expect("star>")
         child.send("1 + 1\r")
         child.expect(r"[^0-9]2\r\n")
+        child.expect("star>")
         child.sendeof()
         child.expect(pexpect.EOF)
     finally:
