@@ -3,10 +3,13 @@ backend: the rows move between ranks by all-to-all exchanges, each rank's part d
 
   GATHER   every rank sends, to the owner of each source row its marked rows name, the
            row numbers it needs; the owners answer with the rows (as 64-bit numbers, 64
-           columns at a time); two all-to-alls;
+           columns at a time); two all-to-alls. A source table of at most 2 x IX's rows
+           numbers (BFS-adapt's frontier, BORUVKA's labels) is all-gathered instead;
   SCATTER  every rank sends each marked row with its source row number to the owner of its
            target row; the owner keeps, per target, the largest source row (the Star body's
-           last write); one all-to-all;
+           last write); one all-to-all. Into a small R (R's rows x (words + 1) at most the
+           marked rows x (words + 2)) two all-reductions over R's rows instead: the largest
+           source row per target (MAX), then its value from the rank holding it (SUM);
   GROUPMIN every rank reduces its marked rows to one candidate per G value (smallest K, then
            first row), sends it to the rank that G value hashes to (G mod P), which keeps the
            winner and sends it to the owner of its row; two all-to-alls;
@@ -100,15 +103,29 @@ def iota(T) -> None:
     B.L.table_set_ints(T.aux, np.arange(lay.start + 1, lay.stop + 1, dtype=np.uint64))
 
 
+def _whole_table(T) -> np.ndarray:
+    """All of T's rows as numbers on every rank, (T.n, ⌈k/64⌉) uint64 (one all-gather)."""
+    B = T.backend
+    mine = _row_values(T, np.arange(T.aux.n))
+    B.bytes_moved[0] += 1
+    B.bytes_moved[1] += mine.nbytes
+    return B.comm.allgatherv(mine.ravel()).reshape(T.n, -1)
+
+
 def gather(T, IX, X_v, R) -> None:
     B = IX.backend
     rows, src = _marked(B, IX, X_v, T.n)
     if not T.k:
         return
+    nc = (T.k + 63) // 64
+    if T.n * nc <= 2 * IX.n:
+        # a small source (BFS-adapt's frontier column, BORUVKA's vertex labels): every rank
+        # takes the whole of it, cheaper than asking for one row per marked row of IX
+        _write_rows(R, rows, _whole_table(T)[src])
+        return
     order, counts = _by_owner(B, T.n, src)
     asked = B.comm.alltoallv(_split(src[order], counts))                 # rows others need from here
     lay = B.layout(T.n)
-    nc = (T.k + 63) // 64
     answers = _answer(T, asked, lay.start)
     got = B.comm.alltoallv(answers)                                       # in the order asked
     vals = np.empty((rows.size, nc), dtype=np.uint64)
@@ -125,8 +142,11 @@ def scatter(T, IX, X_v, R) -> None:
         return
     lay = B.layout(IX.n)
     nc = (T.k + 63) // 64
-    order, counts = _by_owner(B, R.n, dst)
     vals = _row_values(T, rows)
+    marked = B._allreduce(rows.size, "sum")
+    if R.n * (nc + 1) <= marked * (nc + 2):
+        return _scatter_reduced(B, R, rows + lay.start, dst, vals)
+    order, counts = _by_owner(B, R.n, dst)
     # each message: target row, source row (global), the row's numbers
     msg = np.concatenate([dst[:, None].astype(np.uint64), (rows + lay.start)[:, None].astype(np.uint64), vals], axis=1)
     got = B.comm.alltoallv(_split(msg[order].ravel(), counts * (nc + 2)))
@@ -142,6 +162,25 @@ def scatter(T, IX, X_v, R) -> None:
     last[:-1] = recv[1:, 0] != recv[:-1, 0]
     win = recv[last]
     _write_rows(R, win[:, 0].astype(np.int64) - B.layout(R.n).start, win[:, 2:])
+
+
+def _scatter_reduced(B, R, src, dst, vals) -> None:
+    """SCATTER into a small R by two all-reductions over R's rows instead of an all-to-all of
+    the marked rows: the largest source row per target (MAX), then its value from the rank
+    that holds it (SUM of zeros and the one value)."""
+    best = np.full(R.n, -1, dtype=np.int64)
+    np.maximum.at(best, dst, src)
+    best = B.comm.allreduce_array(best, "max")
+    mine = best[dst] == src                        # this rank holds the winner of these targets
+    nc = vals.shape[1]
+    won = np.zeros((R.n, nc), dtype=np.uint64)
+    won[dst[mine]] = vals[mine]
+    won = B.comm.allreduce_array(won.ravel(), "sum").reshape(R.n, nc)
+    B.bytes_moved[0] += 2
+    B.bytes_moved[1] += best.nbytes + won.nbytes
+    lay = B.layout(R.n)
+    hit = np.flatnonzero(best[lay.start:lay.stop] >= 0)
+    _write_rows(R, hit, won[lay.start + hit])
 
 
 def groupmin(G, K, X_v):

@@ -49,6 +49,11 @@ def row_cases(seeds: int, align: int, comm) -> list:
         Xn = rng.random(n) < 0.6
         Rg = rng.random((m, k)) < 0.5
         Rs = rng.random((n, k)) < 0.5
+        r = max(1, m // 8)                              # SCATTER into a table of few rows
+        rbits = max(1, r.bit_length())
+        T2 = rng.random((m, k)) < 0.5
+        IXr = np.array([[(v >> (rbits - 1 - c)) & 1 for c in range(rbits)] for v in rng.integers(1, r + 1, m)], dtype=bool)
+        Rr = rng.random((r, k)) < 0.5
         G = rng.integers(0, 4, (n, 2)).astype(bool)
         K = rng.random((n, 3)) < 0.5
         results = []
@@ -65,6 +70,9 @@ def row_cases(seeds: int, align: int, comm) -> list:
             s3 = mach.last_call_stats
             I = mach.table(np.zeros((n, 5), dtype=bool))
             mach.call("IOTA", I)
+            R4 = mach.table(Rr)
+            mach.call("SCATTER", mach.table(T2), mach.table(IXr), Xm, R4)
+            s6 = mach.last_call_stats
             C = mach.table(Rs)                          # COMPACT in place, then EXPAND back into R3
             mach.call("COMPACT", C, Xn, C)
             s4 = mach.last_call_stats
@@ -72,8 +80,8 @@ def row_cases(seeds: int, align: int, comm) -> list:
             mach.call("EXPAND", C, Xn, R3)
             s5 = mach.last_call_stats
             results.append(([R1.to_numpy().tolist(), R2.to_numpy().tolist(), Z.to_numpy().tolist(),
-                              I.to_numpy().tolist(), C.to_numpy().tolist(), R3.to_numpy().tolist()],
-                             [s1, s2, s3, s4, s5], mach.native_timing[0]))
+                              I.to_numpy().tolist(), C.to_numpy().tolist(), R3.to_numpy().tolist(),
+                              R4.to_numpy().tolist()], [s1, s2, s3, s4, s5, s6], mach.native_timing[0]))
         (got, got_steps, calls), (ref, ref_steps, _) = results
         cases.append({"seed": seed, "n": n, "m": m, "k": k, "same": got == ref,
                       "same_steps": got_steps == ref_steps, "kernel_calls": calls})
