@@ -147,7 +147,7 @@ def test_the_number_matching_rules():
 # ---------------------------------------------------------------- no figure without an entry
 # A figure: a number (or a range a-b) with a unit of time, rate, size or a ratio, or a table
 # cell holding only a decimal number; outside code blocks and `code`.
-FIGURE = re.compile(r"(?<![\w.^])\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?(?:\s(?:s|ms|µs|MTEPS|GiB|MiB|GB|MB)(?!\w)|×(?!\s?\d))")
+FIGURE = re.compile(r"(?<![\w.^])\d+(?:\.\d+)?(?:[-–]\d+(?:\.\d+)?)?(?:\s(?:s|ms|µs|MTEPS|GiB|MiB|GB|MB)(?!\w)|×(?!\s?\d))")
 CELL = re.compile(r"(?<=\|)\s*\**(\d+\.\d+)\**\s*(?=\|)")
 DOCS = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
 
