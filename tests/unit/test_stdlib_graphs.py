@@ -308,7 +308,7 @@ def test_boruvka(backend, shape, n, distinct, native):
 
 def test_boruvka_rounds_are_logarithmic(backend):
     """Every round at least halves the components, so on 64 vertices GROUPMIN (one call a
-    round) runs at most log2(64) = 6 times. A path whose weights rise towards the middle
+    round, after the one that keeps one row of every edge) runs at most 1 + log2(64) = 7 times. A path whose weights rise towards the middle
     needs exactly 2 rounds (each vertex hooks towards the nearer end, then the halves join);
     a random connected graph on 64 vertices at most 6."""
     import io
@@ -327,7 +327,7 @@ def test_boruvka_rounds_are_logarithmic(backend):
     m.call("BORUVKA", n, left, right, weight, tree)
     per_edge = tree.to_numpy()[:n - 1] | tree.to_numpy()[n - 1:]
     assert per_edge.all() and tree.to_numpy().sum() == n - 1
-    assert len(calls) == 2
+    assert len(calls) == 1 + 2
     rng = np.random.default_rng(64)
     edges = [(i, int(rng.integers(1, i)), int(rng.integers(1, 50))) for i in range(2, n + 1)]   # a random tree
     edges += [(int(u), int(v), int(w)) for u, v, w in rng.integers(1, n + 1, (80, 3)) if u != v]
@@ -336,4 +336,4 @@ def test_boruvka_rounds_are_logarithmic(backend):
     tree = m.slice(np.zeros(len(arcs), bool))
     calls.clear()
     m.call("BORUVKA", n, left, right, weight, tree)
-    assert tree.to_numpy().sum() == n - 1 and 1 <= len(calls) <= 6
+    assert tree.to_numpy().sum() == n - 1 and 2 <= len(calls) <= 1 + 6
