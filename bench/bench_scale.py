@@ -221,8 +221,9 @@ def work_comm(r: Rank, runs: int) -> dict:
                     c.Alltoall(send, recv)
             t = c.allreduce((time.perf_counter() - t0) / k, op=MPI.MAX)
             pts.append((per * P * 8, t))
-        x, y = np.array([p[0] for p in pts], float), np.array([p[1] for p in pts])
-        beta, a = np.polyfit(x, y, 1) if P > 1 else (0.0, 0.0)
+        # alpha: the smallest message; beta: the slope between the two largest (1 MB .. 16 MB)
+        a = pts[0][1] if P > 1 else 0.0
+        beta = (pts[-1][1] - pts[-3][1]) / (pts[-1][0] - pts[-3][0]) if P > 1 else 0.0
         rows[kind] = {"points": pts, "alpha_s": float(max(a, 0.0)), "beta_s_per_byte": float(max(beta, 0.0))}
     return {"allreduce_int_s": alpha, **rows, "ok": True, "times_s": [alpha]}
 
@@ -275,6 +276,7 @@ def run_all(args) -> int:
               "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
                                                    "warshall_n": args.warshall_n, "runs": args.runs},
               "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "load_average_at_start": os.getloadavg()[0],
               "ranks": {}}
     status = 0
     for P in [int(x) for x in args.ranks.split(",")]:
@@ -324,7 +326,8 @@ def save(report: dict, stem: Path) -> None:
 def markdown(rep: dict) -> str:
     p = rep["params"]
     lines = [f"# Strong scaling over MPI ranks ({rep['backend']} backend, {rep['host']}, {rep['cpus']} CPUs)", "",
-             f"{rep['mpi']}; Python {rep['python']}; started {rep['started']}. bench/bench_scale.py; "
+             f"{rep['mpi']}; Python {rep['python']}; started {rep['started']} (load average "
+             f"{rep.get('load_average_at_start', 0):.1f}). bench/bench_scale.py; "
              f"MIN over 2^{p['min_log2']} rows x 32 bits, BFS-adapt and BORUVKA at R-MAT scale {p['scale']}, "
              f"WARSHALL-adapt at n = {p['warshall_n']}; median of {p['runs']} runs, the slowest rank's time.", "",
              "| workload | P | time, s | speed-up vs P=1 | serial (not distributed), s | steps | check |",
@@ -343,8 +346,8 @@ def markdown(rep: dict) -> str:
             serial = entry.get(f"{w}/serial", {}).get("median_s")
             lines.append(f"| {w} | {P} | {t:.4f} | {base[w] / t:.2f} | {'' if serial is None else f'{serial:.4f}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
-    lines += ["", "Collectives (mpi4py, host buffers): alpha = Allreduce of one int64; "
-              "beta fitted over 8 B .. 16 MB (time = alpha + beta * bytes).", "",
+    lines += ["", "Collectives (mpi4py, host buffers), time = alpha + beta * bytes: alpha of Allreduce = one "
+              "int64; the others' alpha = their 16-byte time, beta = the slope from 1 MB to 16 MB.", "",
               "| P | Allreduce(int), us | Bcast alpha, us | Bcast beta, ns/B | Allgather beta, ns/B | Alltoall beta, ns/B |",
               "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     for P, entry in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0])):

@@ -234,7 +234,9 @@ def test_machine_comm_in_python():
         m = starvm.Machine(comm=MPI.COMM_WORLD)
         m.run("var P: table(130, 130); begin ROW(1, P) := BITS('{word}'); writeln('hello from the machine') end.")
         P = m.global_("P").to_numpy()
-        print("rank", MPI.COMM_WORLD.rank, int(P.sum()), int(P[0, 1]), m.backend.name, flush=True)
+        seen = MPI.COMM_WORLD.gather(f"rank {{MPI.COMM_WORLD.rank}} {{int(P.sum())}} {{int(P[0, 1])}} {{m.backend.name}}")
+        if MPI.COMM_WORLD.rank == 0:
+            print(chr(10).join(seen), flush=True)
     """)
     rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=60)
     assert rc == 0, err
