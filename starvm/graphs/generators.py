@@ -81,17 +81,44 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
         raise ValueError("rmat needs scale >= 0, edge_factor >= 0, a, b, c, d >= 0 summing to 1, wmax >= 1")
     rng = _rng(seed, xp)
     n, m = 1 << scale, edge_factor << scale
-    u = xp.zeros(m, dtype=xp.int64)
-    v = xp.zeros(m, dtype=xp.int64)
-    for bit in range(scale):
-        r = _uniform(rng, m, xp)
-        down = r >= a + b                       # quadrants c, d: the source bit is 1
-        right = ((r >= a) & (r < a + b)) | (r >= a + b + c)   # quadrants b, d: the target bit is 1
-        u |= down.astype(xp.int64) << bit
-        v |= right.astype(xp.int64) << bit
-        del r, down, right
+    if xp is np:
+        u, v = _rmat_ends_numpy(rng, scale, m, a, b, c)
+    else:
+        u = xp.zeros(m, dtype=xp.int64)
+        v = xp.zeros(m, dtype=xp.int64)
+        for bit in range(scale):
+            r = _uniform(rng, m, xp)
+            down = r >= a + b                       # quadrants c, d: the source bit is 1
+            right = ((r >= a) & (r < a + b)) | (r >= a + b + c)   # quadrants b, d: the target bit is 1
+            u |= down.astype(xp.int64) << bit
+            v |= right.astype(xp.int64) << bit
+            del r, down, right
     return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}",
                    dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed), xp)
+
+
+def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
+    """The R-MAT ends on the host: the same draws and quadrants as the array version above
+    (one uniform per edge and bit), computed into preallocated buffers (about half the time
+    and no 8-byte temporaries per bit)."""
+    word = np.uint32 if scale <= 32 else np.uint64
+    u, v = np.zeros(m, dtype=word), np.zeros(m, dtype=word)
+    r = np.empty(m)
+    down, right, more = (np.empty(m, dtype=bool) for _ in range(3))
+    shifted = np.empty(m, dtype=word)
+    for bit in range(scale):
+        rng.random(out=r)
+        np.greater_equal(r, a + b, out=down)            # quadrants c, d: the source bit is 1
+        # quadrants b, d: [a, a+b) or [a+b+c, 1), i.e. (r >= a) xor (r >= a+b) xor (r >= a+b+c)
+        np.greater_equal(r, a, out=right)
+        np.logical_xor(right, down, out=right)
+        np.greater_equal(r, a + b + c, out=more)
+        np.logical_xor(right, more, out=right)
+        np.left_shift(down, word(bit), out=shifted, dtype=word)
+        u |= shifted
+        np.left_shift(right, word(bit), out=shifted, dtype=word)
+        v |= shifted
+    return u.astype(np.int64), v.astype(np.int64)
 
 
 def ssca2(n: int, max_clique: int = 8, p_inter: float = 0.5, seed: int = 0, *, wmax: int = 100,
