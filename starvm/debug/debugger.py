@@ -113,6 +113,8 @@ class Debugger:
         self._replaying = False
         self._prev_loc: Loc | None = None
         self._watch_message = ""
+        # back / goto / run replay on the same machine (False: a fresh machine each time)
+        self.reuse_machine = True
 
     # ------------------------------------------------------------------ running
     @property
@@ -127,20 +129,31 @@ class Debugger:
         """Compile the program (a Star error in it is raised) and stop before its first statement."""
         return self._launch(target=1)
 
-    def _new_run(self) -> _Run:
-        m = debug_machine(out=_Output(self), **self.options)
-        m.profile = self.profile
+    def _new_run(self, machine=None) -> _Run:
+        """A run on a fresh machine, or again on ``machine`` (its globals made anew by the
+        program's init_, its counters reset: what a fresh compile would give, without
+        parsing, checking and generating the code again)."""
+        if machine is None:
+            m = debug_machine(out=_Output(self), **self.options)
+            m.profile = self.profile
+        else:
+            m = machine
         run = _Run(m, None)
         run.events = EventSource(m, lambda n, f, e: self._on_event(run, n, f, e))
-        m.compile(self.text, self.filename)
-        if m._main is None:
-            raise DebugError("the program has no main block (begin ... end.) to run")
+        if machine is None:
+            m.compile(self.text, self.filename)
+            if m._main is None:
+                raise DebugError("the program has no main block (begin ... end.) to run")
+        else:
+            m.reset_stats()
+            m._guard(m.ns["init_"])
         return run
 
     def _launch(self, target: int) -> Stop:
-        """A fresh run from the start, stopped at event ``target`` (replayed silently)."""
+        """A run from the start, stopped at event ``target`` (replayed silently)."""
+        machine = self.machine if self.reuse_machine else None
         self._abort()
-        run = self._new_run()
+        run = self._new_run(machine)
         self._run = run
         self._mode, self._target = "target", target
         self._replaying = target > 1

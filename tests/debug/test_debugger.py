@@ -115,9 +115,11 @@ def test_conditional_breakpoint_stops_only_when_true(backend, dbg_factory):
     assert d.breakpoints[0].hits == len(want)
 
 
-def test_back_then_step_gives_identical_state_and_counts(backend, dbg_factory):
+@pytest.mark.parametrize("reuse", [True, False], ids=["same machine", "fresh machine"])
+def test_back_then_step_gives_identical_state_and_counts(backend, dbg_factory, reuse):
     text = warshall_c_program(random_digraph(8, 5, p=0.3))
     d = dbg_factory(text, backend)
+    d.reuse_machine = reuse          # replays run init_ and main again, or compile anew
     d.start()
     rng = np.random.default_rng(7)
     total = d.cont().event          # events of the whole run
