@@ -15,7 +15,9 @@ the lines) and takes what the count depends on: the sizes, and for some routines
 read from the data (how many rows X marks, how many pattern bits are 1, ...). Where the
 count depends on intermediate states (WARSHALL-adapt: the ORs of pivot k are the 1s of row
 k just before pivot k), the kernel counts them while it runs and passes the total here.
-tests/unit/test_native_steps.py checks every formula against the Star body on random inputs.
+The tests check every formula against the Star body on random inputs, beside the kernels'
+result checks (tests/unit/test_native*.py), and whole programs with natives on and off
+(tests/unit/test_native_steps.py, the differential fuzzer of tests/reference/).
 """
 from __future__ import annotations
 

@@ -69,15 +69,14 @@ extern "C" __global__ void pivot_steps(const unsigned long long* M, int n, int W
     for (int t = threadIdx.x; t < 64; t += blockDim.x)
         sub[t] = (t < cnt) ? M[(long long)(64 * kb + t) * W + kb] : 0ULL;
     __syncthreads();
-    if (threadIdx.x == 0) {                  // pre[t]: pivot row t's word as it stands before pivot t
-        for (int t = 0; t < cnt; ++t) {
-            unsigned long long pt = sub[t];
-            pre[t] = pt;
-            for (int r = 0; r < cnt; ++r)
-                if ((sub[r] >> t) & 1ULL) sub[r] |= pt;
-        }
+    // pre[t]: pivot row t's word as it stands before pivot t (a Warshall on the 64 x 64
+    // sub-matrix, thread r updating row r; row t itself does not change at pivot t)
+    for (int t = 0; t < cnt; ++t) {
+        unsigned long long pt = sub[t];
+        if (threadIdx.x == 0) pre[t] = pt;
+        if (threadIdx.x < cnt && threadIdx.x != t && ((sub[threadIdx.x] >> t) & 1ULL)) sub[threadIdx.x] |= pt;
+        __syncthreads();
     }
-    __syncthreads();
     unsigned long long mine = 0ULL;
     for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n;
          c += (long long)gridDim.x * blockDim.x) {
