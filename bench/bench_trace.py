@@ -10,7 +10,12 @@ is <= 1 s). Cases: WARSHALL-C (programs/warshall_c.star) on a G(n, p) digraph wi
 and BFS-adapt (programs/bfs_adapt.star) on a G(n, p) graph with n = 1000, once with native
 kernels (each standard-library call one statement) and once with every routine's Star body
 (the default of `star trace`), which the event limit cuts. Also the debugger's `back`
-(a replay from the start) at the last event of WARSHALL-C n = 64.
+(a replay from the start) at the last event of WARSHALL-C n = 64 and BFS-adapt n = 1000.
+
+Also the cost of the statement hook when it is off: the code generator of the commit before
+the hook (from git, ``HOOK_PARENT``) and today's, alternated in one process with the compiled
+tier off, on the 1e6-statement loop and WARSHALL-C at n = 1000 of bench/bench_foundation.py
+(skipped outside a git checkout).
 Results go to bench/results/trace.json and bench/results/trace.md.
 """
 from __future__ import annotations
@@ -100,6 +105,63 @@ def back_cost(name: str, program: str, spec: str, **opts) -> dict:
                 "back_s": round(time.perf_counter() - t, 3)}
 
 
+HOOK_PARENT = "53e5639^"     # the commit that added the hook to codegen.py, minus one
+
+
+def hook_cost(quick: bool) -> dict | None:
+    """Median seconds of the loop and WARSHALL-C n=1000 with the code generator before the
+    hook and now (debug off), alternated; None outside a git checkout."""
+    import importlib.util
+    import statistics
+    import subprocess
+    try:
+        old_src = subprocess.run(["git", "show", f"{HOOK_PARENT}:starvm/runtime/codegen.py"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_foundation import LOOP_SOURCE, PROGRAMS, random_digraph
+    import starvm.runtime.codegen as current
+    from starvm.runtime import machine as machine_module
+    path = Path(tempfile.mkdtemp()) / "codegen_before_hook.py"
+    path.write_text(old_src)
+    spec = importlib.util.spec_from_file_location("starvm.runtime.codegen_before_hook", path)
+    old = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = old
+    spec.loader.exec_module(old)
+
+    class Before(old.CodeGen):
+        def __init__(self, *a, debug=False, **k):
+            super().__init__(*a, **k)
+
+    n = 200 if quick else 1000
+    adj = random_digraph(n)
+    jit = {"jit": "off"} if "jit" in machine_module.Machine.__init__.__code__.co_varnames else {}
+    times = {"before": {"loop": [], "warshall_c": []}, "after": {"loop": [], "warshall_c": []}}
+    saved = machine_module.CodeGen
+    try:
+        for rep in range(21):
+            for label, gen in (("before", Before), ("after", current.CodeGen)):
+                machine_module.CodeGen = gen
+                m = machine_module.Machine(backend="numpy", **jit)
+                m.load(LOOP_SOURCE)
+                t = time.perf_counter()
+                m.call("SUMLOOP")
+                times[label]["loop"].append(time.perf_counter() - t)
+                if rep < 3:
+                    m = machine_module.Machine(backend="numpy", **jit)
+                    m.load(PROGRAMS["WARSHALL-C"].read_text())
+                    table = m.table(adj)
+                    t = time.perf_counter()
+                    m.call("WARSHALL-C", n, table)
+                    times[label]["warshall_c"].append(time.perf_counter() - t)
+    finally:
+        machine_module.CodeGen = saved
+    return {"n": n, "runs": {"loop": 21, "warshall_c": 3},
+            **{label: {k: {"median_s": round(statistics.median(v), 4), "min_s": round(min(v), 4)}
+                       for k, v in t.items()} for label, t in times.items()}}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
@@ -113,13 +175,14 @@ def main(argv=None) -> int:
         rows.append(case(f"WARSHALL-C n={n_w}", "programs/warshall_c.star", w_spec, tmp))
         rows.append(case(f"BFS-adapt n={n_b}, native kernels", "programs/bfs_adapt.star", b_spec, tmp, native=True))
         rows.append(case(f"BFS-adapt n={n_b}, Star bodies", "programs/bfs_adapt.star", b_spec, tmp, max_events=limit))
+    hook = hook_cost(args.quick)
     back = [back_cost(f"WARSHALL-C n={n_w}", "programs/warshall_c.star", w_spec),
             back_cost(f"BFS-adapt n={n_b}, native kernels", "programs/bfs_adapt.star", b_spec, native=True)]
     result = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"load {os.getloadavg()[0]:.1f}",
               "python": platform.python_version(), "quick": args.quick, "rows": rows,
-              "back": back, "open_goal_s": 1.0}
+              "back": back, "open_goal_s": 1.0, "hook_off_cost": hook}
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     suffix = "_quick" if args.quick else ""
@@ -137,6 +200,14 @@ def main(argv=None) -> int:
               "last event (a replay from the start, compiling included):", "",
               "| case | events | continue, s | back, s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {b['case']} (`{b['graph']}`) | {b['events']} | {b['continue_s']} | {b['back_s']} |" for b in back]
+    if hook is not None:
+        lines += ["", "The statement hook when neither debugging nor tracing: the code generator before the hook "
+                  f"({HOOK_PARENT}) and now, alternated in one process, compiled tier off (seconds, median / min):", "",
+                  "| benchmark | before | after |", "| --- | ---: | ---: |"]
+        for key, title in (("loop", "for loop, s := s + i, 1 000 000 times"), ("warshall_c", f"WARSHALL-C, n = {hook['n']}")):
+            b, a = hook["before"][key], hook["after"][key]
+            lines.append(f"| {title} ({hook['runs'][key]} runs) | {b['median_s']} / {b['min_s']} | "
+                         f"{a['median_s']} / {a['min_s']} |")
     lines += ["",
               "open = Selenium's `get` of the file (until the load event); drawn at = the page's own clock "
               "(performance.now()) when it has drawn its first event. "
