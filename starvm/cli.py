@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
     run.add_argument("--max-steps", type=int, metavar="N",
                      help="stop the program with an error after N loop iterations and routine calls")
+    run.add_argument("--jit", choices=["auto", "on", "off"],
+                     help="the compiled tier (Numba): auto compiles routines with enough work, on every routine "
+                          "it can, off interprets (default: $STARVM_JIT or auto)")
     run.add_argument("--distributed", action="store_true",
                      help="under mpiexec: one machine over all ranks, each holding a block of rows of every "
                           "table (needs mpi4py: pip install 'starvm[mpi]')")
@@ -128,7 +131,7 @@ def _main(argv) -> int:
             except MpiMissing as e:
                 raise _UsageError(str(e)) from None
         machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,
-                          directed=reading_from_args(args), comm=comm)
+                          directed=reading_from_args(args), comm=comm, jit=args.jit)
         machine.profile = args.profile
         if args.plot or args.progress:
             from .cli_pictures import prepare_run

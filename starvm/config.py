@@ -61,7 +61,7 @@ def jit_mode(explicit: str | None = None) -> str:
     compiles every routine it can; off is the interpreter alone (the reference)."""
     if explicit is True or explicit is False:
         return "on" if explicit else "off"
-    mode = (explicit or os.environ.get("STARVM_JIT") or "off").lower()
+    mode = (explicit or os.environ.get("STARVM_JIT") or "auto").lower()
     if mode in ("1", "true", "yes"):
         return "on"
     if mode in ("0", "false", "no"):

@@ -20,8 +20,23 @@ from .. import __version__, config
 
 def key(source: str, backend: str) -> str:
     import numba
-    salt = f"starvm {__version__}|numba {numba.__version__}|python {sys.version_info[:3]}|{backend}\n"
+    salt = (f"starvm {__version__}|numba {numba.__version__}|python {sys.version_info[:3]}|{backend}|"
+            f"kernels {_kernels_hash()}\n")
     return hashlib.sha256((salt + source).encode()).hexdigest()[:32]
+
+
+def _kernels_hash() -> str:
+    """The kernels the generated code calls are compiled into it: Numba's cache of a module
+    does not notice when they change, so their text is part of the key."""
+    global _KERNELS
+    if _KERNELS is None:
+        here = Path(__file__).parent
+        text = "".join((here / f).read_text() for f in ("kernels.py", "layout.py"))
+        _KERNELS = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return _KERNELS
+
+
+_KERNELS = None
 
 
 def load(source: str, backend: str):

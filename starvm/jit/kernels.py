@@ -23,7 +23,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
-                     E_DIV0, E_MISMATCH, E_MOD0, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
+                     E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
                      E_TABLE_ASSIGN, E_TABLE_MEM, E_TABLE_NEG, E_TRIM, E_UNASSIGNED,
                      C_ADD, C_AND, C_BIT_GET, C_BIT_SET, C_CLR, C_COL_GET, C_COL_SET, C_CONVERT, C_EQ, C_FND,
                      C_FRST, C_GREAT, C_GREATEQ, C_LESS, C_LESSEQ, C_NOT, C_NOTEQ, C_NUMB, C_OR, C_REP,
@@ -81,7 +81,11 @@ def vzeros(n):
 
 @njit(cache=True)
 def bits_const(words, n):
-    return (words.copy(), np.int64(n))
+    """A BITS literal: its words are a tuple of uint64 constants (empty for BITS(''))."""
+    out = np.zeros(nwords(n), np.uint64)
+    for t in range(len(words)):
+        out[t] = words[t]
+    return (out, np.int64(n))
 
 
 @njit(cache=True)
@@ -656,17 +660,21 @@ def out_end(ob, st, newline):
 
 
 # ------------------------------------------------------------------ calls
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def enter(st, site):
-    """Push a call site on the Star call stack (read back only when something fails)."""
+    """Push a call site on the Star call stack (read back only when something fails);
+    returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...)."""
     sp = st[S_SP]
     st[S_STACK + sp] = site
     st[S_SP] = sp + 1
+    return st
 
 
-@njit(cache=True)
-def leave(st):
+@njit(cache=True, inline="always")
+def leave(st, value):
+    """Pop the call site; returns the callee's result: leave(st, f(...))."""
     st[S_SP] -= 1
+    return value
 
 
 # ------------------------------------------------------------------ assignments fused with their value
@@ -764,3 +772,52 @@ def vcopy_asg(old, x, st, nid, anid):
         old[0][:] = x[0]
         return old
     return (x[0].copy(), x[1])
+
+
+# ------------------------------------------------------------------ integers
+# Star's integers are unbounded; compiled code computes in 64 bits and stops with an error
+# where a result would not fit, rather than wrap.
+I_MIN = np.int64(-(1 << 63))
+
+
+@njit(cache=True, inline="always")
+def ck_add(a, b, st, nid):
+    # the sum in unsigned (wrapping, so LLVM cannot assume it does not overflow), then signs
+    r = np.int64(np.uint64(a) + np.uint64(b))
+    if ((a ^ r) & (b ^ r)) < 0:
+        fail(st, nid, E_OVERFLOW, a, b, 0, 0)
+    return r
+
+
+@njit(cache=True, inline="always")
+def ck_sub(a, b, st, nid):
+    r = np.int64(np.uint64(a) - np.uint64(b))
+    if ((a ^ b) & (a ^ r)) < 0:
+        fail(st, nid, E_OVERFLOW, a, b, 1, 0)
+    return r
+
+
+@njit(cache=True)
+def mul_fits(a, b):
+    """Does a * b fit in 64 bits (checked in unsigned arithmetic)?"""
+    if a == 0 or b == 0:
+        return True
+    negative = (a < 0) != (b < 0)
+    limit = np.uint64(1 << 63) if negative else np.uint64((1 << 63) - 1)
+    ua = np.uint64(-(a + 1)) + U1 if a < 0 else np.uint64(a)
+    ub = np.uint64(-(b + 1)) + U1 if b < 0 else np.uint64(b)
+    return ua <= limit // ub
+
+
+@njit(cache=True, inline="always")
+def ck_mul(a, b, st, nid):
+    if (a > 0x7FFFFFFF or a < -0x7FFFFFFF or b > 0x7FFFFFFF or b < -0x7FFFFFFF) and not mul_fits(a, b):
+        fail(st, nid, E_OVERFLOW, a, b, 2, 0)
+    return np.int64(np.uint64(a) * np.uint64(b))
+
+
+@njit(cache=True, inline="always")
+def ck_neg(a, st, nid):
+    if a == I_MIN:
+        fail(st, nid, E_OVERFLOW, 0, a, 1, 0)
+    return -a

@@ -30,6 +30,8 @@ from ..types import T
 
 _SCALAR_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<", "<=": "<=",
                   ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
+# integer arithmetic that stops on 64-bit overflow (Star's integers are unbounded)
+_CHECKED = {"+": "ck_add", "-": "ck_sub", "*": "ck_mul"}
 # base operations: kernel name (all take ..., cnt, st, site)
 _OP_KERNEL = {op: "op_" + op.name.lower() for op in (
     Op.SET, Op.CLR, Op.BIT_GET, Op.BIT_SET, Op.FND, Op.STEP, Op.NUMB, Op.CONVERT, Op.FRST, Op.SOME,
@@ -124,7 +126,6 @@ class ModuleGen:
         self.sites: list[Site] = []
         self.names: list[str] = []
         self.strings: list[str] = []
-        self.consts = 0
         self.compiled: dict[str, Compiled] = {}
         self._globals: dict[str, list[Symbol]] = {}
 
@@ -391,10 +392,11 @@ class ModuleGen:
             for i, c in enumerate(e.arg):
                 if c == "1":
                     words[i >> 6] |= 1 << (i & 63)
-            self.consts += 1
-            name = f"K{self.consts}"
-            self.lines.insert(1, f"{name} = np.array({words!r}, dtype=np.uint64)")
-            return f"bits_const({name}, np.int64({len(e.arg)}))"
+            # the words as constants in the code (a global array would keep Numba from caching)
+            if not words:
+                return "vzeros(np.int64(0))"
+            consts = "".join(f"np.uint64({w}), " for w in words)
+            return f"bits_const(({consts}), np.int64({len(e.arg)}))"
         if op is Op.CALL:
             return self.call_expr(e)
         if op in _OP_KERNEL:
@@ -420,10 +422,12 @@ class ModuleGen:
                 return f"sdiv({a}, {b}, st, {self.site(e.loc)})"
             if e.arg == "mod":
                 return f"smod({a}, {b}, st, {self.site(e.loc)})"
+            if e.arg in _CHECKED:
+                return f"{_CHECKED[e.arg]}({a}, {b}, st, {self.site(e.loc)})"
             return f"({a} {_SCALAR_BINARY[e.arg]} {b})"
         if op is Op.UNARY:
             a = self.scalar(e.src[0])
-            return f"(-{a})" if e.arg == "neg" else f"(not {a})"
+            return f"ck_neg({a}, st, {self.site(e.loc)})" if e.arg == "neg" else f"(not {a})"
         if op is Op.LEN:
             return f"vlen({self.vector(e.src[0])}, st, {self.site(e.loc)})"
         if op is Op.NROWS:

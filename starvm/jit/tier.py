@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from .. import config, native
+from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import Op
 from ..types import T
 from .lower import ModuleGen, Unsupported, callees, walk
@@ -59,7 +60,7 @@ class Tier:
         candidates = dict(new)
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
-        if self.machine.backend.name != "numpy":
+        if not isinstance(self.machine.backend, NumpyBackend):
             why = (f"the {self.machine.backend.name} backend keeps tables where the CPU tier does not run "
                    "(the GPU tier is not built yet)")
             for info, _ in candidates.values():
@@ -72,6 +73,7 @@ class Tier:
         needed = _closure(chosen, {**self.bodies, **candidates})
         gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed})
         unit = Unit(gen.render(sorted(needed)), self.machine.backend.name)
+        unit.main_body = candidates.get("main_", (None, None))[1]
         for pyname in chosen:
             info, body = candidates[pyname]
             display = info.display if info else "main block"
@@ -124,6 +126,15 @@ class Tier:
                 and native.factory_for(info.name, self.machine.backend.name) is not None)
 
     # ------------------------------------------------------------------ reporting
+    def bodies_of(self, routine) -> dict:
+        bodies = dict(self.bodies)
+        if routine.compiled.info is None:
+            bodies[routine.pyname] = (None, routine.unit.main_body)
+        return bodies
+
+    def display_of(self, pyname: str) -> str:
+        return self.bodies[pyname][0].display
+
     def report(self) -> list[str]:
         """Lines for --profile: which routines ran compiled, which did not and why."""
         if self.mode == "off":
@@ -133,7 +144,9 @@ class Tier:
             if not r.calls:
                 continue
             if r.state == "compiled":
-                lines.append(f"  {r.display}: compiled; {r.compiled_calls} call(s) ran compiled in {r.seconds:.4f} s "
+                inner = sorted(_closure([r.pyname], self.bodies_of(r)) - {r.pyname})
+                calls = f" (with {', '.join(self.display_of(p) for p in inner)})" if inner else ""
+                lines.append(f"  {r.display}{calls}: compiled; {r.compiled_calls} call(s) ran compiled in {r.seconds:.4f} s "
                              f"(compiling or loading it from the cache: {r.compile_seconds:.3f} s)")
             else:
                 lines.append(f"  {r.display}: interpreted, {r.calls} call(s): {r.why}")

@@ -58,6 +58,9 @@ ROUTES: dict[str, tuple] = {
     "auto-bodies": (_auto_emulated, dict(fuse=True, native=False, jit="off")),
     "cupy": ("cupy", dict(fuse=True, native=True, jit="off")),
     "cupy-bodies": ("cupy", dict(fuse=True, native=False, jit="off")),
+    # the compiled tier (starvm/jit) on every routine it can take; natives off so that the
+    # library bodies the generator calls are compiled too
+    "jit": ("numpy", dict(fuse=True, native=False, jit="on")),
 }
 DEFAULT_ROUTES = ("numpy", "numpy-unfused", "numpy-bodies", "auto", "auto-unfused", "auto-bodies", "cupy")
 

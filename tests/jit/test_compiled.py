@@ -1,0 +1,228 @@
+"""The compiled tier (starvm/jit) against the interpreter: output, step counts by kind, errors
+with their positions and Star call stacks, on the listings, tests/star programs, standard-
+library routines under user names and random programs; plus tiering, caching, fallbacks.
+
+Numba compiles each program's module once per test session (a temporary cache directory,
+tests/jit/conftest.py), so the programs here are few and each does a lot.
+"""
+from __future__ import annotations
+
+import io
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import starvm
+from starvm.frontend.parser import fold
+from jit_differential import compiled_routines, differences, run
+
+ROOT = Path(__file__).resolve().parents[2]
+STAR_FILES = ["base_ops", "params", "globals", "parallel_forall", "statements", "divmod", "warshall_listings",
+              "err_length_mismatch", "err_unassigned", "err_rep_length", "err_col_write", "err_trim_range",
+              "err_bit_value", "err_row_index", "err_mod_zero", "hyphen_names"]
+
+
+@pytest.mark.parametrize("name", STAR_FILES)
+def test_star_programs_compiled_equal_interpreted(name):
+    path = ROOT / "tests" / "star" / f"{name}.star"
+    src = path.read_text()
+    assert differences(src, str(path)) == []
+    assert compiled_routines(run(src, str(path), "on")[3]), "nothing ran compiled"
+
+
+@pytest.mark.parametrize("name", ["warshall", "warshall_c", "warshall_adapt"])
+def test_listings_compiled_equal_interpreted(name):
+    path = ROOT / "programs" / f"{name}.star"
+    src = path.read_text()
+    assert differences(src, str(path), native=False) == []
+    m = run(src, str(path), "on", native=False)[3]
+    assert compiled_routines(m)
+
+
+# ------------------------------------------------------------------ standard library bodies under user names
+def _renamed(text: str) -> tuple[str, dict[str, str]]:
+    names = re.findall(r"(?im)^\s*(?:proc|procedure|function)\s+([A-Za-z_][\w-]*)", text)
+    mapping = {n: f"U_{n.replace('-', '_')}" for n in names}
+    for old, new in mapping.items():
+        text = re.sub(rf"(?i)\b{re.escape(old)}\b(?![-\w])", new, text)
+    return text, mapping
+
+
+def _random_args(m, info, rng, n, k):
+    """Arguments by parameter type: tables n x k (or k x k where a word must fit), slices of
+    n bits, words of k bits, small integers (sometimes out of range, to reach the errors)."""
+    from starvm.types import T
+    args = []
+    for p in info.params:
+        if p.type is T.TABLE:
+            args.append(m.table(rng.random((n, k)) < 0.5))
+        elif p.type is T.SLICE:
+            args.append(m.slice(rng.random(n) < 0.5))
+        elif p.type is T.WORD:
+            args.append(m.word(rng.random(k) < 0.5))
+        elif p.type is T.BOOL:
+            args.append(bool(rng.integers(2)))
+        else:
+            args.append(int(rng.integers(-1, k + 2)))
+    return args
+
+
+def _call_both(text, filename, mapping, seed):
+    results = {}
+    for jit in ("off", "on"):
+        rng = np.random.default_rng(seed)
+        m = starvm.Machine(jit=jit, native=False)
+        m.load(text, filename)
+        got = []
+        for old, new in mapping.items():
+            info = m.env.routines[fold(new)]
+            for n, k in ((1, 1), (63, 8), (64, 16), (130, 33)):
+                args = _random_args(m, info, rng, n, k)
+                try:
+                    r = m.call(new, *args)
+                    err = None
+                except starvm.StarError as e:
+                    r, err = None, e.render()
+                state = [a.to_numpy().tolist() if hasattr(a, "to_numpy") else a for a in args]
+                got.append((new, n, k, repr(r) if not hasattr(r, "to_numpy") else r.to_numpy().tolist(),
+                            state, err, m.last_call_stats))
+        results[jit] = (got, m)
+    return results
+
+
+@pytest.mark.parametrize("library", ["search.star", "arith.star"])
+def test_stdlib_bodies_under_user_names(library):
+    text, mapping = _renamed((ROOT / "stdlib" / library).read_text())
+    results = _call_both(text, f"user_{library}", mapping, seed=7)
+    off, on = results["off"][0], results["on"][0]
+    assert len(off) == len(on)
+    for a, b in zip(off, on):
+        assert a == b, f"{a[0]} n={a[1]} k={a[2]}"
+    assert compiled_routines(results["on"][1])
+
+
+# ------------------------------------------------------------------ errors, limits, fallbacks
+NESTED_ERROR = """
+proc inner(var P: table; i: integer);
+var V: slice(P);
+begin
+  V := COL(i, P);
+  COL(i + 1, P) := V;
+end;
+proc outer(var P: table);
+var j: integer;
+begin
+  for j := 1 to NCOLS(P) do inner(P, j);
+end;
+var T: table(5, 3);
+begin
+  writeln('before');
+  outer(T);
+end.
+"""
+
+
+def test_runtime_error_inside_compiled_callee_has_the_same_position_and_call_stack():
+    assert differences(NESTED_ERROR, "nested.star") == []
+    out, counts, err, m = run(NESTED_ERROR, "nested.star", "on")
+    assert compiled_routines(m) == ["main block"]   # calling outer and inner compiled
+    assert "nested.star:6:3: error: column index 4 out of range 1..3" in err
+    assert "main block at nested.star:16:3" in err
+    assert "outer at nested.star:11:29" in err and "inner at nested.star:6:3" in err
+    assert out == "before\n"
+
+
+def test_step_limit_holds_inside_compiled_code():
+    src = (ROOT / "tests" / "star" / "warshall_listings.star").read_text()
+    for limit in (5, 20, 60, 200):
+        assert differences(src, "w.star", max_steps=limit) == []
+    _, _, err, m = run(src, "w.star", "on", max_steps=20)
+    assert "step limit reached: more than 20" in err and compiled_routines(m)
+
+
+OVERFLOW = """
+var f, i: integer;
+begin
+  f := 1;
+  for i := 1 to 30 do f := f * i;
+  writeln(f);
+end.
+"""
+
+
+def test_integer_overflow_stops_with_an_error_instead_of_wrapping():
+    out, _, err, _ = run(OVERFLOW, "big.star", "off")
+    assert out == f"{__import__('math').factorial(30)}\n" and err is None
+    _, _, err, _ = run(OVERFLOW, "big.star", "on")
+    assert "integer overflow" in err and "--jit off" in err and "big.star:5:30" in err
+
+
+def test_routines_it_cannot_compile_fall_back_and_say_why():
+    src = (ROOT / "tests" / "star" / "recursion.star").read_text()
+    assert differences(src, "rec.star") == []
+    m = run(src, "rec.star", "on")[3]
+    m.profile = True
+    report = m.profile_report()
+    assert "fact: interpreted: recursive" in report
+
+
+def test_other_backends_fall_back_with_the_reason():
+    from starvm.backends.auto_backend import AutoBackend
+    from starvm.backends import get_backend
+    from starvm.backends.emulated_device import EmulatedDevice
+    backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), gpu_rows=64, gpu_bits=4096)
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, jit="on", out=out)
+    m.run(NESTED_ERROR.replace("outer(T);", "").replace("writeln('before');", "writeln(NCOLS(T));"), "a.star")
+    m.profile = True
+    assert "the auto backend keeps tables where the CPU tier does not run" in m.profile_report()
+    assert not m.jit.routines
+
+
+def test_auto_compiles_only_routines_with_enough_work(monkeypatch):
+    src = (ROOT / "tests" / "star" / "warshall_listings.star").read_text()
+    m = run(src, "w.star", "auto")[3]
+    assert compiled_routines(m) == []
+    assert any("too little work" in r.why for r in m.jit.routines.values())
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "10")
+    m = run(src, "w.star", "auto")[3]
+    assert compiled_routines(m) == ["main block"]    # with the Warshalls it calls
+
+
+def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
+    """A fresh process loads the compiled routine from the cache instead of compiling it."""
+    src = "proc twice(var P: table); var i: integer; begin for i := 1 to 2 do COL(1, P) := COL(2, P) end;"
+    probe = ("import starvm, sys; m = starvm.Machine(jit='on'); m.load(sys.argv[1], 'c.star'); "
+             "P = m.table(rows=3, cols=2); m.call('twice', P); d = m.jit.routines['r_twice'].dispatcher; "
+             "print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))")
+    env = {**__import__("os").environ, "STARVM_JIT_CACHE": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True)
+    second = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True)
+    assert first.stdout.split()[0] == "0"
+    assert second.stdout.split()[0] == "1", (first.stdout, second.stdout, second.stderr)
+    assert len(list(tmp_path.glob("star_*.py"))) == 1
+
+
+# ------------------------------------------------------------------ random programs (tests/reference/gen.py)
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_compiled_equal_the_model(seed):
+    from reference.gen import RandomSource
+    from reference.harness import differential
+    random.seed(seed)
+    _src, problems = differential(RandomSource(10_000 + seed), ("numpy", "jit"))
+    assert problems == []
+
+
+def test_cli_jit_flag_and_profile_report():
+    path = ROOT / "programs" / "warshall_c.star"
+    res = subprocess.run([sys.executable, "-m", "starvm", "run", str(path), "--jit", "on", "--profile"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "compiled tier (Numba, --jit on)" in res.stderr
+    assert "WARSHALL-C: compiled" in res.stderr
+    assert "main block: interpreted:" in res.stderr
