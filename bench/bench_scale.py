@@ -1,7 +1,11 @@
 """Strong scaling of one Star program over MPI ranks (starvm/distributed, docs/scale.md).
 
     python3 bench/bench_scale.py --ranks 1,2 --name cpu2                      # small sizes, this host
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --min-log2 28 --scale 20 --warshall-n 8192 --name cpu16
+    # the 16-core device host, one workload per command (each under its 10-minute limit):
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads comm,min --min-log2 28 --name cpu16 --timeout 280
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16 --merge --timeout 280
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads boruvka --scale 20 --runs 1 --name cpu16 --merge --timeout 280
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16 --merge --timeout 280
 
 For every rank count P of --ranks it starts ``mpiexec -n P`` on this script (``--worker``),
 one rank per core, and measures, on the distributed machine (rows in 64-row blocks):
@@ -126,7 +130,7 @@ def work_bfs(r: Rank, scale: int, runs: int) -> dict:
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order
     g = graph(scale)
-    m, B = r.m, r.B
+    m = r.m
     left, right = m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits)
 
     def run():
@@ -272,12 +276,23 @@ def mpiexec() -> str:
 def run_all(args) -> int:
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"scale_{args.name}"
+    if args.merge and stem.with_suffix(".json").exists():    # add to an earlier run (one workload per command)
+        report = json.loads(stem.with_suffix(".json").read_text())
+        run_ranks(args, report, stem)
+        return 0 if all(v.get("ok", True) and "error" not in v for e in report["ranks"].values()
+                        for v in e.values()) else 1
     report = {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
               "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
                                                    "warshall_n": args.warshall_n, "runs": args.runs},
               "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
               "load_average_at_start": os.getloadavg()[0],
               "ranks": {}}
+    return run_ranks(args, report, stem)
+
+
+def run_ranks(args, report: dict, stem: Path) -> int:
+    out = stem.parent
     status = 0
     for P in [int(x) for x in args.ranks.split(",")]:
         for w in args.workloads.split(","):
@@ -306,7 +321,7 @@ def run_all(args) -> int:
                 status = 1
             if any(not v.get("ok", True) for v in entry.values()):
                 status = 1
-            save(report, out / f"scale_{args.name}")
+            save(report, stem)
     return status
 
 
@@ -324,14 +339,13 @@ def save(report: dict, stem: Path) -> None:
 
 
 def markdown(rep: dict) -> str:
-    p = rep["params"]
     lines = [f"# Strong scaling over MPI ranks ({rep['backend']} backend, {rep['host']}, {rep['cpus']} CPUs)", "",
              f"{rep['mpi']}; Python {rep['python']}; started {rep['started']} (load average "
-             f"{rep.get('load_average_at_start', 0):.1f}). bench/bench_scale.py; "
-             f"MIN over 2^{p['min_log2']} rows x 32 bits, BFS-adapt and BORUVKA at R-MAT scale {p['scale']}, "
-             f"WARSHALL-adapt at n = {p['warshall_n']}; median of {p['runs']} runs, the slowest rank's time.", "",
-             "| workload | P | time, s | speed-up vs P=1 | serial (not distributed), s | steps | check |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+             f"{rep.get('load_average_at_start', 0):.1f}). bench/bench_scale.py: MIN over the rows x 32 bits, "
+             "BFS-adapt and BORUVKA on R-MAT graphs (n vertices, arcs), WARSHALL-adapt on n vertices; the median "
+             "of the runs (--runs of each command), the slowest rank's time; every result checked.", "",
+             "| workload | size | P | time, s | speed-up vs P=1 | serial (not distributed), s | steps | check |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     base = {}
     for P, entry in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0])):
         for key, res in entry.items():
@@ -339,12 +353,13 @@ def markdown(rep: dict) -> str:
             if label == "serial" or w == "comm":
                 continue
             if "error" in res:
-                lines.append(f"| {w} | {P} | {res['error']} | | | | |")
+                lines.append(f"| {w} | | {P} | {res['error']} | | | | |")
                 continue
             t = res["median_s"]
             base.setdefault(w, t)
             serial = entry.get(f"{w}/serial", {}).get("median_s")
-            lines.append(f"| {w} | {P} | {t:.4f} | {base[w] / t:.2f} | {'' if serial is None else f'{serial:.4f}'} "
+            size = f"{res['rows']} rows" if "rows" in res else f"n={res['n']}" + (f", {res['arcs']} arcs" if "arcs" in res else "")
+            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {base[w] / t:.2f} | {'' if serial is None else f'{serial:.4f}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
     lines += ["", "Collectives (mpi4py, host buffers), time = alpha + beta * bytes: alpha of Allreduce = one "
               "int64; the others' alpha = their 16-byte time, beta = the slope from 1 MB to 16 MB.", "",
@@ -373,6 +388,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=580, help="seconds per mpiexec run (default 580)")
     ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (Open MPI as root: --allow-run-as-root)")
     ap.add_argument("--no-serial", action="store_true", help="do not time the plain NumPy machine at P = 1")
+    ap.add_argument("--merge", action="store_true",
+                    help="add to bench/results/scale_<name>.json if it exists (one workload per command)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()

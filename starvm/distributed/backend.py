@@ -28,27 +28,9 @@ from ..backends.base import Backend
 from ..errors import StarRuntimeError
 from ..runtime.values import Table
 from .partition import layout
+from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
 _NONE = 1 << 62          # "no 1 here" in a min-reduction of positions
-REPLICATE_MAX = 1 << 16  # a Fill that must take a form is replicated up to this many bits
-
-
-class Shard:
-    """This rank's block of an n-bit partitioned vector (``v``: a vector of the local backend)."""
-    __slots__ = ("v", "n")
-
-    def __init__(self, v, n: int):
-        self.v = v
-        self.n = n
-
-
-class Fill:
-    """n zeros or n ones, not yet stored in either form."""
-    __slots__ = ("bit", "n")
-
-    def __init__(self, bit: int, n: int):
-        self.bit = bit
-        self.n = n
 
 
 class DistributedBackend(Backend):
@@ -413,8 +395,3 @@ def _fill_rule(prim: str, bit: int):
     if prim.startswith("or"):
         return 1 if bit else "keep"
     return "not" if bit else "keep"
-
-
-def _host(a):
-    """A NumPy array of a NumPy or CuPy array (host staging of device data)."""
-    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)

@@ -14,7 +14,7 @@ import numpy as np
 from ..ir.ops import Node, Op
 from ..runtime.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
 from ..runtime.values import Bits
-from .backend import REPLICATE_MAX, Fill, Shard, _host
+from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
 
 class _Local(_Vec):

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..native.rows_numpy import _bools_vec, _columns, _values, _vec_bools
 from ..native.rows_routines import Unusual, factories
-from .backend import DistributedBackend, Fill, Shard
+from .backend import DistributedBackend
+from .vectors import Fill, Shard
 
 
 def _local_bools(B: DistributedBackend, x, n: int) -> np.ndarray:

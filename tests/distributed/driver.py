@@ -11,6 +11,7 @@ whether results and steps agree and how many row-move kernel calls ran.
 """
 import io
 import json
+import os
 import sys
 
 from mpi4py import MPI
@@ -21,9 +22,18 @@ from starvm.distributed import distribute
 from starvm.errors import StarError
 
 
+def local_backend():
+    """The ranks' local backend: NumPy, or with DRIVER_LOCAL=emulated the emulated device
+    (device-style word-array vectors, as CuPy's), which runs the paths a GPU rank takes."""
+    if os.environ.get("DRIVER_LOCAL") == "emulated":
+        from starvm.backends.emulated_device import EmulatedDevice
+        return EmulatedDevice()
+    return get_backend("numpy")
+
+
 def run_one(path: str, align: int, comm) -> dict:
     out = io.StringIO()
-    backend = distribute(get_backend("numpy"), comm, align)
+    backend = distribute(local_backend(), comm, align)
     m = starvm.Machine(backend=backend, out=out)
     err = ""
     try:

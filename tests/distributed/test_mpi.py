@@ -79,12 +79,16 @@ def reference() -> dict:
     return res
 
 
-@pytest.mark.parametrize("ranks, align", [(1, 64), (2, 64), (3, 1)], ids=["1rank", "2ranks", "3ranks-rows1"])
-def test_every_program_same_on_several_ranks(tmp_path, reference, ranks, align):
+@pytest.mark.parametrize("ranks, align, local", [(1, 64, "numpy"), (2, 64, "numpy"), (3, 1, "numpy"), (2, 1, "emulated")],
+                         ids=["1rank", "2ranks", "3ranks-rows1", "2ranks-rows1-device-vectors"])
+def test_every_program_same_on_several_ranks(tmp_path, reference, ranks, align, local):
     """Blocks of 64 rows are what `star run --distributed` uses; blocks of 1 row split even
-    8-row tables (uneven blocks, ranks with no rows, blocks of one row)."""
+    8-row tables (uneven blocks, ranks with no rows, blocks of one row). ``emulated``: each
+    rank's local backend is the emulated GPU (device-style vectors, the paths a CuPy rank
+    takes, with the Star bodies of the row routines)."""
     dest = tmp_path / "out.json"
-    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=300)
+    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=300,
+                          env={"DRIVER_LOCAL": local})
     assert rc == 0, err[-3000:]
     got = json.loads(dest.read_text())
     for f, want in reference.items():
