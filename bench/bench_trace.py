@@ -197,7 +197,7 @@ def main(argv=None) -> int:
                      f"{r['write_s']} | {r['bytes']:,} | {r['open_s'] if r['open_s'] is not None else '—'} | "
                      f"{r['drawn_s'] if r['drawn_s'] is not None else '—'} | {ok} |")
     lines += ["", "The debugger: `continue` from the first to the last event (no breakpoint), and `back` at the "
-              "last event (a replay from the start, compiling included):", "",
+              "last event (a replay from the start: the globals made anew, the main block run again):", "",
               "| case | events | continue, s | back, s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {b['case']} (`{b['graph']}`) | {b['events']} | {b['continue_s']} | {b['back_s']} |" for b in back]
     if hook is not None:
