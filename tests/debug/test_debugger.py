@@ -192,10 +192,12 @@ def test_watch_stops_on_every_change(backend, dbg_factory):
     d.unwatch()
     d.restart()
     d.watch("P")
+    writers = {n for n, line in enumerate(text.split("\n"), 1) if ":= BITS(" in line or "COL ( i , P ) :=V" in line}
     changes = 0
     s = d.cont()
     while s.reason == "watch":
         assert "P changed" in s.message
+        assert int(s.message.rsplit("(by line ", 1)[1].rstrip(")")) in writers
         changes += 1
         s = d.cont()
     assert changes >= 2          # the ROW assignments of the main block, then WARSHALL-C's COL writes
