@@ -63,6 +63,18 @@ def main(argv=None) -> int:
     jobs = [(args.seed + i, routes) for i in range(args.count)]
     pool = multiprocessing.Pool(args.jobs) if args.jobs > 1 else None
     results = pool.imap(_one, jobs, chunksize=8) if pool else map(_one, jobs)
+    def save(done: int) -> None:
+        """The results so far (every 500 programs, and at the end: a stopped run keeps them)."""
+        secs = time.perf_counter() - t0
+        write_json(document("fuzz_differential", "Differential fuzzing: starvm's routes against the reference model",
+                            harness="fuzz_differential", programs=done, programs_asked=args.count,
+                            complete=done == args.count, first_seed=args.seed, routes=list(routes),
+                            runs_per_program=len(routes),
+                            compared="printed output and steps by kind, each route against the model",
+                            programs_calling_library=dict(sorted(library.items())), native_kernel_calls=natives,
+                            mismatching_programs=len(mismatches), seconds=round(secs, 1), jobs=args.jobs,
+                            mismatches=mismatches), Path(args.out))
+
     for i, (seed, src, problems, called, native_calls) in enumerate(results):
         library.update(called)
         library["(any)"] += bool(called)
@@ -74,17 +86,11 @@ def main(argv=None) -> int:
             print(f"seed {seed}: {problems[0][:300]}", flush=True)
         if (i + 1) % 500 == 0:
             print(f"{i + 1} programs, {len(mismatches)} mismatching, {time.perf_counter() - t0:.0f} s", flush=True)
+            save(i + 1)
     if pool:
         pool.close()
     secs = time.perf_counter() - t0
-    result = document("fuzz_differential", "Differential fuzzing: starvm's routes against the reference model",
-                      harness="fuzz_differential", programs=args.count, first_seed=args.seed,
-                      routes=list(routes), runs_per_program=len(routes),
-                      compared="printed output and steps by kind, each route against the model",
-                      programs_calling_library=dict(sorted(library.items())), native_kernel_calls=natives,
-                      mismatching_programs=len(mismatches), seconds=round(secs, 1), jobs=args.jobs,
-                      mismatches=mismatches)
-    write_json(result, Path(args.out))
+    save(args.count)
     print(f"{args.count} programs on {','.join(routes)}, {len(mismatches)} mismatching, "
           f"{natives} native kernel calls, {secs:.0f} s")
     return 1 if mismatches else 0

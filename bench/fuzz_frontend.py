@@ -65,14 +65,23 @@ def main(argv=None) -> int:
                     print(f"input {i} ({name}) {how}: {outcome}: {detail[:200]}", flush=True)
             if (i + 1) % 1000 == 0:
                 print(f"{i + 1} inputs, {len(failures)} failures, {time.perf_counter() - t0:.0f} s", flush=True)
+                save(i + 1, counts, failures, time.perf_counter() - t0, args)
     secs = time.perf_counter() - t0
-    result = {"harness": "fuzz_frontend", "inputs": args.count, "seed": args.seed,
-              "subprocess_runs": min(args.subprocess, args.count), "outcomes": dict(sorted(counts.items())),
+    save(args.count, counts, failures, secs, args)
+    print(f"{args.count} inputs, {len(failures)} failures, {secs:.0f} s: {dict(counts)}")
+    return 1 if failures else 0
+
+
+def save(done: int, counts, failures, secs: float, args) -> None:
+    """The results so far (every 1000 inputs, and at the end: a stopped run keeps them), with
+    the git state they were measured at."""
+    from starvm.bench.environment import git_state
+    result = {"harness": "fuzz_frontend", "inputs": done, "inputs_asked": args.count, "complete": done == args.count,
+              "seed": args.seed, "git": git_state(ROOT),
+              "subprocess_runs": min(args.subprocess, done), "outcomes": dict(sorted(counts.items())),
               "failures": failures, "seconds": round(secs, 1)}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"{args.count} inputs, {len(failures)} failures, {secs:.0f} s: {dict(counts)}")
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":
