@@ -9,6 +9,7 @@ from lark import Token, Transformer, v_args
 from ..errors import Loc, Source, StarSyntaxError
 from ..resources import grammar_path
 from . import ast as A
+from .syntax_hints import diagnose
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +67,10 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         if str(tok) == "*" and tok.start_pos and text.startswith("(*", tok.start_pos - 1):
             # '(' was read as a parenthesis because no '*)' closes the comment
             raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column - 1)) from None
+        found = diagnose(_lark(), text, tok, set(e.expected))
+        if found:
+            raise StarSyntaxError(found.message, Loc(source, found.line, found.column),
+                                  hint=found.hint) from None
         if tok.type == "$END":
             line, col = _end_position(text)
             what = "unexpected end of file"
@@ -82,6 +87,10 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
             msg = "unterminated comment"
         raise StarSyntaxError(msg, Loc(source, e.line, e.column)) from None
     except lark.exceptions.UnexpectedEOF as e:
+        found = diagnose(_lark(), text, Token("$END", ""), set(e.expected))
+        if found:
+            raise StarSyntaxError(found.message, Loc(source, found.line, found.column),
+                                  hint=found.hint) from None
         line, col = _end_position(text)
         raise StarSyntaxError("unexpected end of file" + _expected(e.expected), Loc(source, line, col)) from None
     try:

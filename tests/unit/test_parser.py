@@ -427,8 +427,8 @@ def test_unexpected_token():
 
 def test_unexpected_token_missing_semicolon():
     err = syntax_error("proc p(n: integer)\nbegin end;\n")
-    assert_rendered(err, "bad.star", 2, 1, "unexpected 'begin'")
-    assert "';'" in err.message
+    # reported at the end of the header that lacks it, not at the next line's 'begin'
+    assert_rendered(err, "bad.star", 1, 19, "missing ';'")
 
 
 def test_unexpected_string_token():
@@ -449,13 +449,43 @@ def test_trailing_text_after_the_program():
 
 @pytest.mark.parametrize("src, line, col", [
     ("begin x := 1 end", 1, 17),                   # the '.' is missing
-    ("begin\n  x := 1;\n", 2, 10),
-    ("proc p(n: integer);\nbegin\n  if n > 0 then\n", 3, 16),
     ("proc p(", 1, 8),
 ])
 def test_unexpected_end_of_file(src, line, col):
     err = syntax_error(src)
     assert_rendered(err, "bad.star", line, col, "unexpected end of file")
+
+
+@pytest.mark.parametrize("src, line, col, word", [
+    ("begin\n  x := 1;\n", 1, 1, "begin"),
+    ("proc p(n: integer);\nbegin\n  if n > 0 then\n", 2, 1, "begin"),
+    ("begin\n  repeat\n    x := 1\nend.", 2, 3, "repeat"),
+])
+def test_end_of_file_inside_a_block_names_where_it_opened(src, line, col, word):
+    err = syntax_error(src)
+    assert_rendered(err, "bad.star", line, col, f"'{word}' at line {line} is never closed")
+
+
+def test_missing_end_in_a_routine_names_its_begin_not_the_final_dot():
+    src = ("proc P(var x: integer);\nbegin\n  if x > 0 then\n  begin\n    x := x - 1;\nend;\n\n"
+           "var y: integer;\nbegin\n  y := 3;\n  P(y);\n  writeln(y)\nend.\n")
+    err = syntax_error(src)
+    # the 'end' at line 6 is indented as the routine's 'begin': the inner 'begin' lacks its own
+    assert_rendered(err, "bad.star", 4, 3, "'begin' at line 4 is never closed")
+    assert "line 8" in err.message
+
+
+def test_missing_semicolon_at_the_end_of_the_line_that_lacks_it():
+    err = syntax_error("var x, y: integer;\nbegin\n  x := 1   // one\n  y := 2\nend.")
+    assert_rendered(err, "bad.star", 3, 9, "missing ';' at the end of this line")
+    err = syntax_error("begin x := 1 y := 2 end.")
+    assert_rendered(err, "bad.star", 1, 14, "missing ';' before 'y'")
+
+
+def test_comparisons_joined_by_and_hint_at_parentheses():
+    err = syntax_error("var a, b: integer;\nbegin\n  if a > 0 and b > 0 then writeln(1)\nend.")
+    assert_rendered(err, "bad.star", 3, 18, "two comparisons joined by 'and' need parentheses")
+    assert "(a > 0) and (b > 0)" in err.hint
 
 
 def test_caret_lines_up_after_tabs():

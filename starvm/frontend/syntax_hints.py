@@ -1,0 +1,132 @@
+"""Turn the LALR parser's "unexpected X; expected one of ..." into what a student did wrong.
+
+Each diagnosis looks at the tokens before the one the parser stopped at and, when it
+recognises a typical mistake, names it and puts the caret where the mistake is (not where
+the parser noticed it): the line that lacks its ';', the 'begin' that no 'end' closes,
+the comparison that needs parentheses. Returns None when it recognises nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import lark
+from lark import Token
+
+# Tokens that can only start a statement: after one of these on a new line a ';' is missing.
+_STATEMENT_START = {"NAME", "IF", "WHILE", "REPEAT", "FOR", "PARALLEL", "BEGIN"}
+# Tokens that only occur at the top level of a program (outside every begin ... end).
+_TOP_LEVEL = {"var", "proc", "procedure", "function", "program"}
+_OPENS = {"BEGIN": "END", "REPEAT": "UNTIL"}
+_KEYWORD_TYPES = {"IF", "WHILE", "REPEAT", "FOR", "BEGIN", "END", "UNTIL", "THEN", "DO", "ELSE"}
+
+
+@dataclass
+class Diagnosis:
+    message: str
+    line: int
+    column: int
+    hint: str | None = None
+
+
+def _tokens_before(lark_parser: lark.Lark, text: str, pos: int) -> list[Token]:
+    """The tokens of text[:pos] as the plain lexer reads them (keywords as keywords)."""
+    try:
+        return list(lark_parser.lex(text[:pos]))
+    except lark.exceptions.LarkError:
+        return []
+
+
+def _indent(text: str, line: int) -> int:
+    s = text.split("\n")[line - 1]
+    return len(s.expandtabs(4)) - len(s.expandtabs(4).lstrip())
+
+
+def _typed(tok: Token) -> str:
+    """The token's kind with keywords recognised even where the contextual lexer said NAME."""
+    word = str(tok).upper()
+    if tok.type == "NAME" and word in _KEYWORD_TYPES:
+        return word
+    return tok.type
+
+
+def unclosed_block(text: str, before: list[Token], at: str) -> Diagnosis | None:
+    """A 'begin' or 'repeat' still open where only the top level (or the end) may follow.
+
+    Of the blocks open at the error, the culprit is usually the innermost one whose closing
+    word went to an outer block: a 'begin' whose matching 'end' sits at another indentation
+    ('end' written for the outer block). Without such a pair, the innermost open block."""
+    stack: list[Token] = []
+    mismatched: list[Token] = []
+    for tok in before:
+        kind = _typed(tok)
+        if kind in _OPENS:
+            stack.append(tok)
+        elif kind in ("END", "UNTIL") and stack:
+            opener = stack.pop()
+            if _indent(text, opener.line) != _indent(text, tok.line):
+                mismatched.append(opener)
+    if not stack:
+        return None
+    culprit = mismatched[-1] if mismatched else stack[-1]
+    word = str(culprit).lower()
+    closer = "'until'" if word == "repeat" else "'end'"
+    return Diagnosis(f"'{word}' at line {culprit.line} is never closed: no {closer} matches it "
+                     f"(the parser reached {at} still inside it)",
+                     culprit.line, culprit.column,
+                     hint=f"add the {closer} of this '{word}' where its statements end")
+
+
+def missing_semicolon(tok: Token, before: list[Token], expected: set[str]) -> Diagnosis | None:
+    """A statement start where ';' could have come: the ';' before it is missing."""
+    if "SEMICOLON" not in expected or not before or _typed(tok) not in _STATEMENT_START:
+        return None
+    prev = before[-1]
+    if _typed(prev) in ("THEN", "DO", "ELSE", "BEGIN", "REPEAT", "SEMICOLON"):
+        return None
+    line = prev.end_line or prev.line
+    if line == tok.line:
+        return Diagnosis(f"missing ';' before {str(tok)!r}", tok.line, tok.column)
+    return Diagnosis("missing ';' at the end of this line", line, (prev.end_column or prev.column + 1))
+
+
+def chained_comparison(tok: Token, before: list[Token]) -> Diagnosis | None:
+    """`a > 0 and b > 0`: 'and' binds tighter than '>' (Pascal precedence), so the parser
+    reads `a > (0 and b) > 0` and stops at the second comparison."""
+    if tok.type not in ("RELOP", "EQ") and str(tok) not in ("=", "<>", "<", ">", "<=", ">="):
+        return None
+    joiner = None
+    for prev in reversed(before):
+        kind = _typed(prev)
+        if kind in ("SEMICOLON", "THEN", "DO", "IF", "WHILE", "UNTIL", "ASSIGN", "BEGIN"):
+            break
+        if str(prev).lower() in ("and", "or", "xor"):
+            joiner = str(prev).lower()
+        elif kind in ("RELOP", "EQ") and joiner:
+            return Diagnosis(f"two comparisons joined by '{joiner}' need parentheses",
+                             tok.line, tok.column,
+                             hint=f"'{joiner}' binds tighter than comparisons (as in Pascal): "
+                                  f"write (a > 0) {joiner} (b > 0)")
+    return None
+
+
+def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) -> Diagnosis | None:
+    at_end = tok.type == "$END"
+    pos = len(text) if at_end else tok.start_pos
+    before = _tokens_before(lark_parser, text, pos)
+    if at_end or str(tok).lower() in _TOP_LEVEL or (before and str(before[-1]).lower() in _TOP_LEVEL) \
+            or str(tok) == ".":
+        where = "the end of the file" if at_end else f"{str(tok)!r} at line {tok.line}"
+        if before and str(before[-1]).lower() in _TOP_LEVEL and not at_end:
+            where = f"{str(before[-1])!r} at line {before[-1].line}"
+        found = unclosed_block(text, before, where)
+        if found:
+            return found
+    if at_end:
+        return None
+    kind = _typed(tok)
+    if (kind == "END" and "UNTIL" in expected) or (kind == "UNTIL" and "END" in expected):
+        # the closing word of another block: the innermost open block lacks its own
+        found = unclosed_block(text, before, f"{str(tok)!r} at line {tok.line}")
+        if found:
+            return found
+    return chained_comparison(tok, before) or missing_semicolon(tok, before, expected)
