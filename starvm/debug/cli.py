@@ -15,6 +15,8 @@ def _run_options(p) -> None:
                    help="also time every base operation; the report says that native kernels and the compiled tier were bypassed")
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop the program with an error after N loop iterations and routine calls")
+    p.add_argument("--jit", choices=["auto", "on", "off"],
+                   help="accepted as star run takes it; debugging and tracing always bypass the compiled tier")
     p.add_argument("--native", action="store_true",
                    help="let native kernels replace standard-library routines (each call is then one statement; "
                         "default: every routine runs as its Star body and can be stepped through)")
@@ -38,6 +40,9 @@ def add_subcommands(sub) -> None:
 
 def _machine_options(args, usage_error) -> dict:
     from .. import config
+    if args.jit not in (None, "off"):
+        print(f"star {args.command}: --jit {args.jit} has no effect: every routine runs interpreted, "
+              "with statement events (the compiled tier is bypassed)", file=sys.stderr)
     from ..graphs.cli import graph_from_args
     opts = {"backend": config.backend_name(args.backend), "max_steps": args.max_steps,
             "graph": graph_from_args(args, usage_error), "native": args.native}

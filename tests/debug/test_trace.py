@@ -102,6 +102,8 @@ def test_star_trace_command_line(tmp_path):
     assert r.returncode == 0
     assert "the trace stops at event 10 (--max-events 10)" in r.stderr
     assert "native kernels and the compiled tier were bypassed" in r.stderr
+    r = _star("trace", "rec.star", "--html", "run3.html", "--jit", "on", cwd=tmp_path)
+    assert r.returncode == 0 and "--jit on has no effect" in r.stderr and "compiled tier is bypassed" in r.stderr
     r = _star("trace", "rec.star", cwd=tmp_path)
     assert r.returncode == 2 and "needs --html" in r.stderr
     r = _star("trace", "rec.star", "--html", "x.html", "--max-rows", "0", cwd=tmp_path)
