@@ -821,3 +821,57 @@ def ck_neg(a, st, nid):
     if a == I_MIN:
         fail(st, nid, E_OVERFLOW, 0, a, 1, 0)
     return -a
+
+
+# ------------------------------------------------------------------ two loops of WARSHALL-C in one pass
+@njit(cache=True, inline="always")
+def op_step_h(x, h, cnt, st, nid):
+    """STEP(x) where h[0] says how many leading words of x are known to be 0 (generated code
+    resets it whenever x may change otherwise): a `while i > 0 do ... i := STEP(x)` loop
+    scans x once instead of once per step."""
+    cnt[C_STEP] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    for t in range(h[0], w.shape[0]):
+        v = w[t]
+        if v != U0:
+            w[t] = v & (v - U1)
+            h[0] = t
+            return np.int64(t * 64 + trailing_zeros(v) + 1)
+    h[0] = w.shape[0]
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def col_rmw(v, i, t, w, kind, cnt, st, sites):
+    """V := COL(i, T); V := V op W; COL(i, T) := V in one pass over the words, when nothing
+    can fail; else the three statements one by one (which then fail where they should).
+    sites: the COL read, its assignment, the op, its assignment, the COL write."""
+    data, n = t[0], t[1]
+    if 0 < i <= data.shape[0] and v[1] == n and w[1] == n:
+        cnt[C_COL_GET] += 1
+        cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+        cnt[C_COL_SET] += 1
+        dst, src = v[0], w[0]
+        r = i - 1
+        if kind == 1:
+            for q in range(dst.shape[0]):
+                x = data[r, q] | src[q]
+                dst[q] = x
+                data[r, q] = x
+        elif kind == 0:
+            for q in range(dst.shape[0]):
+                x = data[r, q] & src[q]
+                dst[q] = x
+                data[r, q] = x
+        else:
+            for q in range(dst.shape[0]):
+                x = data[r, q] ^ src[q]
+                dst[q] = x
+                data[r, q] = x
+        return v
+    v = op_col_get_asg(v, i, t, cnt, st, sites[0], sites[1])
+    v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
+    op_col_set(i, t, v, cnt, st, sites[4])
+    return v

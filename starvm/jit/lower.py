@@ -190,6 +190,10 @@ class ModuleGen:
                     self.emit(1, f"{self.vars[p]} = check_len({self.vars[p]}, {n}, st, {self.site(p.loc, what=what)})")
             for s in locals_:
                 self.emit(1, f"{self.vars[s]} = {self.initial(s)}")
+        self.hints: dict[Symbol, str] = {}
+        for x in _stepped(body):
+            self.hints[x] = f"h{len(self.hints)}"
+            self.emit(1, f"{self.hints[x]} = np.zeros(1, np.int64)")
         self.block(body, 1)
         returned_globals = [g for g in globs if g.type is not T.TABLE]
         outs = ([self.vars[info.result]] if info and info.result else [])
@@ -221,8 +225,59 @@ class ModuleGen:
     def block(self, node: Node, ind: int) -> None:
         if not node.src:
             self.emit(ind, "pass")
-        for s in node.src:
-            self.stmt(s, ind)
+        stmts, k = list(node.src), 0
+        while k < len(stmts):
+            if self.column_rmw(stmts[k:k + 3], ind):
+                k += 3
+                continue
+            self.stmt(stmts[k], ind)
+            self.reset_hints(stmts[k], ind)
+            k += 1
+
+    def reset_hints(self, s: Node, ind: int) -> None:
+        """After a statement that may change a STEPped vector otherwise than by STEP, forget
+        what its hint knew (op_step_h)."""
+        if not self.hints:
+            return
+        changed = set()
+        if s.op is Op.ASSIGN:
+            changed.add(s.arg)
+        elif s.op in (Op.SET, Op.CLR, Op.BIT_SET, Op.REP):
+            changed.update(n.arg for n in s.src if n.op is Op.VAR)
+        elif s.op in (Op.CALL, Op.PFOR):
+            changed.update(self.hints)
+        for x in sorted((x for x in changed if x in self.hints), key=lambda x: self.hints[x]):
+            self.emit(ind, f"{self.hints[x]}[0] = 0")
+
+    def column_rmw(self, three: list[Node], ind: int) -> bool:
+        """V := COL(i, T); V := V op W; COL(i, T) := V  (op: and, or, xor) as one kernel."""
+        if len(three) < 3:
+            return False
+        a, b, c = three
+        if not (a.op is Op.ASSIGN and b.op is Op.ASSIGN and c.op is Op.COL_SET and a.arg is b.arg
+                and a.arg.type is T.SLICE and a.src[0].op is Op.COL_GET and b.src[0].op in (Op.AND, Op.OR, Op.XOR)):
+            return False
+        get, logic = a.src[0], b.src[0]
+        i, table = get.src
+        ci, ctable, cv = c.src
+        same = lambda x, y: x.op is Op.VAR and y.op is Op.VAR and x.arg is y.arg   # noqa: E731
+        if not (same(i, ci) and i.arg.type is T.INT and same(table, ctable) and cv.op is Op.VAR and cv.arg is a.arg
+                and logic.src[0].op is Op.VAR and logic.src[0].arg is a.arg and logic.src[1].op is Op.VAR
+                and logic.src[1].arg.type.is_vector and a.arg not in self.hints):
+            return False
+        saved = self.stmt_loc
+        self.stmt_loc = a.loc or saved
+        s0, s1 = self.site(get.loc, get.op), self.site(a.loc)
+        self.stmt_loc = b.loc or saved
+        s2, s3 = self.site(logic.loc, logic.op), self.site(b.loc)
+        self.stmt_loc = c.loc or saved
+        s4 = self.site(c.loc, c.op)
+        self.stmt_loc = saved
+        kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[logic.op]
+        v = self.vars[a.arg]
+        self.emit(ind, f"{v} = col_rmw({v}, {self.vars[i.arg]}, {self.vars[table.arg]}, {self.vars[logic.src[1].arg]}, "
+                       f"np.int64({kind}), cnt, st, ({s0}, {s1}, {s2}, {s3}, {s4}))")
+        return True
 
     def stmt(self, s: Node, ind: int) -> None:
         saved = self.stmt_loc
@@ -376,6 +431,9 @@ class ModuleGen:
 
     # ------------------------------------------------------------------ expressions
     def base_op(self, e: Node) -> str:
+        if e.op is Op.STEP and e.src[0].op is Op.VAR and e.src[0].arg in self.hints:
+            x = e.src[0].arg
+            return f"op_step_h({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
         args = [self.vector(a) if a.type is not None and (a.type.is_vector or a.type is T.TABLE)
                 else self.scalar(a) for a in e.src]
         return f"{_OP_KERNEL[e.op]}({', '.join(args)}, cnt, st, {self.site(e.loc, e.op)})"
@@ -469,3 +527,12 @@ def _writes_output(bodies, pyname: str, seen=None) -> bool:
         if n.op is Op.WRITE or (n.op is Op.CALL and _writes_output(bodies, n.arg[0].pyname, seen)):
             return True
     return False
+
+
+def _stepped(body: Node) -> list[Symbol]:
+    """The vector variables a body STEPs (each gets a hint: op_step_h)."""
+    out = []
+    for n in walk(body):
+        if n.op is Op.STEP and n.src[0].op is Op.VAR and n.src[0].arg not in out:
+            out.append(n.src[0].arg)
+    return out

@@ -1,0 +1,332 @@
+"""The compiled tier (starvm/jit, Numba) on the CPU, beside the interpreter and plain code.
+
+    python bench/bench_compiled.py            # a few minutes on 2 cores
+    python bench/bench_compiled.py --quick    # small sizes: a smoke test of this script
+
+Every Star workload is a *user-named* copy of a library body (MY_WARSHALL_C, ...), so no
+native kernel applies. Each is timed compiled (``Machine(jit="on")``): cold = the first
+call in this process with an empty cache directory (Numba compiles it), warm = a later
+call; the interpreter (``jit="off"``) at the same size where that is affordable, else at a
+smaller size (said in the table); and the strongest plain alternative on the same packed
+columns: a hand-written Numba loop, and plain NumPy. Compile times: cold, and from the
+disk cache in a fresh process (Numba's own start-up reported separately). Results:
+bench/results/compiled_cpu.json and .md. Exit status 1 if any result is wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+_CACHE = tempfile.mkdtemp(prefix="starvm-jit-bench-")
+os.environ.setdefault("STARVM_JIT_CACHE", _CACHE)
+
+import starvm  # noqa: E402
+
+WARSHALL_C = """
+proc MY_WARSHALL_C(n: integer; var P: table);
+var x: word; V, W: slice; i, k: integer;
+begin for k := 1 to n do
+  begin
+    x := ROW(k, P);
+    W := COL(k, P);
+    i = STEP(x);
+    while i > 0 do
+    begin
+      V := COL(i, P);
+      V = V or W;
+      COL(i, P) := V;
+      i := STEP(x);
+    end;
+  end;
+end;
+"""
+WARSHALL = """
+proc MY_WARSHALL(n: integer; var P: table);
+var X: slice(P); v, w: word; i, k: integer;
+begin for k := 1 to n do
+  begin
+    X := COL(k, P);
+    w := ROW(k, P);
+    while SOME(X) do
+    begin
+      i := STEP(X);
+      v := ROW(i, P);
+      v = v or w;
+      ROW(i, P) := v;
+    end;
+  end;
+end;
+"""
+WARSHALL_ADAPT = """
+proc MY_WARSHALL_ADAPT(n: integer; var P: table);
+var V, W: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin
+      W := COL(k, P);
+      V := COL(i, P);
+      if V(k) = 1 then V := V or W;
+      COL(i, P) := V;
+    end;
+end;
+"""
+SUMLOOP = """
+function MY_SUMLOOP(m: integer): integer;
+var i, s: integer;
+begin
+  s := 0;
+  for i := 1 to m do s := s + i;
+  MY_SUMLOOP := s;
+end;
+"""
+COLLOOP = """
+proc MY_COLLOOP(reps, i: integer; var P: table);
+var V, W: slice; r: integer;
+begin
+  W := COL(1, P);
+  for r := 1 to reps do
+  begin
+    V := COL(i, P);
+    V := V or W;
+    COL(i, P) := V;
+  end;
+end;
+"""
+
+
+# ------------------------------------------------------------------ graphs and references
+def random_digraph(n: int, seed: int = 2016) -> np.ndarray:
+    rng = np.random.default_rng([seed, n])
+    adj = rng.random((n, n)) < 2.0 / n
+    np.fill_diagonal(adj, False)
+    return adj
+
+
+def closure_numpy(adj: np.ndarray) -> np.ndarray:
+    """Plain NumPy on packed rows: for each k, the rows holding bit k OR in row k."""
+    n = adj.shape[0]
+    rows = np.packbits(adj, axis=1)
+    for k in range(n):
+        has = (rows[:, k >> 3] >> (7 - (k & 7))) & 1
+        rows[has.astype(bool)] |= rows[k]
+    return np.unpackbits(rows, axis=1, count=n).astype(bool)
+
+
+def hand_numba():
+    from numba import njit
+
+    @njit(cache=True)
+    def warshall_cols(data, n):
+        """WARSHALL-C by hand on the same k x words column array: for each k, for each set
+        bit i of row k, column i |= column k."""
+        nw = data.shape[1]
+        for k in range(n):
+            kw, kb = k >> 6, np.uint64(k & 63)
+            for i in range(n):
+                if (data[i, kw] >> kb) & np.uint64(1):
+                    for t in range(nw):
+                        data[i, t] |= data[k, t]
+    return warshall_cols
+
+
+def star_table(m, adj):
+    return m.table(adj)
+
+
+def time_call(m, name, *args):
+    t0 = time.perf_counter()
+    r = m.call(name, *args)
+    return time.perf_counter() - t0, r
+
+
+# ------------------------------------------------------------------ workloads
+def bench_warshall(label, source, name, n, interp_n, results, problems):
+    adj = random_digraph(n)
+    want = closure_numpy(adj)
+    row = {"workload": label, "n": n}
+    m = starvm.Machine(jit="on", out=open(os.devnull, "w"))
+    m.load(source, "bench.star")
+    P = m.table(adj)
+    row["cold_s"], _ = time_call(m, name, n, P)
+    if not np.array_equal(P.to_numpy(), want):
+        problems.append(f"{label} n={n}: compiled result wrong")
+    routine = m.jit.routines[f"r_{name.lower()}"]
+    row["compile_s"] = routine.compile_seconds
+    P = m.table(adj)
+    row["warm_s"], _ = time_call(m, name, n, P)
+    if not np.array_equal(P.to_numpy(), want):
+        problems.append(f"{label} n={n}: compiled result wrong (warm)")
+    steps_compiled = m.last_call_stats
+    # the interpreter, at interp_n
+    small = random_digraph(interp_n)
+    mi = starvm.Machine(jit="off")
+    mi.load(source, "bench.star")
+    Q = mi.table(small)
+    row["interp_n"] = interp_n
+    row["interp_s"], _ = time_call(mi, name, interp_n, Q)
+    if not np.array_equal(Q.to_numpy(), closure_numpy(small)):
+        problems.append(f"{label} n={interp_n}: interpreter result wrong")
+    mc = starvm.Machine(jit="on")
+    mc.load(source, "bench.star")
+    Q = mc.table(small)
+    row["compiled_at_interp_n_s"], _ = time_call(mc, name, interp_n, Q)
+    row["steps_equal_at_interp_n"] = mc.last_call_stats == mi.last_call_stats
+    if not row["steps_equal_at_interp_n"]:
+        problems.append(f"{label}: step counts differ at n={interp_n}")
+    row["steps_compiled"] = sum(steps_compiled.values())
+    # plain alternatives on the same packed columns
+    hand = hand_numba()
+    data = m.table(adj).data.copy()
+    hand(data, n)
+    data = m.table(adj).data.copy()
+    t0 = time.perf_counter()
+    hand(data, n)
+    row["hand_numba_s"] = time.perf_counter() - t0
+    T = m.table(adj)
+    T.data[...] = data
+    if not np.array_equal(T.to_numpy(), want):
+        problems.append(f"{label}: hand-written Numba loop wrong")
+    t0 = time.perf_counter()
+    closure_numpy(adj)
+    row["numpy_s"] = time.perf_counter() - t0
+    results.append(row)
+    print(row, flush=True)
+
+
+def bench_sumloop(m_iters, results, problems):
+    m = starvm.Machine(jit="on")
+    m.load(SUMLOOP, "bench.star")
+    cold, r = time_call(m, "MY_SUMLOOP", m_iters)
+    warm, r = time_call(m, "MY_SUMLOOP", m_iters)
+    if r != m_iters * (m_iters + 1) // 2:
+        problems.append("sum loop wrong")
+    mi = starvm.Machine(jit="off")
+    mi.load(SUMLOOP, "bench.star")
+    interp, _ = time_call(mi, "MY_SUMLOOP", m_iters)
+    t0 = time.perf_counter()
+    int(np.arange(1, m_iters + 1, dtype=np.int64).sum())
+    npy = time.perf_counter() - t0
+    row = {"workload": "for i := 1 to m do s := s + i", "n": m_iters, "cold_s": cold, "warm_s": warm,
+           "interp_s": interp, "interp_n": m_iters, "numpy_s": npy,
+           "compile_s": m.jit.routines["r_my_sumloop"].compile_seconds}
+    results.append(row)
+    print(row, flush=True)
+
+
+def bench_colloop(n, reps, results, problems):
+    adj = random_digraph(n)
+    m = starvm.Machine(jit="on")
+    m.load(COLLOOP, "bench.star")
+    P = m.table(adj)
+    cold, _ = time_call(m, "MY_COLLOOP", reps, 2, P)
+    warm, _ = time_call(m, "MY_COLLOOP", reps, 2, P)
+    want = adj.copy()
+    want[:, 1] |= adj[:, 0]
+    if not np.array_equal(P.to_numpy(), want):
+        problems.append("COL/or/COL loop wrong")
+    mi = starvm.Machine(jit="off")
+    mi.load(COLLOOP, "bench.star")
+    Q = mi.table(adj)
+    ireps = max(1, reps // 100)
+    interp, _ = time_call(mi, "MY_COLLOOP", ireps, 2, Q)
+    row = {"workload": "V := COL(i,P); V := V or W; COL(i,P) := V", "n": n, "reps": reps,
+           "cold_s": cold, "warm_s": warm, "warm_us_per_iteration": warm / reps * 1e6,
+           "interp_us_per_iteration": interp / ireps * 1e6, "interp_reps": ireps,
+           "compile_s": m.jit.routines["r_my_colloop"].compile_seconds}
+    results.append(row)
+    print(row, flush=True)
+
+
+CACHE_PROBE = """
+import json, sys, time
+t0 = time.perf_counter(); import numba; t1 = time.perf_counter()
+import starvm
+m = starvm.Machine(jit="on")
+m.load(sys.argv[1], "bench.star")
+P = m.table(rows=64, cols=64)
+t2 = time.perf_counter(); m.call(sys.argv[2], 64, P); t3 = time.perf_counter()
+r = m.jit.routines["r_" + sys.argv[2].lower()]
+print(json.dumps({"numba_import_s": t1 - t0, "first_call_s": t3 - t2, "load_s": r.compile_seconds}))
+"""
+
+
+def bench_cache(results):
+    """Compile from the disk cache, in fresh processes (the cache filled by the runs above)."""
+    for source, name in ((WARSHALL_C, "MY_WARSHALL_C"), (WARSHALL_ADAPT, "MY_WARSHALL_ADAPT")):
+        out = subprocess.run([sys.executable, "-c", CACHE_PROBE, source, name], capture_output=True, text=True,
+                             env={**os.environ, "STARVM_JIT_CACHE": os.environ["STARVM_JIT_CACHE"]}, check=True)
+        row = {"workload": f"{name} loaded from the disk cache (fresh process)", **json.loads(out.stdout)}
+        # the same in one process: a second routine after Numba's start-up is paid
+        results.append(row)
+        print(row, flush=True)
+
+
+def write_md(results, path, quick):
+    lines = ["# The compiled tier on the CPU (Numba), NumPy backend",
+             "",
+             f"`python bench/bench_compiled.py{' --quick' if quick else ''}` on {platform.processor() or platform.machine()}, "
+             f"{os.cpu_count()} cores, Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+             f"Load average when it finished: {os.getloadavg()[0]:.1f} (the machine is shared: figures are upper bounds).",
+             "Star workloads are user-named copies of the library bodies (no native kernel applies). "
+             "Cold = first call in the process with an empty cache (compile included); warm = a later call.",
+             "",
+             "| workload | n | compiled cold, s | compiled warm, s | compile, s | interpreter, s (at n) | hand Numba, s | NumPy, s |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        if "cold_s" not in r:
+            continue
+        interp = f"{r['interp_s']:.3f} (n={r.get('interp_n', r['n'])})" if "interp_s" in r else ""
+        if "interp_us_per_iteration" in r:
+            interp = f"{r['interp_us_per_iteration']:.2f} us/iteration"
+        warm = f"{r['warm_s']:.4f}"
+        if "warm_us_per_iteration" in r:
+            warm += f" ({r['warm_us_per_iteration']:.3f} us/iteration)"
+        lines.append(f"| {r['workload']} | {r['n']} | {r['cold_s']:.3f} | {warm} | {r.get('compile_s', 0):.3f} | "
+                     f"{interp} | {r.get('hand_numba_s', float('nan')):.3f} | {r.get('numpy_s', float('nan')):.3f} |")
+    lines += ["", "Loading compiled code from the disk cache in a fresh process:", ""]
+    for r in results:
+        if "numba_import_s" in r:
+            lines.append(f"- {r['workload']}: `import numba` {r['numba_import_s']:.2f} s, then the routine's "
+                         f"load {r['load_s']:.3f} s (first call {r['first_call_s']:.3f} s)")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    n = 300 if args.quick else 5000
+    results, problems = [], []
+    bench_warshall("WARSHALL-C (Listing 2) as printed", WARSHALL_C, "MY_WARSHALL_C", n, 200 if args.quick else 1000,
+                   results, problems)
+    bench_warshall("WARSHALL-adapt body", WARSHALL_ADAPT, "MY_WARSHALL_ADAPT", n, 100 if args.quick else 300,
+                   results, problems)
+    bench_warshall("WARSHALL (Listing 1)", WARSHALL, "MY_WARSHALL", 200 if args.quick else 1000,
+                   100 if args.quick else 300, results, problems)
+    bench_sumloop(10_000 if args.quick else 1_000_000, results, problems)
+    bench_colloop(n, 10_000 if args.quick else 1_000_000, results, problems)
+    bench_cache(results)
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    name = "compiled_cpu_quick" if args.quick else "compiled_cpu"
+    (out / f"{name}.json").write_text(json.dumps({"results": results, "problems": problems}, indent=1))
+    write_md(results, out / f"{name}.md", args.quick)
+    for p in problems:
+        print("WRONG:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
