@@ -122,3 +122,19 @@ def test_jupyter_trace_cell():
     html = page._repr_html_()
     assert html.startswith("<iframe srcdoc=") and "&lt;!doctype html&gt;" in html
     assert run_cell({}, "--trace", "begin y := 1 end.") is None
+
+
+def test_jupyter_trace_magic_in_an_ipython_shell(capsys):
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+    from starvm.ipython import TracePage
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "starvm.ipython")
+    page = ip.run_cell_magic("star", "--trace --max-events 50", RECURSIVE)
+    assert isinstance(page, TracePage) and page.events == 51
+    err = capsys.readouterr().err
+    assert "the trace stops at event 50 (--max-events 50)" in err
+    formatted, _ = ip.display_formatter.format(page)
+    assert formatted["text/html"].startswith("<iframe srcdoc=")
+    ip.run_cell_magic("star", "--trace --max-rows x", RECURSIVE)
+    assert "--max-rows takes a number >= 1" in capsys.readouterr().err
