@@ -91,3 +91,17 @@ def test_one_rank_without_mpi_runs_programs_alike():
         m.run(src, "warshall_adapt.star")
         outs.append((out.getvalue(), m.stats, m.backend.name))
     assert outs[0][:2] == outs[1][:2] and outs[1][2] == "mpi:numpy"
+
+
+def test_registered_name_is_the_distributed_backend_on_one_rank():
+    import io
+
+    import starvm
+    from starvm.backends import get_backend
+    from starvm.distributed import DistributedBackend
+    B = get_backend("mpi:numpy")
+    assert isinstance(B, DistributedBackend) and B.size == 1 and B.L is get_backend("numpy")
+    out = io.StringIO()
+    starvm.Machine(backend="mpi:numpy", out=out).run("var T: table(70, 3); begin ROW(70, T) := BITS('101'); "
+                                                      "writeln(NUMB(COL(3, T)), ' ', FND(COL(1, T))) end.")
+    assert out.getvalue() == "1 70\n"
