@@ -51,6 +51,9 @@ begin GRAPH_EDGES(L, R, W) end.
 
 
 def scales(text: str) -> list[int]:
+    """'14-20' | '14,16' | 'none' -> sorted scales."""
+    if text.strip().lower() in ("", "none"):
+        return []
     out = []
     for part in filter(None, text.split(",")):
         lo, _, hi = part.partition("-")
