@@ -548,6 +548,14 @@ def _relocate(err: StarError, wrapped: str, text: str) -> StarError:
             and not 2 <= err.loc.line <= len(lines) + 1):   # the error is in the wrapper: input ended early
         err.message = re.sub(r"^unexpected [^;]*", "unexpected end of input", err.message)
         err.args = (err.message,)
+    if isinstance(err, StarSyntaxError) and err.loc is not None and err.loc.source.text == wrapped:
+        # a diagnosis naming lines ("'begin' at line 2 is never closed"): lines of the input
+        if err.loc.line == 1:                  # the wrapper's own 'begin': an 'end' too few
+            err.message = "unexpected end of input: a 'begin' is not closed by 'end'"
+        elif f"'.' at line {len(lines) + 2}" in err.message:    # it reached the wrapper's 'end.'
+            err.message = "unexpected end of input: " + err.message.split(" (the parser")[0]
+        err.message = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) - 1}", err.message)
+        err.args = (err.message,)
     err.loc = fix(err.loc)
     err.stack = [type(f)(f.routine, fix(f.loc)) for f in err.stack]
     return err
