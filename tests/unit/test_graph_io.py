@@ -341,3 +341,30 @@ def test_usual_files_skip_the_line_reader(tmp_path, sample, monkeypatch):
         monkeypatch.setattr(graph_io, {"mtx": "_read_mtx", "dimacs": "_read_dimacs", "edgelist": "_read_edgelist"}[fmt],
                             lambda *a: pytest.fail("the line reader ran"))
         assert arcs(sg.load(tmp_path / "s.dat", fmt)) == arcs(sample)
+
+
+# the vectorised readers never accept what the line readers reject, and agree where both read
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_LINE = st.lists(st.sampled_from(["1", "2", "3", "0", "12", "-1", "2.5", "4.0", "x", "a", "p", "c", "sp",
+                                  "#", "%", "+3", "1e2", "", "\t"]), max_size=5).map(" ".join)
+_HEADERS = {"mtx": ["%%MatrixMarket matrix coordinate integer general\n3 3 2\n",
+                    "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n",
+                    "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n"],
+            "dimacs": ["p sp 3 2\n", "c hi\np sp 4 3\n", ""],
+            "edgelist": ["", "# SNAP\n"]}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["mtx", "dimacs", "edgelist"]), st.integers(0, 2), st.lists(_LINE, max_size=6))
+def test_fast_readers_never_disagree(fmt, header, lines):
+    heads = _HEADERS[fmt]
+    text = heads[header % len(heads)] + "\n".join(("a " + ln) if fmt == "dimacs" and ln[:1].isdigit() else ln
+                                                  for ln in lines) + "\n"
+    fast = FAST_READERS[fmt](text.encode())
+    try:
+        slow = LINE_READERS[fmt](text, "f")
+    except GraphFileError:
+        assert fast is None, text
+        return
+    assert fast is None or same_graph(fast, slow), text
