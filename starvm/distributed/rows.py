@@ -284,7 +284,9 @@ make_compact, make_expand = compact_factories(compact, expand, is_table=_is_tabl
 
 
 def register() -> None:
-    """Put these kernels in the native registry for the distributed backend over NumPy."""
+    """Put these kernels (and WARSHALL-adapt's, warshall.py) in the native registry for the
+    distributed backend over NumPy."""
     from .. import native
     for name in ("iota", "gather", "scatter", "groupmin", "compact", "expand"):
         native._REGISTRY[(name, "mpi:numpy")] = f"starvm.distributed.rows:make_{name}"
+    native._REGISTRY[("warshall_adapt", "mpi:numpy")] = "starvm.distributed.warshall:make"

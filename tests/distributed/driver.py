@@ -5,7 +5,7 @@
 
 Every rank runs every program on a distributed machine (rows split into blocks of ALIGN);
 rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. With --rows,
-GATHER, SCATTER, GROUPMIN, IOTA, COMPACT and EXPAND run on random tables on the distributed machine and, on
+GATHER, SCATTER, GROUPMIN, IOTA, COMPACT, EXPAND and WARSHALL-adapt run on random tables on the distributed machine and, on
 every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
 whether results and steps agree and how many row-move kernel calls ran.
 """
@@ -65,6 +65,7 @@ def row_cases(seeds: int, align: int, comm) -> list:
         IXr = np.array([[(v >> (rbits - 1 - c)) & 1 for c in range(rbits)] for v in rng.integers(1, r + 1, m)], dtype=bool)
         Rr = rng.random((r, k)) < 0.5
         G = rng.integers(0, 4, (n, 2)).astype(bool)
+        rng2_adj = rng.random((n, n)) < 2.0 / n
         K = rng.random((n, 3)) < 0.5
         results = []
         for dist in (True, False):
@@ -83,6 +84,9 @@ def row_cases(seeds: int, align: int, comm) -> list:
             R4 = mach.table(Rr)
             mach.call("SCATTER", mach.table(T2), mach.table(IXr), Xm, R4)
             s6 = mach.last_call_stats
+            W = mach.table(rng2_adj)                    # WARSHALL-adapt: one broadcast per pivot
+            mach.call("WARSHALL_adapt", n, W)
+            s7 = mach.last_call_stats
             C = mach.table(Rs)                          # COMPACT in place, then EXPAND back into R3
             mach.call("COMPACT", C, Xn, C)
             s4 = mach.last_call_stats
@@ -91,7 +95,8 @@ def row_cases(seeds: int, align: int, comm) -> list:
             s5 = mach.last_call_stats
             results.append(([R1.to_numpy().tolist(), R2.to_numpy().tolist(), Z.to_numpy().tolist(),
                               I.to_numpy().tolist(), C.to_numpy().tolist(), R3.to_numpy().tolist(),
-                              R4.to_numpy().tolist()], [s1, s2, s3, s4, s5, s6], mach.native_timing[0]))
+                              R4.to_numpy().tolist(), W.to_numpy().tolist()], [s1, s2, s3, s4, s5, s6, s7],
+                             mach.native_timing[0]))
         (got, got_steps, calls), (ref, ref_steps, _) = results
         cases.append({"seed": seed, "n": n, "m": m, "k": k, "same": got == ref,
                       "same_steps": got_steps == ref_steps, "kernel_calls": calls})
