@@ -118,6 +118,22 @@ end;"""
            "BELLMAN_FORD-adapt: distances still change after n rounds", "stdlib/graphs.star")
 
 
+def test_bellman_ford_bound(backend):
+    """A WCOPY that copies every non-zero distance less one into the arcs leaving it: round the 0-weight
+    cycle 2 -> 3 -> 2 the distances fall by one a round, past n rounds."""
+    broken = """proc WCOPY(w: word; X: slice(F); var F: table);
+var j: integer; one, v: word;
+begin
+  one := w; CLR(one); v := one; one(LEN(w)) := 1;
+  if NOTEQ(w, v) then v := SUBT(w, one);     { 0 stays 0 }
+  for j := 1 to NCOLS(F) do
+    if v(j) = 1 then COL(j, F) := COL(j, F) or X else COL(j, F) := COL(j, F) and not X;
+end;"""
+    arcs = [(1, 2, 9), (2, 3, 0), (3, 2, 0)]
+    expect(run(backend, broken, "BELLMAN_FORD(4, 1, L, R, W, D)", arcs),
+           "BELLMAN_FORD: distances still change after n rounds", "stdlib/graphs.star")
+
+
 def test_error_statement_in_a_parallel_for_is_refused():
     src = "var P: table(4, 4); i: integer;\nbegin\n  parallel for i := 1 to 4 do ERROR('no');\nend.\n"
     with pytest.raises(starvm.StarError, match="ERROR inside the loop"):

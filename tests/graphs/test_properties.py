@@ -13,7 +13,7 @@ import starvm.graphs as sg
 from graph_cases import Case, adjacency, bfs_levels, check_spanning_forest, closure, components, distances
 from test_routines import edge_tables, exact_width, machine, nums, width
 
-SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
