@@ -631,6 +631,9 @@ class Repl:
             except KeyboardInterrupt:        # Ctrl-C at the prompt: drop the line
                 continue
             except EOFError:                 # Ctrl-D
+                if self.session.debug_shell is not None:   # leaves the debugger, not the prompt
+                    self.session.execute("quit")
+                    continue
                 break
             self.session.execute(text)
         return 0

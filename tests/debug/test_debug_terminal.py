@@ -128,7 +128,8 @@ def test_repl_debug_command_in_a_terminal(tmp_path):
         child.expect(r"(-> FIB at rec\.star:\d+)")
         _cmd(child, "print n")
         child.expect(r"[^0-9]2\r\n")
-        _cmd(child, "quit")
+        child.expect_exact("debug>")
+        child.sendeof()                         # Ctrl-D leaves the debugger, not the prompt
         child.expect("left the debugger")
         child.expect("star>")
         child.send("1 + 1\r")
