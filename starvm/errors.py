@@ -126,3 +126,24 @@ class GraphFileError(StarError):
 
     filename = property(lambda self: self.graph_file)
     line = property(lambda self: self.graph_line)
+
+
+def _in_library(loc: Loc | None) -> bool:
+    return loc is not None and loc.filename.startswith("stdlib/")
+
+
+def at_the_users_call(err: StarError) -> StarError:
+    """A library routine refusing an argument (``argument 'v' (word(T)) must have 8 bits``) is
+    the caller's mistake: report it at the innermost call outside the library. The stack keeps
+    the library frames, so where the check sits is still shown."""
+    if not (_in_library(err.loc) and err.message.startswith("argument ") and err.stack):
+        return err
+    frames = err.stack
+    for i in range(len(frames) - 1, 0, -1):
+        if not _in_library(frames[i - 1].loc) and _in_library(frames[i].loc):
+            routine = frames[i].routine
+            err.message = err.message.replace("argument ", f"{routine}'s argument ", 1)
+            err.args = (err.message,)
+            err.loc = frames[i - 1].loc
+            return err
+    return err

@@ -240,6 +240,13 @@ class Session:
                 return
         self._compile_wrapped(stmt_src, name, text)
         self._run_main(stmt_src, text)
+        for s in stmts:
+            if isinstance(s, A.Assign) and s.loc.source.line(s.loc.line)[s.loc.column - 1:][:1] == "=":
+                # `a = b` as a statement assigns (the paper's `v = v or w;`); a student may have
+                # meant to compare, so the prompt says what happened and how to compare
+                target = getattr(s.target, "display", None) or getattr(s.target.func, "display", "it")
+                self._print(f"note: '=' as a statement assigns, as ':=' does: {target} was assigned; "
+                            f"to compare, write writeln({target} = ...)")
 
     def _compile_wrapped(self, src: str, name: str, text: str) -> None:
         try:

@@ -45,6 +45,25 @@ def _err(msg: str, node: A.Node, hint: str | None = None) -> StarTypeError:
     return StarTypeError(msg, node.loc, hint=hint)
 
 
+_PROC_AS_FUNCTION_HINT = ("call {name} as a statement of its own, '{name}(...);': "
+                          "a procedure returns its results in its 'var' parameters")
+
+
+def _text(e: A.Node) -> str:
+    """The source text of an expression on one line (for hints that quote it)."""
+    loc = e.loc
+    line = loc.source.line(loc.line)
+    start = loc.column - 1
+    if isinstance(e, A.Apply):     # from the name to the matching ')'
+        depth, i = 0, line.find("(", start)
+        while 0 <= i < len(line):
+            depth += {"(": 1, ")": -1}.get(line[i], 0)
+            if depth == 0:
+                return line[start:i + 1]
+            i += 1
+    return line[start:loc.end_column - 1 if loc.end_column else start + 1]
+
+
 def _kind_word(t: T) -> str:
     return {T.INT: "an integer", T.BOOL: "a boolean", T.SLICE: "a slice", T.WORD: "a word",
             T.TABLE: "a table", T.STR: "a string", T.VOID: "nothing"}[t]
@@ -237,8 +256,9 @@ class Checker:
             return
         sym = self._lookup_var(s.name)
         if sym is not None:
-            raise _err(f"'{s.display}' is a variable, not a procedure", s,
-                       hint="an assignment needs ':='")
+            hint = ("a statement cannot be just a value: assign it (x := ...) or print it "
+                    f"(writeln({s.display}))") if not s.args else "an assignment needs ':='"
+            raise _err(f"'{s.display}' is a variable, not a procedure", s, hint=hint)
         raise self._unknown(s)
 
     # ------------------------------------------------------------------ helpers for names
@@ -379,6 +399,8 @@ class Checker:
             hint = None
             if want is T.BOOL and isinstance(e, A.BinOp) and e.op in _LOGIC | _EQUALITY:
                 hint = "'and', 'or' bind tighter than comparisons (as in Pascal): write (a = 1) and (b = 2)"
+            if want is T.BOOL and t is T.INT and isinstance(e, A.Apply) and e.kind == "bit":
+                hint = f"a bit reads as the integer 0 or 1: write {_text(e)} = 1"
             raise _err(f"{what} must be {_kind_word(want)}, not {_kind_word(t)}", e, hint)
 
     def _expect_assignable(self, e, want: T, what: str) -> None:
@@ -418,7 +440,8 @@ class Checker:
         info = self._routine(e.name)
         if info is not None:
             if not info.is_function:
-                raise _err(f"procedure '{e.display}' has no value; only functions can be used in expressions", e)
+                raise _err(f"procedure '{e.display}' has no value; only functions can be used in expressions", e,
+                           hint=_PROC_AS_FUNCTION_HINT.format(name=e.display))
             if info.params:
                 n = len(info.params)
                 raise _err(f"'{e.display}' takes {n} argument{'s' if n != 1 else ''}, got 0", e)
@@ -446,13 +469,15 @@ class Checker:
             b = BUILTINS.get(fn.name)
             if b is not None:
                 if fn.name in STATEMENT_BUILTINS:
-                    raise _err(f"{b.name} is a statement and has no value", fn)
+                    raise _err(f"{b.name} is a statement and has no value", fn,
+                               hint=_PROC_AS_FUNCTION_HINT.format(name=fn.display))
                 e.kind, e.ref = "builtin", b
                 return self._builtin_args(e, b, e.args)
             info = self._routine(fn.name)
             if info is not None:
                 if not info.is_function:
-                    raise _err(f"procedure '{fn.display}' has no value; only functions can be used in expressions", fn)
+                    raise _err(f"procedure '{fn.display}' has no value; only functions can be used in expressions", fn,
+                               hint=_PROC_AS_FUNCTION_HINT.format(name=fn.display))
                 return self._user_call(e, info)
             raise self._unknown(fn)
         t = self._expr(fn)

@@ -109,6 +109,24 @@ def chained_comparison(tok: Token, before: list[Token]) -> Diagnosis | None:
     return None
 
 
+_OPERATORS = {"ADDOP", "MULOP", "RELOP", "SIGN", "MINUS", "EQ"}
+
+
+def bare_expression(tok: Token, before: list[Token]) -> Diagnosis | None:
+    """`x + 1;` or `NUMB(X) > 0;` as a statement: an operator after a name that starts one."""
+    if tok.type not in _OPERATORS and str(tok).lower() not in ("and", "or", "xor", "div", "mod"):
+        return None
+    start = len(before)
+    while start > 0 and _typed(before[start - 1]) not in (
+            "SEMICOLON", "BEGIN", "THEN", "DO", "ELSE", "REPEAT"):
+        start -= 1
+    stmt = before[start:]
+    if not stmt or stmt[0].type != "NAME" or any(t.type in ("ASSIGN", "EQ") for t in stmt):
+        return None
+    return Diagnosis("a statement cannot be just an expression", stmt[0].line, stmt[0].column,
+                     hint="assign its value (x := x + 1) or print it (writeln(...))")
+
+
 def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) -> Diagnosis | None:
     at_end = tok.type == "$END"
     pos = len(text) if at_end else tok.start_pos
@@ -129,4 +147,5 @@ def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) 
         found = unclosed_block(text, before, f"{str(tok)!r} at line {tok.line}")
         if found:
             return found
-    return chained_comparison(tok, before) or missing_semicolon(tok, before, expected)
+    return (chained_comparison(tok, before) or bare_expression(tok, before)
+            or missing_semicolon(tok, before, expected))

@@ -11,7 +11,7 @@ from .. import config, native, stdlib
 from ..backends import Backend, get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
-from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError
+from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError, at_the_users_call
 from ..frontend.parser import fold, parse
 from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default, program_reading
@@ -391,6 +391,7 @@ class Machine:
                     else:   # raised with its own position (a fused loop knows the failing node)
                         frames[-1] = Frame(frames[-1].routine, e.loc)
                     e.stack = frames
+                at_the_users_call(e)
             raise e.with_traceback(None) from None
         except RecursionError as e:
             raise self._located(StarRuntimeError(f"recursion too deep (more than about {self.max_depth} nested Star calls)",

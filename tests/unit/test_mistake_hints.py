@@ -1,0 +1,63 @@
+"""Typical student mistakes get a one-line hint, at the line of the mistake (issue 21).
+The corpus tests/star/mistake_*.star checks the positions; this file checks the hints."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import starvm
+from starvm.repl import Session
+
+
+def error_of(src: str, backend: str = "numpy") -> starvm.StarError:
+    with pytest.raises(starvm.StarError) as info:
+        m = starvm.Machine(backend=backend)
+        m.run(src, "lab.star")
+    return info.value
+
+
+def test_procedure_used_as_a_function_hints_at_a_call_statement():
+    err = error_of("var T: table(4, 4); X, Z: slice(T);\nbegin\n  SET(X);\n  Z := MIN(T, X, Z)\nend.")
+    assert (err.line, err.column) == (4, 8)
+    assert "call MIN as a statement" in err.hint and "'var' parameters" in err.hint
+
+
+def test_bit_as_a_condition_hints_at_comparing_with_1():
+    err = error_of("var v: word; i: integer;\nbegin\n  v := BITS('1011'); i := 2;\n"
+                   "  if v(i) then writeln(i)\nend.")
+    assert (err.line, err.column) == (4, 6)
+    assert err.hint == "a bit reads as the integer 0 or 1: write v(i) = 1"
+
+
+def test_bare_value_after_a_statement_hints_at_writeln():
+    err = error_of("var T: table(4, 4); X, Z: slice(T);\nbegin\n  SET(X);\n  MIN(T, X, Z); Z\nend.")
+    assert (err.line, err.column) == (4, 17)
+    assert "writeln(Z)" in err.hint and ":=" in err.hint
+
+
+def test_bare_expression_statement():
+    err = error_of("var x: integer;\nbegin\n  x := 1;\n  x + 1;\nend.")
+    assert (err.line, err.column, err.message) == (4, 3, "a statement cannot be just an expression")
+    assert "writeln" in err.hint
+
+
+def test_library_argument_of_the_wrong_width_is_reported_at_the_call(backend):
+    src = ("var T: table(4, 8); X: slice(T); w: word;\nbegin\n  w := BITS('101');\n  SET(X);\n"
+           "  MATCH(T, X, w, X);\n  writeln(X)\nend.")
+    err = error_of(src, backend)
+    assert (err.filename, err.line, err.column) == ("lab.star", 5, 3), err.render()
+    assert "MATCH's argument 'v'" in err.message and "8 bits, got 3" in err.message
+    # the stack still shows where the library checks it
+    assert err.stack[-1].routine == "MATCH" and err.stack[-1].loc.filename == "stdlib/search.star"
+
+
+def test_prompt_says_that_a_statement_equals_sign_assigned():
+    s = Session(backend="numpy", out=io.StringIO())
+    assert s.feed("var x, y: integer;") == ""
+    assert s.feed("x := 1; y := 2") == ""
+    out = s.feed("x = y")
+    assert out.startswith("note: '=' as a statement assigns") and "writeln(x = ...)" in out
+    assert s.feed("x") == "2\n"                    # it did assign
+    assert s.feed("writeln(x = y)") == "true\n"   # and this is how to compare
+    assert s.feed("x := 3") == ""                 # ':=' says nothing
