@@ -85,7 +85,9 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
             msg = "unterminated string literal"
         elif text.startswith(("/*", "(*", "{"), e.pos_in_stream):
             msg = "unterminated comment"
-        raise StarSyntaxError(msg, Loc(source, e.line, e.column)) from None
+        hint = ("Star indexes with parentheses: a row ROW(i, T), a column COL(i, T), a bit X(i)"
+                if ch in "[]" and ch else None)
+        raise StarSyntaxError(msg, Loc(source, e.line, e.column), hint=hint) from None
     except lark.exceptions.UnexpectedEOF as e:
         found = diagnose(_lark(), text, Token("$END", ""), set(e.expected))
         if found:

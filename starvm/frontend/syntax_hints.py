@@ -76,6 +76,10 @@ def unclosed_block(text: str, before: list[Token], at: str) -> Diagnosis | None:
                      hint=f"add the {closer} of this '{word}' where its statements end")
 
 
+def _after(tok: Token) -> tuple[int, int]:
+    return (tok.end_line or tok.line), (tok.end_column or tok.column + 1)
+
+
 def missing_semicolon(tok: Token, before: list[Token], expected: set[str]) -> Diagnosis | None:
     """A statement start where ';' could have come: the ';' before it is missing."""
     if "SEMICOLON" not in expected or not before or _typed(tok) not in _STATEMENT_START:
@@ -140,7 +144,13 @@ def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) 
         if found:
             return found
     if at_end:
+        if expected == {"DOT"}:
+            return Diagnosis("missing '.' after the program's final 'end'", *_after(before[-1]))
         return None
+    if len(before) >= 2 and str(before[-1]).lower() == "else" and before[-2].type == "SEMICOLON":
+        semi = before[-2]
+        return Diagnosis("';' before 'else' ends the 'if' statement", semi.line, semi.column,
+                         hint="remove the ';' (Pascal: no ';' between the 'then' part and 'else')")
     kind = _typed(tok)
     if (kind == "END" and "UNTIL" in expected) or (kind == "UNTIL" and "END" in expected):
         # the closing word of another block: the innermost open block lacks its own
