@@ -296,7 +296,7 @@ def markdown(data: dict) -> list[str]:
     for note in data["notes"]:
         lines += ["", f"Note: {note}"]
     lines += ["", f"Total benchmark wall time: {data['total_wall_s']:.0f} s. "
-              "Reproduce: `python bench/bench_foundation.py`."]
+              f"Reproduce: `python bench/bench_foundation.py{' --quick' if data['quick'] else ''}`."]
     return lines
 
 
