@@ -16,6 +16,7 @@ from .. import config, native
 from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import Op
 from ..types import T
+from ..runtime.forall import fusable
 from .lower import ModuleGen, Unsupported, callees, walk
 from .runtime import JitRoutine, Unit, counter_array, status_array
 
@@ -97,6 +98,13 @@ class Tier:
                 continue
             if info is not None and self._native(info):
                 why[pyname] = "a native kernel replaces it on this backend"
+                continue
+            if self.mode == "auto" and self.machine.fuse and any(
+                    n.op is Op.PFOR and fusable(n) for n in walk(body)):
+                # the compiled tier runs `parallel for` iteration by iteration, with a snapshot
+                # of the tables per loop: slower than the fused whole-array form
+                why[pyname] = ("its parallel for runs fused as whole-array operations, faster than the compiled "
+                               "tier's loop (--jit on compiles it anyway)")
                 continue
             try:
                 ModuleGen(bodies).render([pyname])

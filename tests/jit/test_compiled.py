@@ -191,7 +191,8 @@ def test_auto_compiles_only_routines_with_enough_work(monkeypatch):
     assert any("too little work" in r.why for r in m.jit.routines.values())
     monkeypatch.setenv("STARVM_JIT_THRESHOLD", "10")
     m = run(src, "w.star", "auto")[3]
-    assert compiled_routines(m) == ["main block"]    # with the Warshalls it calls
+    # the main block calls WARSHALL-adapt, whose parallel for the interpreter fuses: both interpreted
+    assert compiled_routines(m) == ["WARSHALL", "WARSHALL-C"]
 
 
 def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
@@ -226,3 +227,36 @@ def test_cli_jit_flag_and_profile_report():
     assert "compiled tier (Numba, --jit on)" in res.stderr
     assert "WARSHALL-C: compiled" in res.stderr
     assert "main block: interpreted:" in res.stderr
+
+
+ADAPT = """
+proc MY_ADAPT(n: integer; var P: table);
+var V, W: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin
+      W := COL(k, P);
+      V := COL(i, P);
+      if V(k) = 1 then V := V or W;
+      COL(i, P) := V;
+    end;
+end;
+"""
+
+
+def test_auto_leaves_fused_parallel_for_to_the_interpreter(monkeypatch):
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "10")
+    m = starvm.Machine(jit="auto")
+    m.load(ADAPT, "adapt.star")
+    adj = np.random.default_rng(3).random((70, 70)) < 0.05
+    P = m.table(adj)
+    m.call("MY_ADAPT", 70, P)
+    m.profile = True
+    assert "MY_ADAPT: interpreted: its parallel for runs fused" in m.profile_report()
+    mo = starvm.Machine(jit="on")
+    mo.load(ADAPT, "adapt.star")
+    Q = mo.table(adj)
+    mo.call("MY_ADAPT", 70, Q)
+    assert compiled_routines(mo) == ["MY_ADAPT"]
+    assert np.array_equal(P.to_numpy(), Q.to_numpy()) and mo.last_call_stats == m.last_call_stats
