@@ -448,12 +448,21 @@ def test_trailing_text_after_the_program():
 
 
 @pytest.mark.parametrize("src, line, col", [
-    ("begin x := 1 end", 1, 17),                   # the '.' is missing
     ("proc p(", 1, 8),
 ])
 def test_unexpected_end_of_file(src, line, col):
     err = syntax_error(src)
     assert_rendered(err, "bad.star", line, col, "unexpected end of file")
+
+
+def test_missing_final_dot():
+    err = syntax_error("begin x := 1 end")
+    assert_rendered(err, "bad.star", 1, 17, "missing '.' after the program's final 'end'")
+
+
+def test_semicolon_before_else_is_reported_at_the_semicolon():
+    err = syntax_error("begin\n  if x > 0 then x := 1;\n  else x := 2\nend.")
+    assert_rendered(err, "bad.star", 2, 23, "';' before 'else' ends the 'if' statement")
 
 
 @pytest.mark.parametrize("src, line, col, word", [
