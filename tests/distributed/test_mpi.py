@@ -247,3 +247,13 @@ def test_machine_comm_in_python():
     assert out.count("hello from the machine") == 1
     assert sorted(line for line in out.splitlines() if line.startswith("rank")) == \
         ["rank 0 1 1 mpi:numpy", "rank 1 1 1 mpi:numpy"]
+
+
+@pytest.mark.parametrize("program", ["programs/mst_boruvka.star", "programs/bfs_adapt.star", "programs/warshall_adapt.star"])
+def test_generated_graph_over_three_ranks_in_64_row_blocks(program):
+    """`star run --distributed --generate`: 512 vertices (and some 15000 arcs) in blocks of 64
+    rows over 3 ranks (192, 192 and 128 vertices): the output of one process."""
+    spec = "rmat:scale=9,seed=5"
+    rc, out, err = mpirun(3, star_cli("run", program, "--distributed", "--generate", spec), timeout=180)
+    src, sout, serr = serial("run", program, "--generate", spec)
+    assert (rc, out) == (src, sout) == (0, sout), err
