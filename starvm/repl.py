@@ -263,8 +263,8 @@ class Session:
             self.machine._main = None
 
     def _print_steps(self, before: list[int]) -> None:
-        from .ir.ops import BASE_OPS
-        delta = [(op.name, a - b) for op, a, b in zip(BASE_OPS, self.machine.counts, before) if a != b]
+        from .ir.ops import BASE_OPS, OP_TITLES
+        delta = [(OP_TITLES[op], a - b) for op, a, b in zip(BASE_OPS, self.machine.counts, before) if a != b]
         total = sum(d for _, d in delta)
         body = ", ".join(f"{n} {d}" for n, d in delta) or "none"
         self._print(f"[steps: {body}; total {total}]")

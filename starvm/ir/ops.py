@@ -78,9 +78,11 @@ class Op(Enum):
 
 BASE_OPS: tuple[Op, ...] = tuple(op for op in Op if op.value <= Op.ROW_SET.value)
 
-# How the profile names each base operation (the paper's Table 1 uses get_row / set_row).
+# The one vocabulary of step kinds readers see: `star run --profile`, the REPL's :stats and
+# :profile on, the debugger and the docs' cost formulas (docs/language.md lists it). The paper's
+# Table 1 writes get_row / set_row. Machine.stats keeps the Op names as its keys (COL_GET ...).
 OP_TITLES: dict[Op, str] = {
-    Op.SET: "SET", Op.CLR: "CLR", Op.BIT_GET: "bit read Y(i)", Op.BIT_SET: "bit write Y(i):=",
+    Op.SET: "SET", Op.CLR: "CLR", Op.BIT_GET: "bit read", Op.BIT_SET: "bit write",
     Op.FND: "FND", Op.STEP: "STEP", Op.NUMB: "NUMB", Op.CONVERT: "CONVERT", Op.FRST: "FRST",
     Op.SOME: "SOME", Op.AND: "and", Op.OR: "or", Op.XOR: "xor", Op.NOT: "not", Op.TRIM: "TRIM",
     Op.REP: "REP", Op.EQ: "EQ", Op.NOTEQ: "NOTEQ", Op.LESS: "LESS", Op.LESSEQ: "LESSEQ",

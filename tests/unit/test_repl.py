@@ -144,7 +144,7 @@ def test_profile_and_stats(s):
     assert s.feed(":profile on").startswith("profiling on")
     assert s.machine.profile
     out = s.feed("X := COL(1, P); NUMB(X)")
-    assert "[steps: " in out and "COL_GET 1" in out
+    assert "[steps: " in out and "COL read 1" in out   # the names of :stats and --profile
     stats = s.feed(":stats")
     assert "STAR-machine steps" in stats and "COL read" in stats and "mean, us" in stats
     assert s.feed(":profile off") == "profiling off\n"
