@@ -18,6 +18,7 @@ from ..graphs.star import make_graph_helper, program_default, program_reading
 from ..ir.lower import lower_unit
 from ..jit import make_tier
 from ..ir.ops import BASE_OPS, OP_TITLES
+from .routine_profile import RoutineProfile
 from ..types import T
 from . import limits
 from .codegen import CodeGen, GeneratedUnit
@@ -73,6 +74,7 @@ class Machine:
         self.graph_reading: bool | None = None
         self.ns["_graph"] = make_graph_helper(self)
         self._profile = False
+        self.routine_profile = RoutineProfile(self.counts)   # --profile's per-routine table
         # the compiled tier (starvm/jit): auto | on | off; Numba is imported only to compile
         self.jit = make_tier(self, config.jit_mode(jit))
 
@@ -91,6 +93,8 @@ class Machine:
         """Time every base operation (slower); counting is always on."""
         self._profile = bool(on)
         self.ns.update(timed_ops(self._ops, self.times, self.backend.synchronize) if on else self._ops)
+        if on:
+            self.routine_profile.install(self.ns, self.env.routines.values())
 
     @property
     def stats(self) -> dict[str, int]:
@@ -102,6 +106,7 @@ class Machine:
         self.times[:] = [0.0] * len(self.times)
         self.fused_timing[:] = [0, 0.0]
         self.native_timing[:] = [0, 0.0]
+        self.routine_profile.reset()
 
     def profile_report(self) -> str:
         """The step counts (and, when profiled, times) in the shape of the paper's Table 1."""
@@ -129,6 +134,7 @@ class Machine:
             lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
                          "their steps are counted above but timed only here")
         if self._profile:
+            lines += self.routine_profile.report()
             lines += self.jit.report()
         return "\n".join(lines)
 
@@ -165,6 +171,8 @@ class Machine:
             self._install_native(unit.routines)
             if not self._debug_hooks:   # the debugger steps through interpreted code only
                 self._main = self.jit.install(lowered, self._main)
+            if self._profile:
+                self.routine_profile.install(self.ns, unit.routines)
             if graph_default is not None:   # before the globals: table(GRAPH_N, GRAPH_N)
                 self.graph_default = graph_default
             if graph_reading is not None:   # GRAPH_M depends on it
