@@ -1,11 +1,11 @@
 """Strong scaling of one Star program over MPI ranks (starvm/distributed, docs/scale.md).
 
     python3 bench/bench_scale.py --ranks 1,2 --name cpu2                      # small sizes, this host
-    # the 16-core device host, one workload per command (each under its 10-minute limit):
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads comm,min --min-log2 28 --name cpu16 --timeout 280
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16 --merge --timeout 280
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads boruvka --scale 20 --runs 1 --name cpu16 --merge --timeout 280
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16 --merge --timeout 280
+    # the 16-core device host, one workload per command (each under its 10-minute limit), then
+    # here: python3 bench/bench_scale.py --name cpu16 --combine cpu16_min cpu16_bfs ...
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads comm,min --min-log2 28 --name cpu16_min --timeout 280
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16_bfs --timeout 280
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16_warshall
 
 For every rank count P of --ranks it starts ``mpiexec -n P`` on this script (``--worker``),
 one rank per core, and measures, on the distributed machine (rows in 64-row blocks):
@@ -325,6 +325,23 @@ def run_ranks(args, report: dict, stem: Path) -> int:
     return status
 
 
+def combine(name: str, parts: list[str]) -> int:
+    out = ROOT / "bench" / "results"
+    report = None
+    for part in parts:
+        rep = json.loads((out / f"scale_{part}.json").read_text())
+        if report is None:
+            report = rep
+            report["combined_from"] = []
+        else:
+            for P, entry in rep["ranks"].items():
+                report["ranks"].setdefault(P, {}).update(entry)
+        report["combined_from"].append({"name": part, "started": rep["started"],
+                                        "load_average_at_start": rep.get("load_average_at_start")})
+    save(report, out / f"scale_{name}")
+    return 0
+
+
 def mpi_version() -> str:
     try:
         from mpi4py import MPI
@@ -356,10 +373,11 @@ def markdown(rep: dict) -> str:
                 lines.append(f"| {w} | | {P} | {res['error']} | | | | |")
                 continue
             t = res["median_s"]
-            base.setdefault(w, t)
+            if P == "1":
+                base[w] = t
             serial = entry.get(f"{w}/serial", {}).get("median_s")
             size = f"{res['rows']} rows" if "rows" in res else f"n={res['n']}" + (f", {res['arcs']} arcs" if "arcs" in res else "")
-            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {base[w] / t:.2f} | {'' if serial is None else f'{serial:.4f}'} "
+            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {f'{base[w] / t:.2f}' if w in base else ''} | {'' if serial is None else f'{serial:.4f}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
     lines += ["", "Collectives (mpi4py, host buffers), time = alpha + beta * bytes: alpha of Allreduce = one "
               "int64; the others' alpha = their 16-byte time, beta = the slope from 1 MB to 16 MB.", "",
@@ -392,7 +410,12 @@ def main() -> int:
                     help="add to bench/results/scale_<name>.json if it exists (one workload per command)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--combine", nargs="+", metavar="NAME",
+                    help="only merge bench/results/scale_NAME.json files (runs made one workload per command, "
+                         "e.g. on a device host) into scale_<--name>.{json,md}")
     args = ap.parse_args()
+    if args.combine:
+        return combine(args.name, args.combine)
     if args.worker:
         worker(args)
         return 0
