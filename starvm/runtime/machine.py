@@ -346,6 +346,11 @@ class Machine:
         arr = host_array(data)
         if arr.ndim != 2:
             raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
+        if arr.dtype != bool and arr.size and not ((arr == 0) | (arr == 1)).all():
+            # an array of numbers (codes) is not bits: astype(bool) would turn 5 into 1
+            bad = arr[(arr != 0) & (arr != 1)].flat[0]
+            raise ValueError(f"a table takes bits (0 and 1, or a bool array), got the value {bad.item()!r}; "
+                             "for numbers, one per row, use Machine.table_from_ints(values, width)")
         limits.check_table(self.backend, arr.shape[0], arr.shape[1])
         return self.backend.table(arr.shape[0], arr.shape[1], arr.astype(bool))
 

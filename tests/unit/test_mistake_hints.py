@@ -61,3 +61,23 @@ def test_prompt_says_that_a_statement_equals_sign_assigned():
     assert s.feed("x") == "2\n"                    # it did assign
     assert s.feed("writeln(x = y)") == "true\n"   # and this is how to compare
     assert s.feed("x := 3") == ""                 # ':=' says nothing
+
+
+@pytest.mark.parametrize("data", [[[0, 2], [1, 0]], [[5]], [[1, 0], [0, -1]]])
+def test_machine_table_refuses_numbers_and_names_the_helper(backend, data):
+    import numpy as np
+    m = starvm.Machine(backend=backend)
+    with pytest.raises(ValueError, match=r"Machine\.table_from_ints\(values, width\)"):
+        m.table(np.array(data))
+    m.run("var T: table(2, 2); begin end.", "t.star")
+    with pytest.raises(ValueError, match="table_from_ints"):
+        m.globals["T"] = np.array([[0, 3], [1, 0]])
+
+
+def test_machine_table_takes_0_and_1_of_any_dtype(backend):
+    import numpy as np
+    m = starvm.Machine(backend=backend)
+    for dtype in (np.int8, np.int64, np.float64, bool):
+        t = m.table(np.array([[1, 0, 1], [0, 0, 1]], dtype=dtype))
+        assert t.to_ints().tolist() == [5, 1]
+    assert m.table(np.zeros((0, 3), dtype=np.int64)).to_ints().tolist() == []
