@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
 
-from .. import __version__, config
+from ..config import jit_cache_dir
 
 
 def key(source: str, backend: str) -> str:
     import numba
-    salt = (f"starvm {__version__}|numba {numba.__version__}|python {sys.version_info[:3]}|{backend}|"
+    salt = (f"starvm {_version()}|numba {numba.__version__}|python {sys.version_info[:3]}|{backend}|"
             f"kernels {_kernels_hash()}\n")
     return hashlib.sha256((salt + source).encode()).hexdigest()[:32]
 
@@ -39,13 +40,21 @@ def _kernels_hash() -> str:
 _KERNELS = None
 
 
+def _version() -> str:
+    """starvm's version, read from its __init__.py (importing the package here would make an
+    import circle: starvm -> machine -> jit -> starvm)."""
+    text = (Path(__file__).parents[1] / "__init__.py").read_text()
+    found = re.search(r'__version__ = "([^"]+)"', text)
+    return found.group(1) if found else "?"
+
+
 def load(source: str, backend: str):
     """The module of this source (imported once per process)."""
     k = key(source, backend)
     name = f"starvm_jit_{k}"
     if name in sys.modules:
         return sys.modules[name]
-    folder = Path(config.jit_cache_dir())
+    folder = Path(jit_cache_dir())
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"star_{k}.py"
     if not path.exists():

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 
-from .. import config, native
+from ..config import jit_threshold
+from ..native import factory_for
 from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import Op
 from ..types import T
@@ -27,7 +28,7 @@ class Tier:
     def __init__(self, machine, mode: str):
         self.machine = machine
         self.mode = mode
-        self.threshold = config.jit_threshold()
+        self.threshold = jit_threshold()
         self.bodies: dict = {}                 # pyname -> (info, body) of every routine loaded
         self.routines: dict[str, JitRoutine] = {}
         self.skipped: dict[str, str] = {}      # display -> why it is never compiled
@@ -131,7 +132,7 @@ class Tier:
     def _native(self, info) -> bool:
         return (self.machine.native and info.node.loc is not None
                 and info.node.loc.filename.startswith("stdlib/")
-                and native.factory_for(info.name, self.machine.backend.name) is not None)
+                and factory_for(info.name, self.machine.backend.name) is not None)
 
     # ------------------------------------------------------------------ reporting
     def bodies_of(self, routine) -> dict:
@@ -162,6 +163,8 @@ class Tier:
             lines.append(f"  {display}: interpreted: {why}")
         if len(lines) == 1:
             lines.append("  no routine with a loop was called")
+        elif any(r.compiled_calls for r in self.routines.values()):
+            lines.append("  (steps of compiled code are counted above but timed only here)")
         return lines
 
 
