@@ -43,6 +43,7 @@ COMMANDS = {
     ":run FILE": "load a Star file and run its main block",
     ":vars": "the global variables and routines declared so far",
     ":show NAME": "draw a table, slice or word as bits",
+    ":show T as int": "a table's rows as bits and, beside them, as unsigned numbers",
     ":plot NAME [FILE.png]": "save a picture of a table or vector (needs matplotlib)",
     ":profile on|off": "time every base operation; print the steps of each input",
     ":stats [reset]": "the steps (and times) so far, in the shape of the paper's Table 1",
@@ -364,12 +365,14 @@ class Session:
         return sym, self.machine.ns.get(sym.pyname)
 
     def _show(self, arg: str) -> None:
-        got = self._lookup(arg, ":show NAME")
+        words = arg.split()
+        as_int = len(words) == 3 and [w.lower() for w in words[1:]] == ["as", "int"]
+        got = self._lookup(words[0] if as_int else arg, ":show NAME [as int]")
         if got is None:
             return
         sym, value = got
         if isinstance(value, Table):
-            self._print(draw_table(value, sym.display))
+            self._print(draw_table(value, sym.display, as_int=as_int))
         elif isinstance(value, Bits) and not isinstance(value, Unassigned):
             bits = self._bits(value)
             ones = [str(i + 1) for i, b in enumerate(bits) if b == "1"]
@@ -518,8 +521,9 @@ def _library_names() -> list[str]:
     return names
 
 
-def draw_table(t: Table, name: str, max_rows: int = 64, max_cols: int = 128) -> str:
-    """A table as rows of 1 and '.', with row numbers and a column ruler."""
+def draw_table(t: Table, name: str, max_rows: int = 64, max_cols: int = 128, as_int: bool = False) -> str:
+    """A table as rows of 1 and '.', with row numbers and a column ruler; ``as_int``: each
+    row also as an unsigned number (column 1 the most significant bit, as NUMOF reads it)."""
     bits = t.to_numpy()
     n, k = bits.shape
     kc, nr = min(k, max_cols), min(n, max_rows)
@@ -529,7 +533,8 @@ def draw_table(t: Table, name: str, max_rows: int = 64, max_cols: int = 128) -> 
     out.append("       " + "".join(str((c + 1) % 10) for c in range(kc)))
     for r in range(nr):
         row = "".join("1" if b else "." for b in bits[r, :kc])
-        out.append(f"{r + 1:>5} |{row}" + (" ..." if k > kc else ""))
+        number = f"  = {int(''.join('1' if b else '0' for b in bits[r]), 2) if k else 0}" if as_int else ""
+        out.append(f"{r + 1:>5} |{row}" + (" ..." if k > kc else "") + number)
     if n > nr:
         out.append(f"      ... {n - nr} more rows")
     return "\n".join(out)
