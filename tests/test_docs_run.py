@@ -38,3 +38,20 @@ def test_stdlib_formulas_use_the_step_names():
             term = term.strip()
             if term and not term.startswith(("as ", "the same")):
                 assert term in names, (term, f)
+
+
+def test_setnum_numof_cost_what_the_reference_says(backend):
+    """docs/language.md: SETNUM takes LEN(w) bit writes, NUMOF LEN(w) bit reads, any width."""
+    import random
+
+    import starvm
+    rng = random.Random(21)
+    for width in (1, 7, 64, 70):
+        i = rng.randrange(2 ** width)
+        m = starvm.Machine(backend=backend, out=None)
+        m.run(f"var w: word; k: integer;\nbegin\n  w := BITS('{'0' * width}');\n  SETNUM({i}, w)\nend.")
+        assert m.stats == {"BIT_SET": width}
+        assert str(m.globals["w"]) == format(i, f"0{width}b")
+        m.reset_stats()
+        m.run("begin k := NUMOF(w) end.")
+        assert m.stats == {"BIT_GET": width} and m.globals["k"] == i
