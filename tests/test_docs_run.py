@@ -55,3 +55,126 @@ def test_setnum_numof_cost_what_the_reference_says(backend):
         m.reset_stats()
         m.run("begin k := NUMOF(w) end.")
         assert m.stats == {"BIT_GET": width} and m.globals["k"] == i
+
+
+# ---------------------------------------------------------------- every code block runs
+# A block is ```star or ```pascal (a whole program; the ```output block right after it is
+# exactly what it prints, an ```error block the first line of its error, the file being
+# called example.star), ```python (">>>" sessions run as doctests, one namespace per page,
+# in the repository root; other Python must run without an error), or a plain ``` block
+# starting with "star> " (a prompt session: each input prints what follows it).
+# A block that cannot run here says why on the line before its fence:
+#   <!-- not run: REASON -->
+# docs/language.md's blocks are run by tests/unit/test_language_doc.py.
+
+import doctest
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+NOT_RUN = re.compile(r"<!-- not run: (.+?) -->\s*$")
+RUN_DOCS = [d for d in DOCS if d.name != "language.md"]
+
+
+def _blocks(doc: Path):
+    text = doc.read_text()
+    found = []
+    for m in FENCE.finditer(text):
+        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        line = text[:m.start()].count("\n") + 1
+        skip = NOT_RUN.search(before)
+        found.append((m.group(1), m.group(2), line, skip.group(1) if skip else None))
+    return found
+
+
+def _cases():
+    cases = []
+    for doc in RUN_DOCS:
+        blocks = _blocks(doc)
+        for i, (lang, body, line, skip) in enumerate(blocks):
+            after = blocks[i + 1] if i + 1 < len(blocks) else None
+            if lang in ("star", "pascal"):
+                want = (after[0], after[1]) if after and after[0] in ("output", "error") else None
+                cases.append(pytest.param(doc, "program", body, want, skip, id=f"{doc.name}:{line}"))
+            elif lang == "" and body.startswith("star> "):
+                cases.append(pytest.param(doc, "prompt", body, None, skip, id=f"{doc.name}:{line}"))
+    return cases
+
+
+@pytest.mark.parametrize("doc, kind, body, want, skip", _cases())
+def test_doc_block_prints_what_the_page_shows(doc, kind, body, want, skip, tmp_path, monkeypatch):
+    if skip:
+        pytest.skip(skip)
+    import starvm
+    if kind == "program":
+        out = io.StringIO()
+        m = starvm.Machine(backend="numpy", out=out)
+        if want is not None and want[0] == "error":
+            with pytest.raises(starvm.StarError) as info:
+                m.run(body, "example.star")
+            assert info.value.render().splitlines()[0] == want[1].strip()
+        else:
+            m.run(body, "example.star")
+            assert want is not None, "a program block needs an ```output block after it (or a not-run marker)"
+            assert out.getvalue() == want[1]
+    else:
+        if doc.name == "README.md":
+            pytest.skip("README's prompt sessions: tests/unit/test_readme_transcript.py")
+        _run_transcript(body, tmp_path, monkeypatch)
+
+
+def _run_transcript(block: str, tmp_path, monkeypatch) -> None:
+    """Feed each "star> " input (with its "  ... " continuation lines) to a fresh prompt
+    session; what it prints must be the lines that follow it on the page."""
+    from starvm.repl import PROMPT, Session
+    monkeypatch.chdir(tmp_path)
+    s = Session(backend="numpy", out=io.StringIO())
+    inputs, outputs = [], []
+    for line in block.splitlines():
+        if line.startswith(PROMPT):
+            inputs.append([line[len(PROMPT):]])
+            outputs.append("")
+        elif line.startswith("  ... "):
+            inputs[-1].append(line[len("  ... "):])
+        else:
+            outputs[-1] += line + "\n"
+    for lines, want in zip(inputs, outputs):
+        assert s.feed("\n".join(lines)) == want, lines
+    assert s.errors == 0
+
+
+def _python_pages():
+    pages = []
+    for doc in RUN_DOCS:
+        blocks = [(body, line, skip) for lang, body, line, skip in _blocks(doc) if lang == "python"]
+        if blocks:
+            pages.append(pytest.param(doc, blocks, id=doc.name))
+    return pages
+
+
+@pytest.mark.parametrize("doc, blocks", _python_pages())
+def test_doc_python_blocks_run(doc, blocks, monkeypatch):
+    monkeypatch.chdir(ROOT)                # the blocks open programs/... as a user's checkout does
+    globs: dict = {}
+    ran = 0
+    for body, line, skip in blocks:
+        if skip:
+            continue
+        if body.lstrip().startswith(">>>"):
+            test = doctest.DocTestParser().get_doctest(body, globs, f"{doc.name}:{line}", str(doc), line)
+            runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+            out = io.StringIO()
+            result = runner.run(test, out=out.write, clear_globs=False)
+            assert result.failed == 0, out.getvalue()
+        else:
+            code = compile(body, f"{doc.name}:{line}", "exec")
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(sys, "stdout", io.StringIO())
+                exec(code, globs)
+        ran += 1
+    if not ran:
+        pytest.skip("; ".join(skip for _, _, skip in blocks))
