@@ -22,9 +22,10 @@ from starvm.frontend.parser import fold
 from jit_differential import compiled_routines, differences, run
 
 ROOT = Path(__file__).resolve().parents[2]
-STAR_FILES = ["base_ops", "params", "globals", "parallel_forall", "statements", "divmod", "warshall_listings",
-              "err_length_mismatch", "err_unassigned", "err_rep_length", "err_col_write", "err_trim_range",
-              "err_bit_value", "err_row_index", "err_mod_zero", "hyphen_names"]
+# every base operation (base_ops), parameters and globals, parallel for, and errors of each
+# kind of check; each program is a module Numba compiles (seconds), so not every file is here
+STAR_FILES = ["base_ops", "params", "globals", "parallel_forall", "divmod", "err_length_mismatch",
+              "err_unassigned", "err_rep_length", "err_trim_range", "err_bit_value", "err_mod_zero"]
 
 
 @pytest.mark.parametrize("name", STAR_FILES)
@@ -35,7 +36,7 @@ def test_star_programs_compiled_equal_interpreted(name):
     assert compiled_routines(run(src, str(path), "on")[3]), "nothing ran compiled"
 
 
-@pytest.mark.parametrize("name", ["warshall", "warshall_c", "warshall_adapt"])
+@pytest.mark.parametrize("name", ["warshall", "warshall_c"])
 def test_listings_compiled_equal_interpreted(name):
     path = ROOT / "programs" / f"{name}.star"
     src = path.read_text()
@@ -210,7 +211,7 @@ def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
 
 
 # ------------------------------------------------------------------ random programs (tests/reference/gen.py)
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(6))
 def test_random_programs_compiled_equal_the_model(seed):
     from reference.gen import RandomSource
     from reference.harness import differential
