@@ -207,13 +207,22 @@ def estimator(info, body, tier):
     bounds (evaluated where they are parameters, globals, constants or table sizes), and the
     largest table dimension for `while`/`repeat` loops and unknown bounds."""
     params = list(info.params) if info else []
+    globs = sorted(_globals_named(body), key=lambda g: g.pyname)
+    memo: dict = {}
 
     def estimate(args) -> int:
-        env, size = {}, 64
+        # the estimate depends on the arguments only through integers and sizes: remember it
         ns = tier.machine.ns
-        pairs = list(zip(params, args))
-        for g in _globals_named(body):
-            pairs.append((g, ns.get(g.pyname)))
+        pairs = list(zip(params, args)) + [(g, ns.get(g.pyname)) for g in globs]
+        key = tuple(_shape(v) for _s, v in pairs)
+        if key not in memo:
+            if len(memo) > 256:
+                memo.clear()
+            memo[key] = _estimate(pairs)
+        return memo[key]
+
+    def _estimate(pairs) -> int:
+        env, size = {}, 64
         for sym, value in pairs:
             env[sym] = value
             if sym.type is T.TABLE and hasattr(value, "n"):
@@ -222,6 +231,13 @@ def estimator(info, body, tier):
                 size = max(size, value.n)
         return int(_block_cost(body, env, size, tier.bodies, 0))
     return estimate
+
+
+def _shape(value):
+    if isinstance(value, (bool, int)):
+        return value
+    n, k = getattr(value, "n", None), getattr(value, "k", None)
+    return (n, k)
 
 
 def _globals_named(body):
