@@ -67,7 +67,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         if str(tok) == "*" and tok.start_pos and text.startswith("(*", tok.start_pos - 1):
             # '(' was read as a parenthesis because no '*)' closes the comment
             raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column - 1)) from None
-        found = diagnose(_lark(), text, tok, set(e.expected))
+        found = diagnose(_lark(), text, tok, set(e.expected), getattr(e, "interactive_parser", None))
         if found:
             raise StarSyntaxError(found.message, Loc(source, found.line, found.column),
                                   hint=found.hint) from None

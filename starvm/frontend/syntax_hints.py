@@ -80,17 +80,31 @@ def _after(tok: Token) -> tuple[int, int]:
     return (tok.end_line or tok.line), (tok.end_column or tok.column + 1)
 
 
-def missing_semicolon(tok: Token, before: list[Token], expected: set[str]) -> Diagnosis | None:
-    """A statement start where ';' could have come: the ';' before it is missing."""
-    if "SEMICOLON" not in expected or not before or _typed(tok) not in _STATEMENT_START:
+def _would_accept(parser, inserted: Token, tok: Token) -> bool:
+    """Would the parser take ``tok`` had ``inserted`` come before it?"""
+    if parser is None:
+        return False
+    try:
+        p = parser.copy()
+        p.feed_token(inserted)
+        return tok.type in p.accepts()
+    except lark.exceptions.LarkError:
+        return False
+
+
+def missing_word(tok: Token, before: list[Token], parser) -> Diagnosis | None:
+    """A ';', 'then' or 'do' left out: the one whose insertion makes the parser take ``tok``,
+    reported at the end of the token before it (the end of the line that lacks it)."""
+    if not before or _typed(tok) not in _STATEMENT_START:
         return None
     prev = before[-1]
-    if _typed(prev) in ("THEN", "DO", "ELSE", "BEGIN", "REPEAT", "SEMICOLON"):
-        return None
-    line = prev.end_line or prev.line
-    if line == tok.line:
-        return Diagnosis(f"missing ';' before {str(tok)!r}", tok.line, tok.column)
-    return Diagnosis("missing ';' at the end of this line", line, (prev.end_column or prev.column + 1))
+    for typ, word in (("SEMICOLON", ";"), ("THEN", "then"), ("DO", "do")):
+        if _would_accept(parser, Token(typ, word), tok):
+            line, col = _after(prev)
+            if line == tok.line:
+                return Diagnosis(f"missing '{word}' before {str(tok)!r}", tok.line, tok.column)
+            return Diagnosis(f"missing '{word}' at the end of this line", line, col)
+    return None
 
 
 def chained_comparison(tok: Token, before: list[Token]) -> Diagnosis | None:
@@ -131,7 +145,9 @@ def bare_expression(tok: Token, before: list[Token]) -> Diagnosis | None:
                      hint="assign its value (x := x + 1) or print it (writeln(...))")
 
 
-def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) -> Diagnosis | None:
+def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str],
+             parser=None) -> Diagnosis | None:
+    """``parser``: the LALR interactive parser at the error (to try inserting a word)."""
     at_end = tok.type == "$END"
     pos = len(text) if at_end else tok.start_pos
     before = _tokens_before(lark_parser, text, pos)
@@ -158,4 +174,4 @@ def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str]) 
         if found:
             return found
     return (chained_comparison(tok, before) or bare_expression(tok, before)
-            or missing_semicolon(tok, before, expected))
+            or missing_word(tok, before, parser))

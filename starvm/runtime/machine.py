@@ -219,7 +219,7 @@ class Machine:
         self.compile(text, filename)
         if self._main is None:
             raise StarTypeError("the program has no main block (begin ... end.) to run",
-                                None if not text else _first_loc(text, filename))
+                                _first_loc(text, filename) if isinstance(text, str) else None)
         self._guard(self._main)
 
     def run_file(self, path: str | Path) -> None:

@@ -525,3 +525,12 @@ def test_utf8_byte_order_mark_keeps_error_columns():
     with pytest.raises(StarSyntaxError) as e:
         parse("\ufeffvar x integer;\nbegin end.", "bom.star")
     assert (e.value.loc.line, e.value.loc.column) == (1, 7)
+
+
+@pytest.mark.parametrize("src, line, col, message", [
+    ("var x: integer;\nbegin\n  while x > 0\n  begin x := 1 end\nend.", 3, 14, "missing 'do' at the end of this line"),
+    ("var x: integer;\nbegin\n  if x > 0\n    x := 1\nend.", 3, 11, "missing 'then' at the end of this line"),
+    ("var x: integer\n  y: slice;\nbegin end.", 1, 15, "missing ';' at the end of this line"),
+])
+def test_a_left_out_word_is_named_at_the_end_of_its_line(src, line, col, message):
+    assert_rendered(syntax_error(src), "bad.star", line, col, message)
