@@ -7,7 +7,6 @@ import sys
 import pytest
 
 import starvm
-from conftest import subprocess_env
 
 PROGRAM = """
 proc INNER(var X: slice);                    { 2 steps: not, and }
@@ -86,7 +85,7 @@ def test_cli_prints_the_table(tmp_path):
     path = tmp_path / "prof.star"
     path.write_text(PROGRAM)
     r = subprocess.run([sys.executable, "-m", "starvm", "run", "--profile", "--jit", "off", str(path)],
-                       capture_output=True, text=True, env=subprocess_env(), timeout=120)
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout == "10\n"
     assert "per routine" in r.stderr and "OUTER" in r.stderr and "COUNT" in r.stderr
 
