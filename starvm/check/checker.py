@@ -257,7 +257,8 @@ class Checker:
         sym = self._lookup_var(s.name)
         if sym is not None:
             hint = ("a statement cannot be just a value: assign it (x := ...) or print it "
-                    f"(writeln({s.display}))") if not s.args else "an assignment needs ':='"
+                    f"(writeln({s.display}); at the prompt, '{s.display}' as an input of its own)"
+                    ) if not s.args else "an assignment needs ':='"
             raise _err(f"'{s.display}' is a variable, not a procedure", s, hint=hint)
         raise self._unknown(s)
 
