@@ -82,9 +82,10 @@ def jit_cache_dir() -> str:
 
 
 def jit_threshold() -> int:
-    """STARVM_JIT_THRESHOLD: with --jit auto, a routine is compiled once the steps its calls
-    are estimated to take add up to this many (default 2000000, a second or two interpreted:
-    about what importing Numba and loading compiled code costs a fresh process)."""
+    """STARVM_JIT_THRESHOLD: with --jit auto, a routine is compiled once the work its calls
+    are estimated to take adds up to this much: a base operation counts 1, a scalar statement
+    or loop iteration 0.1, about a microsecond a unit interpreted (default 2000000, about two
+    seconds: what importing Numba and compiling or loading a routine costs a fresh process)."""
     return int(os.environ.get("STARVM_JIT_THRESHOLD", 2_000_000))
 
 

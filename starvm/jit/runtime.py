@@ -76,7 +76,7 @@ class JitRoutine:
         if self.tier.mode == "auto":
             self.work += self.estimate(args)
             if self.work < self.tier.threshold:
-                self.why = (f"too little work to pay for compiling: about {self.work} steps estimated "
+                self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
                             f"(threshold {self.tier.threshold}, STARVM_JIT_THRESHOLD)")
                 return self.interpreted(*args)
         converted = self.convert_args(args)

@@ -15,7 +15,7 @@ import time
 from ..config import jit_threshold
 from ..native import factory_for
 from ..backends.numpy_backend import NumpyBackend
-from ..ir.ops import Op
+from ..ir.ops import BASE_OPS, Op
 from ..types import T
 from ..runtime.forall import fusable
 from .lower import ModuleGen, Unsupported, callees, walk
@@ -264,6 +264,11 @@ def _value(e, env):
     return None
 
 
+# Units of the estimate: a base operation (about a microsecond interpreted) is 1, a scalar
+# statement or a loop iteration (about 0.1 us) is _SCALAR.
+_SCALAR = 0.1
+
+
 def _block_cost(node, env, size, bodies, depth) -> float:
     cost = 0.0
     for s in node.src if node.op is Op.BLOCK else (node,):
@@ -276,18 +281,19 @@ def _stmt_cost(s, env, size, bodies, depth) -> float:
     if op in (Op.FOR, Op.PFOR):
         a, b = _value(s.src[0], env), _value(s.src[1], env)
         trips = size if a is None or b is None else max(0, (a - b if s.arg[1] else b - a) + 1)
-        return 1 + trips * (1 + _block_cost(s.src[2], env, size, bodies, depth))
+        return 1 + trips * (_SCALAR + _block_cost(s.src[2], env, size, bodies, depth))
     if op in (Op.WHILE, Op.REPEAT):
         body = s.src[1] if op is Op.WHILE else s.src[0]
-        return 1 + size * (1 + _block_cost(body, env, size, bodies, depth))
+        return 1 + size * (_SCALAR + _block_cost(body, env, size, bodies, depth))
     if op is Op.IF:
         return 1 + max(_block_cost(s.src[1], env, size, bodies, depth),
                        _block_cost(s.src[2], env, size, bodies, depth))
     if op is Op.BLOCK:
         return _block_cost(s, env, size, bodies, depth)
-    cost = 1.0
-    if depth < 8:
-        for n in walk(s):
-            if n.op is Op.CALL and n.arg[0].pyname in bodies:
-                cost += _block_cost(bodies[n.arg[0].pyname][1], {}, size, bodies, depth + 1)
+    cost = _SCALAR
+    for n in walk(s):
+        if n.op in BASE_OPS:
+            cost += 1.0
+        elif n.op is Op.CALL and n.arg[0].pyname in bodies and depth < 8:
+            cost += 1.0 + _block_cost(bodies[n.arg[0].pyname][1], {}, size, bodies, depth + 1)
     return cost
