@@ -57,9 +57,16 @@ def unclosed_block(text: str, before: list[Token], at: str) -> Diagnosis | None:
     ('end' written for the outer block). Without such a pair, the innermost open block."""
     stack: list[Token] = []
     mismatched: list[Token] = []
+    owner: dict[int, str] = {}          # id of a routine body's 'begin' -> the routine's name
+    pending, prev = None, None
     for tok in before:
         kind = _typed(tok)
+        if prev is not None and str(prev).lower() in ("proc", "procedure", "function") and kind == "NAME":
+            pending = str(tok)
+        prev = tok
         if kind in _OPENS:
+            if pending and kind == "BEGIN":
+                owner[id(tok)], pending = pending, None
             stack.append(tok)
         elif kind in ("END", "UNTIL") and stack:
             opener = stack.pop()
@@ -70,7 +77,8 @@ def unclosed_block(text: str, before: list[Token], at: str) -> Diagnosis | None:
     culprit = mismatched[-1] if mismatched else stack[-1]
     word = str(culprit).lower()
     closer = "'until'" if word == "repeat" else "'end'"
-    return Diagnosis(f"'{word}' at line {culprit.line} is never closed: no {closer} matches it "
+    of = f" of {owner[id(culprit)]}" if id(culprit) in owner else ""
+    return Diagnosis(f"'{word}'{of} at line {culprit.line} is never closed: no {closer} matches it "
                      f"(the parser reached {at} still inside it)",
                      culprit.line, culprit.column,
                      hint=f"add the {closer} of this '{word}' where its statements end")

@@ -466,13 +466,14 @@ def test_semicolon_before_else_is_reported_at_the_semicolon():
 
 
 @pytest.mark.parametrize("src, line, col, word", [
-    ("begin\n  x := 1;\n", 1, 1, "begin"),
-    ("proc p(n: integer);\nbegin\n  if n > 0 then\n", 2, 1, "begin"),
-    ("begin\n  repeat\n    x := 1\nend.", 2, 3, "repeat"),
+    ("begin\n  x := 1;\n", 1, 1, "'begin'"),
+    ("proc p(n: integer);\nbegin\n  if n > 0 then\n", 2, 1, "'begin' of p"),   # a routine's body
+    ("function f: integer;\nvar k: integer;\nbegin\n  f := 1\n\nvar y: integer;\nbegin end.", 3, 1, "'begin' of f"),
+    ("begin\n  repeat\n    x := 1\nend.", 2, 3, "'repeat'"),
 ])
 def test_end_of_file_inside_a_block_names_where_it_opened(src, line, col, word):
     err = syntax_error(src)
-    assert_rendered(err, "bad.star", line, col, f"'{word}' at line {line} is never closed")
+    assert_rendered(err, "bad.star", line, col, f"{word} at line {line} is never closed")
 
 
 def test_missing_end_in_a_routine_names_its_begin_not_the_final_dot():
