@@ -503,7 +503,9 @@ class Checker:
         if e.op == "not":
             if t is T.BOOL or t.is_vector:
                 return t
-            raise _err(f"'not' needs a boolean, a slice or a word, not {_kind_word(t)}", e)
+            hint = ("'not' binds tighter than comparisons (as in Pascal): write not (x > 0)"
+                    if t is T.INT else None)
+            raise _err(f"'not' needs a boolean, a slice or a word, not {_kind_word(t)}", e, hint)
         if t is not T.INT:
             raise _err(f"unary '{e.op}' needs an integer, not {_kind_word(t)}", e)
         return T.INT
@@ -524,7 +526,12 @@ class Checker:
         if op in _EQUALITY:
             if lt is rt and lt in (T.INT, T.BOOL, T.SLICE, T.WORD):
                 return T.BOOL
-            raise _err(f"cannot compare {_kind_word(lt)} with {_kind_word(rt)}", e)
+            hint = None
+            if T.INT in (lt, rt) and (lt.is_vector or rt.is_vector):
+                hint = ("SOME(X) says whether X has a 1, NUMB(X) counts them, X(i) = 1 tests one bit"
+                        if T.SLICE in (lt, rt) else
+                        "NUMOF(w) reads a word as a number; SETNUM(i, w) writes one into it")
+            raise _err(f"cannot compare {_kind_word(lt)} with {_kind_word(rt)}", e, hint)
         if op in _LOGIC:
             if lt is rt and (lt is T.BOOL or lt.is_vector):
                 return lt

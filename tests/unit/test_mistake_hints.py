@@ -81,3 +81,14 @@ def test_machine_table_takes_0_and_1_of_any_dtype(backend):
         t = m.table(np.array([[1, 0, 1], [0, 0, 1]], dtype=dtype))
         assert t.to_ints().tolist() == [5, 1]
     assert m.table(np.zeros((0, 3), dtype=np.int64)).to_ints().tolist() == []
+
+
+@pytest.mark.parametrize("cond, hint_part", [
+    ("not x > 0", "write not (x > 0)"),
+    ("X = 1", "SOME(X) says whether X has a 1"),
+    ("w = 5", "NUMOF(w) reads a word as a number"),
+])
+def test_comparison_mistakes_hint(cond, hint_part):
+    err = error_of(f"var x: integer; X: slice; w: word;\nbegin\n  x := 1; X := BITS('01'); w := BITS('01');\n"
+                   f"  if {cond} then writeln(1)\nend.")
+    assert err.line == 4 and hint_part in err.hint
