@@ -84,11 +84,11 @@ def test_machine_table_takes_0_and_1_of_any_dtype(backend):
 
 
 @pytest.mark.parametrize("cond, hint_part", [
-    ("not x > 0", "write not (x > 0)"),
-    ("X = 1", "SOME(X) says whether X has a 1"),
+    ("not n > 0", "write not (x > 0)"),
+    ("S = 1", "SOME(X) says whether X has a 1"),
     ("w = 5", "NUMOF(w) reads a word as a number"),
 ])
 def test_comparison_mistakes_hint(cond, hint_part):
-    err = error_of(f"var x: integer; X: slice; w: word;\nbegin\n  x := 1; X := BITS('01'); w := BITS('01');\n"
+    err = error_of(f"var n: integer; S: slice; w: word;\nbegin\n  n := 1; S := BITS('01'); w := BITS('01');\n"
                    f"  if {cond} then writeln(1)\nend.")
     assert err.line == 4 and hint_part in err.hint
