@@ -99,7 +99,10 @@ class Checker:
     # ------------------------------------------------------------------ declarations
     def _declare(self, name, display, spec: A.TypeSpec, scope, node, into: dict, by_ref=False) -> Symbol:
         if name in into:
-            raise _err(f"'{display}' is declared twice", node)
+            first = getattr(into[name], "display", display)
+            hint = (f"names are case-insensitive ('{first}' and '{display}' are one name; "
+                    "'A-B' and 'A_B' too): rename one" if first != display else None)
+            raise _err(f"'{display}' is declared twice", node, hint)
         if name in BUILTINS and scope != "result":
             raise _err(f"'{display}' is the name of a built-in operation and cannot be redeclared", node)
         t = _TYPE_OF_KIND[spec.kind]

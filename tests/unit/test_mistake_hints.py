@@ -92,3 +92,10 @@ def test_comparison_mistakes_hint(cond, hint_part):
     err = error_of(f"var n: integer; S: slice; w: word;\nbegin\n  n := 1; S := BITS('01'); w := BITS('01');\n"
                    f"  if {cond} then writeln(1)\nend.")
     assert err.line == 4 and hint_part in err.hint
+
+
+def test_declared_twice_in_another_case_says_names_are_case_insensitive():
+    err = error_of("var x: integer; X: slice;\nbegin\n  x := 1\nend.")
+    assert (err.line, err.column) == (1, 17) and "'x' and 'X' are one name" in err.hint
+    err = error_of("var x: integer; x: slice;\nbegin\n  x := 1\nend.")
+    assert err.hint is None
