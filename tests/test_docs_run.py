@@ -69,8 +69,6 @@ def test_setnum_numof_cost_what_the_reference_says(backend):
 
 import doctest
 import io
-import os
-import subprocess
 import sys
 
 import pytest

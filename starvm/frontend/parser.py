@@ -67,7 +67,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         if str(tok) == "*" and tok.start_pos and text.startswith("(*", tok.start_pos - 1):
             # '(' was read as a parenthesis because no '*)' closes the comment
             raise StarSyntaxError("unterminated comment", Loc(source, tok.line, tok.column - 1)) from None
-        found = diagnose(_lark(), text, tok, set(e.expected), getattr(e, "interactive_parser", None))
+        found = _diagnosis(text, tok, set(e.expected), getattr(e, "interactive_parser", None))
         if found:
             raise StarSyntaxError(found.message, Loc(source, found.line, found.column),
                                   hint=found.hint) from None
@@ -89,7 +89,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
                 if ch in "[]" and ch else None)
         raise StarSyntaxError(msg, Loc(source, e.line, e.column), hint=hint) from None
     except lark.exceptions.UnexpectedEOF as e:
-        found = diagnose(_lark(), text, Token("$END", ""), set(e.expected))
+        found = _diagnosis(text, Token("$END", ""), set(e.expected))
         if found:
             raise StarSyntaxError(found.message, Loc(source, found.line, found.column),
                                   hint=found.hint) from None
@@ -101,6 +101,14 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         if isinstance(e.orig_exc, StarSyntaxError):
             raise e.orig_exc.with_traceback(None) from None
         raise
+
+
+def _diagnosis(text: str, tok, expected: set[str], interactive=None):
+    """What the mistake is (starvm/frontend/syntax_hints.py), or None: the plain report then."""
+    try:
+        return diagnose(_lark(), text, tok, expected, interactive)
+    except Exception:   # a hint must never replace the error it explains with a traceback
+        return None
 
 
 def _end_position(text: str) -> tuple[int, int]:

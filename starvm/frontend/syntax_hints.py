@@ -168,7 +168,7 @@ def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str],
         if found:
             return found
     if at_end:
-        if expected == {"DOT"}:
+        if expected == {"DOT"} and before:
             return Diagnosis("missing '.' after the program's final 'end'", *_after(before[-1]))
         return None
     if len(before) >= 2 and str(before[-1]).lower() == "else" and before[-2].type == "SEMICOLON":
