@@ -95,6 +95,8 @@ class Machine:
         self.ns.update(timed_ops(self._ops, self.times, self.backend.synchronize) if on else self._ops)
         if on:
             self.routine_profile.install(self.ns, self.env.routines.values())
+        else:
+            self.routine_profile.uninstall(self.ns)
 
     @property
     def stats(self) -> dict[str, int]:

@@ -47,6 +47,12 @@ class RoutineProfile:
             stats = self.routines.setdefault(info.pyname, RoutineStats(info.display, f"{loc.filename}:{loc.line}"))
             ns[info.pyname] = self._wrap(fn, stats)
 
+    def uninstall(self, ns: dict) -> None:
+        """Put the unwrapped routines back (profiling off: no cost per call)."""
+        for name, fn in list(ns.items()):
+            if getattr(fn, "_star_profiled", False):
+                ns[name] = fn.__wrapped__
+
     def _wrap(self, fn, stats: RoutineStats):
         counts, stack = self.counts, self._stack
 

@@ -97,3 +97,13 @@ def test_compiled_routines_are_counted_as_a_whole():
     # OUTER runs compiled with INNER inside it: one row holds both
     assert (r["OUTER"].calls, r["OUTER"].steps_total, r["OUTER"].steps_self) == (2, 12, 12)
     assert "INNER" not in r
+
+
+def test_profile_off_unwraps_the_routines():
+    m = starvm.Machine(backend="numpy", jit="off", out=None)
+    m.load(PROGRAM.split("var X: slice; k")[0], "prof.star")
+    plain = m.ns[m.env.routines["inner"].pyname]
+    m.profile = True
+    assert m.ns[m.env.routines["inner"].pyname] is not plain
+    m.profile = False
+    assert m.ns[m.env.routines["inner"].pyname] is plain
