@@ -16,10 +16,12 @@ write the same word, and the only atomics are on scratch arrays.
             atomicMax of the source row into win[target] (init -1), so the largest i wins as
             in the Star body; rows_scatter_write (thread per (word of R, column)): the rows of
             the word that have a winner take the bit of T at the winner, the others keep theirs.
-  GROUPMIN  G's values are < 2^NCOLS(G) (NCOLS(G) <= 26 here, else the Star body): pass 1
-            atomicMin of K into gmin[G] (init all ones), pass 2 atomicMin of the row number
-            into grow[G] among the marked rows whose K equals gmin[G], pass 3 (thread per
-            word) Z's bit is 1 for the rows that are grow of their group.
+  GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries): pass 1 atomicMin of K
+            into gmin[G] (init all ones), pass 2 atomicMin of the row number into grow[G]
+            among the marked rows whose K equals gmin[G], pass 3 (thread per word) Z's bit is
+            1 for the rows that are grow of their group. Wider groups (up to 64 bits, e.g.
+            BORUVKA's edge keys grouped by themselves) sort the marked rows by (G, K, row)
+            with cupy.lexsort and keep the first row of every group, as the NumPy kernel does.
 
 Unusual arguments (see rows_numpy.py; also empty tables or zero columns here) run the Star
 body. Results equal the NumPy kernels' and the Star bodies' bit for bit
@@ -185,7 +187,8 @@ extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const
 
 _BLOCK = 256
 _MAX_GRID_Y = 65535
-GROUP_BITS_MAX = 26          # GROUPMIN's scratch has 2^NCOLS(G) entries
+GROUP_BITS_SCRATCH = 26      # up to here GROUPMIN's kernels use a scratch of 2^NCOLS(G) entries
+GROUP_BITS_MAX = 64          # wider groups are sorted
 
 _modules: dict = {}          # device -> {kernel name: kernel}
 
@@ -247,7 +250,36 @@ def scatter(T, IX, X_v, R) -> None:
                                                win, np.int64(R.n), R.data, np.int64(W)))
 
 
+def _row_values(T_data, k: int, rows):
+    """The values of the given rows (int64 row numbers) of a k-column device table, column 1
+    the most significant bit."""
+    words, shifts = rows >> 6, (rows & 63).astype(cp.uint64)
+    v = cp.zeros(rows.size, dtype=cp.uint64)
+    for c in range(k):
+        v = (v << np.uint64(1)) | ((T_data[c, words] >> shifts) & np.uint64(1))
+    return v
+
+
+def _groupmin_sorted(G, K, X_v):
+    """GROUPMIN for any group width: the marked rows sorted by (G, K, row); the first row of
+    every group is its chosen one."""
+    W = G.data.shape[1]
+    rows = cp.flatnonzero(_row_bits(X_v, G.n)).astype(cp.int64)
+    z = cp.zeros(W * 64, dtype=cp.uint8)
+    if rows.size:
+        g = _row_values(_u64(G.data), G.k, rows)
+        key = _row_values(_u64(K.data), K.k, rows)
+        order = cp.lexsort(cp.stack((rows.astype(cp.uint64), key, g)))   # the last key first
+        gs = g[order]
+        first = cp.ones(rows.size, dtype=cp.bool_)
+        first[1:] = gs[1:] != gs[:-1]
+        z[rows[order[first]]] = 1
+    return cp.packbits(z, bitorder="little").view(cp.uint64)
+
+
 def groupmin(G, K, X_v):
+    if G.k > GROUP_BITS_SCRATCH:
+        return _groupmin_sorted(G, K, X_v)
     fns = _kernels()
     W = G.data.shape[1]
     groups = 1 << G.k

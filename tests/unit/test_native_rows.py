@@ -164,7 +164,23 @@ def test_groupmin(backend, n, k):
         X = control(rng, n, xmode)
         fa, ba = call_both(backend, "GROUPMIN",
                            lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(np.ones(n, bool))),
-                           native_ok=lambda side: side != "cupy" or gk <= 26)    # rows_cupy's limit
+                           native_ok=lambda side: True)
+        np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
+        np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, K, X), err_msg=xmode)
+
+
+@pytest.mark.parametrize("n,gk", [(1, 27), (65, 40), (300, 64)])
+def test_groupmin_wide_groups(backend, n, gk):
+    """Groups wider than the GPU's scratch kernels (26 bits) are sorted on the device."""
+    rng = np.random.default_rng([n, gk, 5])
+    for xmode in X_MODES:
+        wide = rng.integers(0, np.iinfo(np.uint64).max, 1 + n // 3, dtype=np.uint64, endpoint=True)
+        wide >>= np.uint64(64 - gk)                                    # gk-bit group values
+        G = as_bits(wide[rng.integers(0, wide.size, n)], gk)           # a few rows per group
+        K = as_bits(rng.integers(0, 3, n), 8)
+        X = control(rng, n, xmode)
+        fa, ba = call_both(backend, "GROUPMIN",
+                           lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(np.ones(n, bool))))
         np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
         np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, K, X), err_msg=xmode)
 
