@@ -99,3 +99,16 @@ def test_declared_twice_in_another_case_says_names_are_case_insensitive():
     assert (err.line, err.column) == (1, 17) and "'x' and 'X' are one name" in err.hint
     err = error_of("var x: integer; x: slice;\nbegin\n  x := 1\nend.")
     assert err.hint is None
+
+
+def test_the_mistake_corpus_is_a_lab_worth():
+    """tests/star/mistake_*.star: at least 30 typical mistakes, each with its expected report
+    (conftest runs each on every backend and compares the first line, position included)."""
+    import re
+    from pathlib import Path
+    star = Path(__file__).resolve().parents[1] / "star"
+    files = sorted(star.glob("mistake_*.star"))
+    assert len(files) >= 30
+    for f in files:
+        first = f.with_suffix(".error").read_text().strip()
+        assert re.match(rf"{re.escape(f.name)}:\d+:\d+: error: ", first), first
