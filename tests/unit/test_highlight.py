@@ -75,6 +75,9 @@ def test_multiline_comments_and_strings():
 
 
 STAR_FILES = sorted([*ROOT.glob("programs/*.star"), *ROOT.glob("stdlib/*.star"), *ROOT.glob("tests/star/*.star")])
+# the mistake corpus holds lexical errors on purpose (an unterminated comment or string, '[')
+STAR_FILES = [p for p in STAR_FILES if not (p.name.startswith("mistake_") and any(
+    w in p.with_suffix(".error").read_text() for w in ("unterminated", "unexpected character")))]
 
 
 @pytest.mark.parametrize("path", STAR_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
