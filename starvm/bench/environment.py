@@ -74,6 +74,10 @@ def git_state(root: Path = CHECKOUT) -> dict:
     """{"commit": full hash or None, "dirty": bool} of the checkout at ``root``: git, else
     .git/HEAD read directly (a copy without git), else $STARVM_GIT_COMMIT."""
     out: dict = {"commit": None}
+    if os.environ.get("STARVM_GIT_COMMIT"):
+        # a copy of a commit (e.g. `git archive` sent to a GPU machine) names it; git there
+        # may see an unrelated checkout around the copy
+        return {"commit": os.environ["STARVM_GIT_COMMIT"], "dirty": False, "source": "STARVM_GIT_COMMIT"}
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode == 0:

@@ -106,6 +106,8 @@ def test_git_state(tmp_path, monkeypatch):
     assert environment.git_state(tmp_path)["commit"] == head
     monkeypatch.setenv("STARVM_GIT_COMMIT", "abc")
     assert environment.git_state(tmp_path / "f")["commit"] == "abc"
+    # a copy sent elsewhere names its commit, and that wins over a checkout around it
+    assert environment.git_state(tmp_path)["commit"] == "abc"
 
 
 def test_device_info_and_label(backend):
