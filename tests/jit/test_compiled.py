@@ -96,9 +96,12 @@ def _call_both(text, filename, mapping, seed):
     return results
 
 
-@pytest.mark.parametrize("library", ["search.star", "arith.star"])
-def test_stdlib_bodies_under_user_names(library):
+# a few routines of each file (each one called is a Numba compile), every kind of loop among them
+@pytest.mark.parametrize("library, names", [("search.star", ["MATCH", "LESS", "MIN", "SETMIN"]),
+                                            ("arith.star", ["ADDV", "ADDT", "WCOPY"])])
+def test_stdlib_bodies_under_user_names(library, names):
     text, mapping = _renamed((ROOT / "stdlib" / library).read_text())
+    mapping = {old: new for old, new in mapping.items() if old.upper() in names}
     results = _call_both(text, f"user_{library}", mapping, seed=7)
     off, on = results["off"][0], results["on"][0]
     assert len(off) == len(on)
@@ -211,7 +214,7 @@ def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
 
 
 # ------------------------------------------------------------------ random programs (tests/reference/gen.py)
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_random_programs_compiled_equal_the_model(seed):
     from reference.gen import RandomSource
     from reference.harness import differential
