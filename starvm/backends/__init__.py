@@ -35,9 +35,6 @@ def get_backend(name: str) -> Backend:
         _cupy_or_unavailable()
         from .cupy_backend import CupyBackend
         return CupyBackend()     # any error here (a kernel that does not compile, ...) is a bug: it propagates
-    if name.startswith("mpi:"):   # the distributed backend (starvm/distributed) on one rank; Machine(comm=...) for more
-        from ..distributed import distribute
-        return distribute(get_backend(name[4:]), None)
     raise BackendUnavailable(f"unknown backend '{name}' (choose one of: numpy, cupy, auto)")
 
 

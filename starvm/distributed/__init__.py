@@ -30,6 +30,15 @@ def distribute(local, comm, align: int = 64) -> DistributedBackend:
     return DistributedBackend(local, comm, align)
 
 
+def named_backend(name: str) -> Backend:
+    """'mpi:<name>': the distributed backend over backend <name> on one rank (Machine(comm=...)
+    for more); any other name as get_backend gives it. (Resolved here, not in backends/, so
+    that backends never imports distributed: imports run one way.)"""
+    if name.startswith("mpi:"):
+        return distribute(get_backend(name[4:]), None)
+    return get_backend(name)
+
+
 def local_backend(name: str | None, rank: int) -> Backend:
     """Backend ``name`` for this rank; on a GPU backend, first the rank's GPU: rank modulo the
     visible devices (CUDA_VISIBLE_DEVICES narrows them)."""

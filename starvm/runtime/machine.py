@@ -44,7 +44,7 @@ class Machine:
             from ..distributed import distribute
             self.backend = distribute(backend, comm)
         else:
-            self.backend = backend if isinstance(backend, Backend) else get_backend(config.backend_name(backend))
+            self.backend = backend if isinstance(backend, Backend) else _backend_named(config.backend_name(backend))
         self._prints = comm is None or self.backend.rank == 0     # writeln: once, on rank 0
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
@@ -459,3 +459,10 @@ class BitVector(Bits):
 def _first_loc(text: str, filename: str):
     from ..errors import Loc
     return Loc(Source(filename, text), 1, 1)
+
+
+def _backend_named(name: str) -> Backend:
+    if name.startswith("mpi:"):       # the distributed backend on one rank (starvm/distributed)
+        from ..distributed import named_backend
+        return named_backend(name)
+    return get_backend(name)

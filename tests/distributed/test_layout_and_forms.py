@@ -98,8 +98,8 @@ def test_registered_name_is_the_distributed_backend_on_one_rank():
 
     import starvm
     from starvm.backends import get_backend
-    from starvm.distributed import DistributedBackend
-    B = get_backend("mpi:numpy")
+    from starvm.distributed import DistributedBackend, named_backend
+    B = named_backend("mpi:numpy")
     assert isinstance(B, DistributedBackend) and B.size == 1 and B.L is get_backend("numpy")
     out = io.StringIO()
     starvm.Machine(backend="mpi:numpy", out=out).run("var T: table(70, 3); begin ROW(70, T) := BITS('101'); "
