@@ -27,7 +27,8 @@ COMPARES = ["EQ", "NOTEQ", "LESS", "LESSEQ", "GREAT", "GREATEQ"]
 # The standard-library routines a program may call (main block only), all with native kernels:
 # the fuzzer checks the natives' results and step reports against the model's ports of the
 # Star bodies (stdlib_model.py).
-LIBRARY = ["MATCH", "MIN", "MAX", "HIT", "SETMIN", "IOTA", "GATHER", "SCATTER", "GROUPMIN", "WARSHALL-adapt"]
+LIBRARY = ["MATCH", "MIN", "MAX", "HIT", "SETMIN", "IOTA", "GATHER", "SCATTER", "GROUPMIN", "WARSHALL-adapt",
+           "COMPACT", "EXPAND"]
 
 
 class RandomSource:
@@ -326,6 +327,10 @@ class Gen:
             return ("lib", name, [tab, ("var", "IX"), self.vec(sc, "S", d), other])
         if name == "GROUPMIN":
             return ("lib", name, [("var", "IX"), tab, self.vec(sc, "S", d), z])
+        if name == "COMPACT":                        # in place allowed: rows only move up
+            return ("lib", name, [tab, self.vec(sc, "S", d), other if self.chance(70) else tab])
+        if name == "EXPAND":
+            return ("lib", name, [tab, self.vec(sc, "S", d), other])
         m = self.pn if self.chance(80) else self.R.int(0, self.pn)     # m < pn: the Star body
         return ("lib", name, [("lit", m), ("var", "PG")])
 

@@ -335,6 +335,8 @@ class Interp:
         elif name in ("GATHER", "SCATTER"):
             T, IX, X = v[0], v[1], list(v[2])
             (L.GATHER if name == "GATHER" else L.SCATTER)(c, T, IX, X, f[args[3][1]])
+        elif name in ("COMPACT", "EXPAND"):
+            (L.COMPACT if name == "COMPACT" else L.EXPAND)(c, v[0], list(v[1]), f[args[2][1]])
         elif name == "WARSHALL-adapt":
             L.WARSHALL_ADAPT(c, v[0], f[args[1][1]])
         else:

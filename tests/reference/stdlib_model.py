@@ -148,6 +148,36 @@ def SCATTER(c, T, IX, X, R):
         R.set_row(r, w)
 
 
+def COMPACT(c, T, X, R):
+    Y, j = list(X), 0
+    while True:
+        c("SOME")
+        if not SOME(Y):
+            break
+        c("STEP")
+        i, Y = STEP(Y)
+        j += 1
+        c("ROW_GET")
+        w = T.row(i)
+        c("ROW_SET")
+        R.set_row(j, w)
+
+
+def EXPAND(c, T, X, R):
+    Y, j = list(X), 0
+    while True:
+        c("SOME")
+        if not SOME(Y):
+            break
+        c("STEP")
+        i, Y = STEP(Y)
+        j += 1
+        c("ROW_GET")
+        w = T.row(j)
+        c("ROW_SET")
+        R.set_row(i, w)
+
+
 def GROUPMIN(c, G, K, X):
     Y = list(X)
     c("CLR")
