@@ -53,6 +53,8 @@ def calls(rng, n):
         ("GATHER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(F))),
         ("SCATTER", lambda m: (m.table(T), m.table(IX), m.slice(X), m.table(F))),
         ("GROUPMIN", lambda m: (m.table(G), m.table(K), m.slice(X), m.slice(z))),
+        ("COMPACT", lambda m: (m.table(T), m.slice(X), m.table(F))),
+        ("EXPAND", lambda m: (m.table(T), m.slice(X), m.table(F))),
     ]
 
 
