@@ -222,8 +222,8 @@ def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
              "P = m.table(rows=3, cols=2); m.call('twice', P); d = m.jit.routines['r_twice'].dispatcher; "
              "print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))")
     env = {**__import__("os").environ, "STARVM_JIT_CACHE": str(tmp_path)}
-    first = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True)
-    second = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True)
+    first = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True, timeout=300)
+    second = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True, timeout=300)
     assert first.stdout.split()[0] == "0"
     assert second.stdout.split()[0] == "1", (first.stdout, second.stdout, second.stderr)
     assert len(list(tmp_path.glob("star_*.py"))) == 1
@@ -242,7 +242,7 @@ def test_random_programs_compiled_equal_the_model(seed):
 def test_cli_jit_flag_and_profile_report():
     path = ROOT / "programs" / "warshall_c.star"
     res = subprocess.run([sys.executable, "-m", "starvm", "run", str(path), "--jit", "on", "--profile"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "compiled tier (Numba, --jit on)" in res.stderr
     assert "WARSHALL-C: compiled" in res.stderr
