@@ -30,6 +30,11 @@ _SUPPORTED = {
 }
 
 
+# what ForallKernel.exec runs as a statement (a value used as a statement, e.g. `COL(i, P);`,
+# is not among them: such a loop runs iteration by iteration)
+_STATEMENTS = {Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COL_SET, Op.BIT_SET}
+
+
 def fusable(loop: Node) -> bool:
     """Can this `parallel for` run as one array operation?"""
     def ok(n: Node) -> bool:
@@ -37,8 +42,10 @@ def fusable(loop: Node) -> bool:
             return False
         if n.op is Op.FOR and any(_varies(s, loop) for s in n.src[:2]):
             return False    # an inner loop whose bounds differ between iterations
+        if n.op is Op.BLOCK and any(s.op not in _STATEMENTS for s in n.src):
+            return False
         return all(ok(s) for s in n.src)
-    return all(ok(s) for s in loop.src)
+    return loop.src[2].op in _STATEMENTS and all(ok(s) for s in loop.src)
 
 
 def _varies(e: Node, loop: Node) -> bool:
