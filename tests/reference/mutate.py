@@ -112,7 +112,12 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGPROF, old)
 
 
-def classify_run(text: str, max_steps: int = 20_000, seconds: float = 5.0, fuse: bool = True) -> tuple[str, str]:
+# The step limit bounds every run; the time limit only catches a hang outside counted steps
+# (parsing, checking), so it is generous: 5 s timed out once on a 16-worker GPU-machine run.
+SECONDS = 20.0
+
+
+def classify_run(text: str, max_steps: int = 20_000, seconds: float = SECONDS, fuse: bool = True) -> tuple[str, str]:
     """Run a text through Machine (like `star run`): ('ok' | 'star_error' | failure, detail)."""
     m = starvm.Machine(backend="numpy", out=io.StringIO(), max_steps=max_steps, fuse=fuse)
     try:
@@ -137,7 +142,7 @@ def classify_cli(path: str, command: str = "check") -> tuple[str, str]:
     err, out = io.StringIO(), io.StringIO()
     argv = [command, path] + (["--max-steps", "20000"] if command == "run" else [])
     try:
-        with time_limit(5.0), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with time_limit(SECONDS), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             rc = cli.main(argv)
     except Timeout:
         return "timeout", ""
