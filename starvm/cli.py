@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 Star error (syntax, type, runtime), 2 usage or I/O error, 13
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -89,6 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("star: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Output whose reader has gone is an I/O error (exit 2) with nothing more to say; point
+    stdout at /dev/null so that Python's final flush does not report it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _main(argv) -> int:
@@ -154,6 +168,9 @@ def _main(argv) -> int:
         return EXIT_STAR
     except (_UsageError, BackendUnavailable) as e:
         print(f"star: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:              # the reader went away (`star run P.star | head`)
+        _silence_stdout()
         return EXIT_USAGE
     except Exception as e:  # a bug in starvm, not in the user's program
         if config.debug():

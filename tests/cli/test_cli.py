@@ -303,3 +303,23 @@ def test_star_errors_in_process(files, capsys):
     assert err.startswith(f"{files / 'type.star'}:4:10: error:")
     assert cli.main(["run", str(files / "missing.star")]) == 2
     assert capsys.readouterr().err.startswith("star: error: cannot read")
+
+
+def test_output_to_a_closed_pipe_is_quiet(tmp_path):
+    """`star run P.star | head -1`: the reader goes away; star stops with exit 2 and no
+    'internal error' (a broken pipe is an I/O error, not a bug)."""
+    prog = tmp_path / "many.star"
+    prog.write_text("var i: integer; begin for i := 1 to 200000 do writeln(i) end.")
+    p = subprocess.Popen([sys.executable, "-m", "starvm", "run", str(prog)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        first = p.stdout.readline()
+        p.stdout.close()                       # the reader is gone
+        err = p.stderr.read().decode()
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert first == b"1\n"
+    assert rc == 2 and "internal error" not in err and "Traceback" not in err, (rc, err)
