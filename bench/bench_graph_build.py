@@ -27,7 +27,6 @@ import argparse
 import gc
 import io
 import json
-import os
 import platform
 import sys
 import time
@@ -40,6 +39,7 @@ sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, install
 import numpy as np  # noqa: E402
 
 import starvm  # noqa: E402
+from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
 
 SEED = 2015
@@ -76,10 +76,10 @@ def build_old(backend: str, g):
 
 
 def timed(fn):
-    gc.collect()
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+    """(fn()'s result, its seconds after a garbage collection; fn synchronises its backend)."""
+    box = []
+    secs = clock(lambda: box.append(fn()), collect=True)
+    return box[0], secs
 
 
 def host_peak(fn) -> int:
@@ -100,16 +100,15 @@ def sizes(g) -> tuple[int, int]:
     return (2 * g.vbits + g.wbits) * words * 8, 3 * g.m * 8
 
 
-def machine_text() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}"
+def machine_text(machine: dict) -> str:
+    return f"{platform.machine()}, {machine['cpu_count']} CPUs, Python {machine['python']}, NumPy {machine['numpy']}"
 
 
-def write(rows, meta, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1) + "\n")
+def write(doc: dict, out: Path) -> None:
+    """<out>.json (the harness's header, then meta and rows) and <out>.md."""
+    meta, rows = doc["meta"], doc["rows"]
     mib = 1 << 20
-    lines = [f"# Building R-MAT arc tables (GRAPH_EDGES), backend {meta['backend']}", "",
-             f"{meta['machine']}; {meta['date']}. Command: `{meta['command']}`", "",
+    lines = [f"Command: `{meta['command']}`", "",
              "| scale | vertices | arcs | generate s | build s (new) | build s (old) | speedup | "
              "peak MiB (new) | peak MiB (old) | tables + edge list MiB | new peak / (tables + list) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -124,7 +123,7 @@ def write(rows, meta, out: Path) -> None:
               "build above what was allocated before (the tables themselves included; on a GPU backend the "
               "tables live in device memory and only host temporaries count). Old path: Graph.edges_bits' "
               "m x k bool arrays through Machine.table."]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_results(doc, out.with_suffix(".json"), lines)
 
 
 def main(argv=None) -> int:
@@ -145,12 +144,17 @@ def main(argv=None) -> int:
     if args.gpu_generate:
         import cupy
         xp = cupy
-    meta = dict(backend=args.backend, machine=machine_text(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    machine = machine_info()
+    meta = dict(backend=args.backend, machine=machine_text(machine), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 command="python3 bench/bench_graph_build.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                 generator="cupy" if xp is not None else "numpy", rmat=dict(RMAT, seed=SEED))
     old_scales = set(scales(args.old_scales))
-    build_new(args.backend, rmat(4, seed=SEED, **RMAT))          # warm-up: imports, kernels
+    warm = build_new(args.backend, rmat(4, seed=SEED, **RMAT))   # warm-up: imports, kernels
     rows = []
+    doc = document("graph_build", f"Building R-MAT arc tables (GRAPH_EDGES), backend {args.backend}",
+                   machine=machine, device=device_info(warm, gpu=True if xp is not None else None),
+                   meta=meta, rows=rows)
+    del warm
     for s in scales(args.scales):
         g, t_gen = timed(lambda: rmat(s, seed=SEED, xp=xp, **RMAT))
         if xp is not None:
@@ -172,7 +176,7 @@ def main(argv=None) -> int:
         print(json.dumps(row), flush=True)
         if row["new_peak"] is None:
             row["new_peak"] = 0
-        write(rows, meta, out)
+        write(doc, out)
         del g
     print(out.with_suffix(".md").read_text())
     return 0
