@@ -16,16 +16,13 @@ Also the cost of the statement hook when it is off: the code generator of the co
 the hook (from git, ``HOOK_PARENT``) and today's, alternated in one process with the compiled
 tier off, on the 1e6-statement loop and WARSHALL-C at n = 1000 of bench/bench_foundation.py
 (skipped outside a git checkout).
-Results go to bench/results/trace.json and bench/results/trace.md.
+Results go to bench/results/trace.json and bench/results/trace.md (--quick: trace_quick.*;
+--out PATH: PATH.json and PATH.md), written by the harness (starvm/bench/).
 """
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import io
-import json
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -35,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
+import starvm  # noqa: E402
+from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.debug import Debugger  # noqa: E402
 from starvm.debug.trace import DEFAULT_MAX_EVENTS, record  # noqa: E402
 from starvm.debug.trace_html import write_html  # noqa: E402
@@ -76,13 +75,12 @@ def open_seconds(path: Path) -> tuple[float, float] | None:
 def case(name: str, program: str, spec: str, tmp: Path, **opts) -> dict:
     text = (ROOT / program).read_text()
     graph = generate(spec)
-    t = time.perf_counter()
-    trace = record(text, program, graph=graph, backend="numpy", **opts)
-    rec_s = time.perf_counter() - t
+    box = []
+    rec_s = clock(lambda: box.append(record(text, program, graph=graph, backend="numpy", **opts)))
+    trace = box.pop()
     page = tmp / f"{name}.html"
-    t = time.perf_counter()
-    size = write_html(trace, page)
-    write_s = time.perf_counter() - t
+    write_s = clock(lambda: box.append(write_html(trace, page)))
+    size = box.pop()
     return {"case": name, "program": program, "graph": spec, "native": bool(opts.get("native")),
             "events": len(trace["events"]), "end": trace["end"],
             "record_s": round(rec_s, 3), "write_s": round(write_s, 3), "bytes": size,
@@ -94,15 +92,14 @@ def back_cost(name: str, program: str, spec: str, **opts) -> dict:
     text = (ROOT / program).read_text()
     with Debugger(text, program, graph=generate(spec), out=io.StringIO(), **opts) as d:
         d.start()
-        t = time.perf_counter()
-        end = d.cont()
-        cont_s = time.perf_counter() - t
+        box = []
+        cont_s = clock(lambda: box.append(d.cont()))
+        end = box.pop()
         d.back()                       # warm: compile once
         d.cont()
-        t = time.perf_counter()
-        d.back()
+        back_s = clock(d.back)
         return {"case": name, "graph": spec, "events": end.event, "continue_s": round(cont_s, 3),
-                "back_s": round(time.perf_counter() - t, 3)}
+                "back_s": round(back_s, 3)}
 
 
 HOOK_PARENT = "53e5639^"     # the commit that added the hook to codegen.py, minus one
@@ -112,7 +109,6 @@ def hook_cost(quick: bool) -> dict | None:
     """Median seconds of the loop and WARSHALL-C n=1000 with the code generator before the
     hook and now (debug off), alternated; None outside a git checkout."""
     import importlib.util
-    import statistics
     import subprocess
     try:
         old_src = subprocess.run(["git", "show", f"{HOOK_PARENT}:starvm/runtime/codegen.py"], cwd=ROOT,
@@ -145,26 +141,23 @@ def hook_cost(quick: bool) -> dict | None:
                 machine_module.CodeGen = gen
                 m = machine_module.Machine(backend="numpy", **jit)
                 m.load(LOOP_SOURCE)
-                t = time.perf_counter()
-                m.call("SUMLOOP")
-                times[label]["loop"].append(time.perf_counter() - t)
+                times[label]["loop"].append(clock(lambda: m.call("SUMLOOP")))
                 if rep < 3:
                     m = machine_module.Machine(backend="numpy", **jit)
                     m.load(PROGRAMS["WARSHALL-C"].read_text())
                     table = m.table(adj)
-                    t = time.perf_counter()
-                    m.call("WARSHALL-C", n, table)
-                    times[label]["warshall_c"].append(time.perf_counter() - t)
+                    times[label]["warshall_c"].append(clock(lambda: m.call("WARSHALL-C", n, table)))
     finally:
         machine_module.CodeGen = saved
     return {"n": n, "runs": {"loop": 21, "warshall_c": 3},
-            **{label: {k: {"median_s": round(statistics.median(v), 4), "min_s": round(min(v), 4)}
+            **{label: {k: {"median_s": round(Timing(v).median_s, 4), "min_s": round(Timing(v).min_s, 4)}
                        for k, v in t.items()} for label, t in times.items()}}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    ap.add_argument("--out", default=None, help="results path without suffix (default bench/results/trace[_quick])")
     args = ap.parse_args(argv)
     n_w, n_b, limit = (16, 100, 5000) if args.quick else (64, 1000, DEFAULT_MAX_EVENTS)
     w_spec = f"gnp:n={n_w},p={3 / n_w:.4f},seed=1"
@@ -178,18 +171,12 @@ def main(argv=None) -> int:
     hook = hook_cost(args.quick)
     back = [back_cost(f"WARSHALL-C n={n_w}", "programs/warshall_c.star", w_spec),
             back_cost(f"BFS-adapt n={n_b}, native kernels", "programs/bfs_adapt.star", b_spec, native=True)]
-    result = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                         f"load {os.getloadavg()[0]:.1f}",
-              "python": platform.python_version(), "quick": args.quick, "rows": rows,
-              "back": back, "open_goal_s": 1.0, "hook_off_cost": hook}
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    suffix = "_quick" if args.quick else ""
-    (out / f"trace{suffix}.json").write_text(json.dumps(result, indent=1) + "\n")
-    lines = ["# star trace: recording and replay-page cost (NumPy backend)", "",
-             f"{result['date']} · {result['machine']} · Python {result['python']}", "",
-             "| case | events | end | record, s | write, s | page, bytes | open in Chromium, s | drawn at, s | open <= 1 s |",
+    machine = machine_info()
+    result = document("trace", "star trace: recording and replay-page cost (NumPy backend)", machine=machine,
+                      device=device_info(starvm.Machine(backend="numpy")), python=machine["python"],
+                      quick=args.quick, rows=rows, back=back, open_goal_s=1.0, hook_off_cost=hook)
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / ("trace_quick" if args.quick else "trace")
+    lines = ["| case | events | end | record, s | write, s | page, bytes | open in Chromium, s | drawn at, s | open <= 1 s |",
              "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         ok = "—" if r["open_s"] is None else ("yes" if r["open_s"] <= 1.0 else "no")
@@ -213,8 +200,8 @@ def main(argv=None) -> int:
               "(performance.now()) when it has drawn its first event. "
               "`end` = limit: the run was stopped at --max-events (default 200000); the page says so. "
               "Reproduce: `python bench/bench_trace.py`."]
-    (out / f"trace{suffix}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    _, md_path = write_results(result, out.with_suffix(".json"), lines)
+    print(md_path.read_text())
     return 0
 
 
