@@ -10,18 +10,17 @@ call; the interpreter (``jit="off"``) at the same size where that is affordable,
 smaller size (said in the table); and the strongest plain alternative on the same packed
 columns: a hand-written Numba loop, and plain NumPy. Compile times: cold, and from the
 disk cache in a fresh process (Numba's own start-up reported separately). Results:
-bench/results/compiled_cpu.json and .md. Exit status 1 if any result is wrong.
+bench/results/compiled_cpu.json and .md (--out PATH: PATH.json and .md), written by the
+harness (starvm/bench/) with its common header. Exit status 1 if any result is wrong.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,9 @@ _CACHE = tempfile.mkdtemp(prefix="starvm-jit-bench-")
 os.environ.setdefault("STARVM_JIT_CACHE", _CACHE)
 
 import starvm  # noqa: E402
+from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
+
+TITLE = "The compiled tier on the CPU (Numba), NumPy backend"
 
 WARSHALL_C = """
 proc MY_WARSHALL_C(n: integer; var P: table);
@@ -146,9 +148,9 @@ def star_table(m, adj):
 
 
 def time_call(m, name, *args):
-    t0 = time.perf_counter()
-    r = m.call(name, *args)
-    return time.perf_counter() - t0, r
+    box = []
+    secs = clock(lambda: box.append(m.call(name, *args)))
+    return secs, box[0]
 
 
 # ------------------------------------------------------------------ workloads
@@ -191,16 +193,12 @@ def bench_warshall(label, source, name, n, interp_n, results, problems):
     data = m.table(adj).data.copy()
     hand(data, n)
     data = m.table(adj).data.copy()
-    t0 = time.perf_counter()
-    hand(data, n)
-    row["hand_numba_s"] = time.perf_counter() - t0
+    row["hand_numba_s"] = clock(lambda: hand(data, n))
     T = m.table(adj)
     T.data[...] = data
     if not np.array_equal(T.to_numpy(), want):
         problems.append(f"{label}: hand-written Numba loop wrong")
-    t0 = time.perf_counter()
-    closure_numpy(adj)
-    row["numpy_s"] = time.perf_counter() - t0
+    row["numpy_s"] = clock(lambda: closure_numpy(adj))
     results.append(row)
     print(row, flush=True)
 
@@ -215,9 +213,7 @@ def bench_sumloop(m_iters, results, problems):
     mi = starvm.Machine(jit="off")
     mi.load(SUMLOOP, "bench.star")
     interp, _ = time_call(mi, "MY_SUMLOOP", m_iters)
-    t0 = time.perf_counter()
-    int(np.arange(1, m_iters + 1, dtype=np.int64).sum())
-    npy = time.perf_counter() - t0
+    npy = clock(lambda: int(np.arange(1, m_iters + 1, dtype=np.int64).sum()))
     row = {"workload": "for i := 1 to m do s := s + i", "n": m_iters, "cold_s": cold, "warm_s": warm,
            "interp_s": interp, "interp_n": m_iters, "numpy_s": npy,
            "compile_s": m.jit.routines["r_my_sumloop"].compile_seconds}
@@ -276,11 +272,16 @@ def bench_cache(results):
         print(row, flush=True)
 
 
-def write_md(results, path, quick):
-    lines = ["# The compiled tier on the CPU (Numba), NumPy backend",
-             "",
-             f"`python bench/bench_compiled.py{' --quick' if quick else ''}` on {platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cores, Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+def new_document(results, problems) -> dict:
+    """The harness's header (this machine, the NumPy backend), then the results."""
+    return document("compiled_cpu", TITLE, machine=machine_info(("numba",)),
+                    device=device_info(starvm.Machine(backend="numpy")), results=results, problems=problems)
+
+
+def write(doc, path, quick):
+    """path.json (the document) and path.md (the header, then the tables)."""
+    results = doc["results"]
+    lines = [f"`python bench/bench_compiled.py{' --quick' if quick else ''}`.",
              f"Load average when it finished: {os.getloadavg()[0]:.1f} (the machine is shared: figures are upper bounds).",
              "Star workloads are user-named copies of the library bodies (no native kernel applies). "
              "Cold = first call in the process with an empty cache (compile included); warm = a later call.",
@@ -320,7 +321,7 @@ def write_md(results, path, quick):
               "- Cold compiles include Numba compiling the kernels each routine uses (they are cached too, "
               "beside starvm/jit/kernels.py); a fresh process pays `import numba` and Numba's first-call "
               "start-up before any cached routine runs."]
-    path.write_text("\n".join(lines) + "\n")
+    write_results(doc, path.with_suffix(".json"), lines)
 
 
 def main() -> int:
@@ -328,11 +329,11 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--md-only", action="store_true", help="rewrite the .md from the .json of the last run")
     ap.add_argument("--cache-only", action="store_true", help="measure again only the loads from the disk cache")
+    ap.add_argument("--out", default=None, help="results path without suffix (default bench/results/compiled_cpu[_quick])")
     args = ap.parse_args()
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / ("compiled_cpu_quick" if args.quick else "compiled_cpu")
     if args.cache_only:   # refresh only the cache figures of the last run
-        name = "compiled_cpu"
-        out = ROOT / "bench" / "results"
-        data = json.loads((out / f"{name}.json").read_text())
+        data = json.loads(out.with_suffix(".json").read_text())
         for src, routine in ((WARSHALL_C, "MY_WARSHALL_C"), (WARSHALL_ADAPT, "MY_WARSHALL_ADAPT")):
             m = starvm.Machine(jit="on")
             m.load(src, "bench.star")
@@ -340,14 +341,17 @@ def main() -> int:
         rows = []
         bench_cache(rows)
         data["results"] = [r for r in data["results"] if "numba_import_s" not in r] + rows
-        (out / f"{name}.json").write_text(json.dumps(data, indent=1))
-        write_md(data["results"], out / f"{name}.md", False)
+        if "machine" not in data:    # a file from before the harness: the header of this machine
+            data = new_document(data["results"], data.get("problems", []))
+        write(data, out, args.quick)
         return 0
     if args.md_only:
-        name = "compiled_cpu_quick" if args.quick else "compiled_cpu"
-        out = ROOT / "bench" / "results"
-        data = json.loads((out / f"{name}.json").read_text())
-        write_md(data["results"], out / f"{name}.md", args.quick)
+        data = json.loads(out.with_suffix(".json").read_text())
+        if "machine" not in data:
+            print(f"{out.with_suffix('.json')} has no harness header (written before it): rerun the benchmark",
+                  file=sys.stderr)
+            return 2
+        write(data, out, args.quick)
         return 0
     n = 300 if args.quick else 5000
     results, problems = [], []
@@ -360,11 +364,7 @@ def main() -> int:
     bench_sumloop(10_000 if args.quick else 1_000_000, results, problems)
     bench_colloop(n, 10_000 if args.quick else 1_000_000, results, problems)
     bench_cache(results)
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    name = "compiled_cpu_quick" if args.quick else "compiled_cpu"
-    (out / f"{name}.json").write_text(json.dumps({"results": results, "problems": problems}, indent=1))
-    write_md(results, out / f"{name}.md", args.quick)
+    write(new_document(results, problems), out, args.quick)
     for p in problems:
         print("WRONG:", p)
     return 1 if problems else 0
