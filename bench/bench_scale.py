@@ -26,7 +26,8 @@ native kernel (rank 0). The graph is generated on every rank and each keeps its 
 (item 2 of docs/scale.md); the MIN table is made by each rank for its own rows only. With
 P = 1 the script also times the same calls on a plain (non-distributed) NumPy machine with its
 native kernels ("serial"), the reference for speed-ups. A workload whose mpiexec exceeds
---timeout is recorded as such. Results: bench/results/scale_<name>.{json,md}.
+--timeout is recorded as such. Results: bench/results/scale_<name>.{json,md} (--results-dir:
+another folder), written by the harness (starvm/bench/) with its common header.
 """
 from __future__ import annotations
 
@@ -35,7 +36,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +49,8 @@ if str(ROOT) not in sys.path:        # run from a checkout where starvm is not i
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
 WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall")
+
+from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 
 
 # ------------------------------------------------------------------ the worker (one rank)
@@ -77,14 +79,12 @@ class Rank:
 
     def timed(self, fn, runs: int) -> tuple[list[float], object]:
         out, times = None, []
+        box = [out]
         for _ in range(runs):
             self.comm.Barrier()
-            t0 = time.perf_counter()
-            out = fn()
-            self.B.synchronize()
-            t = time.perf_counter() - t0
+            t = clock(lambda: box.__setitem__(0, fn()), self.B.synchronize)
             times.append(self.comm.allreduce(t, op=self.MPI.MAX))
-        return times, out
+        return times, box[0]
 
 
 def bits(B, n: int, ones: bool):
@@ -200,11 +200,11 @@ def work_comm(r: Rank, runs: int) -> dict:
     P = c.Get_size()
     one, out = np.zeros(1, np.int64), np.zeros(1, np.int64)
     reps = 2000
+    def allreduces():
+        for _ in range(reps):
+            c.Allreduce(one, out, op=MPI.MIN)
     c.Barrier()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        c.Allreduce(one, out, op=MPI.MIN)
-    alpha = c.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
+    alpha = c.allreduce(clock(allreduces) / reps, op=MPI.MAX)
     rows = {}
     for kind in ("bcast", "allgather", "alltoall"):
         pts = []
@@ -214,16 +214,16 @@ def work_comm(r: Rank, runs: int) -> dict:
             send = np.ones(per * P if kind != "allgather" else per, np.uint64)
             recv = np.empty(per * P, np.uint64)
             k = max(3, min(200, (1 << 24) // nbytes))
+            def collectives(kind=kind, send=send, recv=recv, k=k):
+                for _ in range(k):
+                    if kind == "bcast":
+                        c.Bcast(send, root=0)
+                    elif kind == "allgather":
+                        c.Allgather(send, recv)
+                    else:
+                        c.Alltoall(send, recv)
             c.Barrier()
-            t0 = time.perf_counter()
-            for _ in range(k):
-                if kind == "bcast":
-                    c.Bcast(send, root=0)
-                elif kind == "allgather":
-                    c.Allgather(send, recv)
-                else:
-                    c.Alltoall(send, recv)
-            t = c.allreduce((time.perf_counter() - t0) / k, op=MPI.MAX)
+            t = c.allreduce(clock(collectives) / k, op=MPI.MAX)
             pts.append((per * P * 8, t))
         # alpha: the smallest message; beta: the slope between the two largest (1 MB .. 16 MB)
         a = pts[0][1] if P > 1 else 0.0
@@ -258,13 +258,14 @@ def worker(args) -> None:
                 res = work_comm(r, args.runs)
             else:
                 raise SystemExit(f"unknown workload {w}")
-            res["median_s"] = statistics.median(res["times_s"])
+            res["median_s"] = Timing(res["times_s"]).median_s
             results[f"{w}/{label}"] = res
             if MPI.COMM_WORLD.rank == 0:
                 print(f"  P={MPI.COMM_WORLD.Get_size()} {w:9s} {label:11s} {res['median_s']:.4f} s "
                       f"{'ok' if res['ok'] else 'MISMATCH'}", flush=True)
-    if MPI.COMM_WORLD.rank == 0:
-        Path(args.out).write_text(json.dumps(results, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    if MPI.COMM_WORLD.rank == 0:    # the message to the driver (not a result file): as it always was
+        with open(args.out, "w") as f:
+            json.dump(results, f, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
 
 # ------------------------------------------------------------------ the driver (no MPI itself)
@@ -273,21 +274,33 @@ def mpiexec() -> str:
     return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
 
 
+def header(args) -> dict:
+    """The harness's header of this host (the driver: no backend made here, so no GPU held)."""
+    machine = machine_info(("mpi4py", "scipy"))
+    device = {**device_info(gpu=args.backend != "numpy"), "backend": args.backend}
+    title = f"Strong scaling over MPI ranks ({args.backend} backend, {platform.node()}, {machine['cpu_count']} CPUs)"
+    return document(f"scale_{args.name}", title, machine=machine, device=device)
+
+
 def run_all(args) -> int:
-    out = ROOT / "bench" / "results"
+    out = Path(args.results_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"scale_{args.name}"
     if args.merge and stem.with_suffix(".json").exists():    # add to an earlier run (one workload per command)
         report = json.loads(stem.with_suffix(".json").read_text())
+        if "machine" not in report:     # written before the harness: this host's header (a merge runs there)
+            report = {**header(args), **report}
         run_ranks(args, report, stem)
         return 0 if all(v.get("ok", True) and "error" not in v for e in report["ranks"].values()
                         for v in e.values()) else 1
-    report = {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
-              "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
-                                                   "warshall_n": args.warshall_n, "runs": args.runs},
-              "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-              "load_average_at_start": os.getloadavg()[0],
-              "ranks": {}}
+    report = header(args)
+    report.update({"host": platform.node(), "cpus": report["machine"]["cpu_count"],
+                   "python": report["machine"]["python"],
+                   "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
+                                                        "warshall_n": args.warshall_n, "runs": args.runs},
+                   "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                   "load_average_at_start": report["machine"]["load_average_1min"],
+                   "ranks": {}})
     return run_ranks(args, report, stem)
 
 
@@ -325,14 +338,17 @@ def run_ranks(args, report: dict, stem: Path) -> int:
     return status
 
 
-def combine(name: str, parts: list[str]) -> int:
-    out = ROOT / "bench" / "results"
+def combine(name: str, parts: list[str], out: Path) -> int:
     report = None
     for part in parts:
         rep = json.loads((out / f"scale_{part}.json").read_text())
+        if "machine" not in rep:
+            print(f"scale_{part}.json has no harness header (written before it): rerun it", file=sys.stderr)
+            return 2
         if report is None:
             report = rep
             report["combined_from"] = []
+            report["benchmark"] = f"scale_{name}"
         else:
             for P, entry in rep["ranks"].items():
                 report["ranks"].setdefault(P, {}).update(entry)
@@ -351,13 +367,12 @@ def mpi_version() -> str:
 
 
 def save(report: dict, stem: Path) -> None:
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1))
-    stem.with_suffix(".md").write_text(markdown(report))
+    write_results(report, stem.with_suffix(".json"), markdown(report))
 
 
 def markdown(rep: dict) -> str:
-    lines = [f"# Strong scaling over MPI ranks ({rep['backend']} backend, {rep['host']}, {rep['cpus']} CPUs)", "",
-             f"{rep['mpi']}; Python {rep['python']}; started {rep['started']} (load average "
+    """The Markdown body under the harness's header (title and machine line)."""
+    lines = [f"{rep['mpi']}; Python {rep['python']}; started {rep['started']} (load average "
              f"{rep.get('load_average_at_start', 0):.1f}). bench/bench_scale.py: MIN over the rows x 32 bits, "
              "BFS-adapt and BORUVKA on R-MAT graphs (n vertices, arcs), WARSHALL-adapt on n vertices; the median "
              "of the runs (--runs of each command), the slowest rank's time; every result checked.", "",
@@ -403,6 +418,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--backend", default="numpy", help="the local backend of every rank (numpy, cupy, auto)")
     ap.add_argument("--name", default="cpu", help="results go to bench/results/scale_<name>.{json,md}")
+    ap.add_argument("--results-dir", default=str(ROOT / "bench" / "results"),
+                    help="the folder of the results (default bench/results)")
     ap.add_argument("--timeout", type=float, default=580, help="seconds per mpiexec run (default 580)")
     ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (Open MPI as root: --allow-run-as-root)")
     ap.add_argument("--no-serial", action="store_true", help="do not time the plain NumPy machine at P = 1")
@@ -415,7 +432,7 @@ def main() -> int:
                          "e.g. on a device host) into scale_<--name>.{json,md}")
     args = ap.parse_args()
     if args.combine:
-        return combine(args.name, args.combine)
+        return combine(args.name, args.combine, Path(args.results_dir))
     if args.worker:
         worker(args)
         return 0
