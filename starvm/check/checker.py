@@ -64,6 +64,11 @@ def _text(e: A.Node) -> str:
     return line[start:loc.end_column - 1 if loc.end_column else start + 1]
 
 
+def _from_stdlib(r: A.Routine) -> bool:
+    """A library routine loaded on demand (a program may have a variable of the same name)."""
+    return r.loc is not None and r.loc.source.filename.startswith("stdlib/")
+
+
 def _kind_word(t: T) -> str:
     return {T.INT: "an integer", T.BOOL: "a boolean", T.SLICE: "a slice", T.WORD: "a word",
             T.TABLE: "a table", T.STR: "a string", T.VOID: "nothing"}[t]
@@ -130,6 +135,12 @@ class Checker:
         return self.scope.get(name) or self.env.globals.get(name)
 
     def _declare_routine(self, r: A.Routine) -> RoutineInfo:
+        var = self.env.globals.get(r.name)
+        if var is not None and not _from_stdlib(r):
+            # a call R2(3) would otherwise read the global r2 (names are case-insensitive)
+            hint = (f"names are case-insensitive ('{var.display}' and '{r.display}' are one name): rename one"
+                    if var.display != r.display else None)
+            raise _err(f"'{r.display}' is declared twice: a global variable (at {var.loc}) and a routine", r, hint)
         if r.name in self.env.routines:
             prev = self.env.routines[r.name]
             if any(prev is n for n in self.new_routines):
