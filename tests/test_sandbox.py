@@ -34,7 +34,7 @@ def test_python_names_are_unknown_star_names(name):
 
 
 def test_identifiers_that_look_like_generated_names_are_ordinary_variables():
-    src = """var v_x, g_x, r_p, _op_or, __builtins__, _tick, result_, init_, main_, _k0_0, _t0, _saved0: integer;
+    src = """var v_x, g_x, _op_or, __builtins__, _tick, result_, init_, main_, _k0_0, _t0, _saved0: integer;
 proc r_p(var _op_or: integer); var v_x: integer; begin v_x := 5; _op_or := v_x + 1 end;
 function g_x_(__import__: integer): integer; begin g_x_ := __import__ * 2 end;
 proc __builtins__2(var open: slice); begin SET(open) end;
