@@ -258,18 +258,7 @@ def logic(a, b, kind, cnt, st, nid):
         unassigned(st, nid, a[1])
     if b[1] < 0:
         unassigned(st, nid, b[1])
-    x, y = a[0], b[0]
-    out = np.empty(x.shape[0], np.uint64)
-    if kind == 0:
-        for t in range(x.shape[0]):
-            out[t] = x[t] & y[t]
-    elif kind == 1:
-        for t in range(x.shape[0]):
-            out[t] = x[t] | y[t]
-    else:
-        for t in range(x.shape[0]):
-            out[t] = x[t] ^ y[t]
-    return (out, a[1])
+    return logic_into(np.empty(a[0].shape[0], np.uint64), a, b, kind)
 
 
 @njit(cache=True)
