@@ -2,8 +2,10 @@
 which arguments a backend's kernel takes, the Star body for the rest, and the steps the Star
 body takes (reported to the machine's meter as for the other row moves, rows_routines.py).
 
-A backend gives ``compact(T, X_v, R)`` and ``expand(T, X_v, R)`` (rows_numpy.py, rows_cupy.py,
-emulated.py) and its two storage tests, and gets back the two registry factories.
+A backend gives ``compact(T, X_v, R, marked)`` and ``expand(T, X_v, R, marked)`` (rows_numpy.py,
+rows_cupy.py, emulated.py; ``marked``: the rows X marks, read once by the routine), ``numb`` and
+its two storage tests, and gets back the two registry factories. The steps, --max-steps ticks
+included, are charged before the kernel runs: a call past the limit writes nothing.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def compaction_steps(marked: int):
     return CALL + _s(SOME=1) + per_row.times(marked)
 
 
-def compact_factories(compact, expand, *, is_table, vec_ok, nonempty: bool):
+def compact_factories(compact, expand, numb, *, is_table, vec_ok, nonempty: bool):
     """make_compact, make_expand for one backend's kernels. ``nonempty``: the kernels need
     tables with rows and columns."""
 
@@ -37,11 +39,11 @@ def compact_factories(compact, expand, *, is_table, vec_ok, nonempty: bool):
             # R may be T (in place); a table sharing T's storage otherwise is left to the body
             if not usable(T, X, R, T) or (R is not T and R.data is T.data):
                 return star_body(T, X, R)
-            marked = backend.numb(X.v)
+            marked = numb(X.v)                # the one device-to-host read of the call
             if marked > R.n:
                 return star_body(T, X, R)     # the body's own error, after the rows that fit
-            timed_call(compact, backend, meter, T, X.v, R)
             meter.charge(compaction_steps(marked))
+            timed_call(compact, backend, meter, T, X.v, R, marked)
         routine.star_body = star_body
         return routine
 
@@ -50,11 +52,11 @@ def compact_factories(compact, expand, *, is_table, vec_ok, nonempty: bool):
             # in place the body's top-down order matters (a row may be written before it is read)
             if not usable(T, X, R, R) or R is T or R.data is T.data:
                 return star_body(T, X, R)
-            marked = backend.numb(X.v)
+            marked = numb(X.v)
             if marked > T.n:
                 return star_body(T, X, R)
-            timed_call(expand, backend, meter, T, X.v, R)
             meter.charge(compaction_steps(marked))
+            timed_call(expand, backend, meter, T, X.v, R, marked)
         routine.star_body = star_body
         return routine
 

@@ -68,17 +68,34 @@ make_setmin = compare_factory(compare, "less_rows")
 
 
 # ---------------------------------------------------------------- row moves
-def _gather(T, IX, X_v, R) -> None:
-    rows_numpy.gather(T, IX, _int(X_v), R)
+# The device-to-host reads of the CuPy kernels (rows_cupy.py), one per call, go through
+# host_read here too, so that a test can count them per routine and per BORUVKA round.
+def host_read(*values: int):
+    """What the CuPy kernel copies to the host in its one transfer (a few integers)."""
+    return values if len(values) != 1 else values[0]
 
 
-def _scatter(T, IX, X_v, R) -> None:
-    rows_numpy.scatter(T, IX, _int(X_v), R)
+def _decode(IX, X_v, limit: int):
+    plan, marked = rows_numpy.decode(IX, _int(X_v), limit)
+    return plan, host_read(marked)          # with the range check, one transfer on CuPy
 
 
-def _groupmin(G, K, X_v):
-    z = rows_numpy.groupmin(G, K, _int(X_v))
-    return device_words(np.frombuffer(z.to_bytes(len(X_v) * 8, "little"), dtype=np.uint64))
+def _gather_apply(T, IX, plan, X_v, R) -> None:
+    rows_numpy.gather_apply(T, IX, plan, _int(X_v), R)
+
+
+def _scatter_apply(T, IX, plan, X_v, R) -> None:
+    rows_numpy.scatter_apply(T, IX, plan, _int(X_v), R)
+
+
+def _groupmin_counted(G, K, X_v):
+    z, groups, ones = rows_numpy.groupmin_counted(G, K, _int(X_v))
+    groups, ones = host_read(groups, ones)
+    return device_words(np.frombuffer(z.to_bytes(len(X_v) * 8, "little"), dtype=np.uint64)), groups, ones
+
+
+def _numb(X_v) -> int:
+    return host_read(_int(X_v).bit_count())
 
 
 def _is_table(t) -> bool:
@@ -90,20 +107,20 @@ def _vec_ok(x, n: int) -> bool:
 
 
 make_iota, make_gather, make_scatter, make_groupmin = factories(
-    rows_numpy.iota, _gather, _scatter, _groupmin, is_table=_is_table, vec_ok=_vec_ok,
-    nonempty=False, group_bits_max=64)
+    rows_numpy.iota, _decode, _gather_apply, _scatter_apply, _groupmin_counted, _numb, is_table=_is_table,
+    vec_ok=_vec_ok, nonempty=False, group_bits_max=64)
 
 
 # ---------------------------------------------------------------- COMPACT and EXPAND
-def _compact(T, X_v, R) -> None:
+def _compact(T, X_v, R, marked: int) -> None:
     rows_numpy.compact(T, _int(X_v), R)
 
 
-def _expand(T, X_v, R) -> None:
+def _expand(T, X_v, R, marked: int) -> None:
     rows_numpy.expand(T, _int(X_v), R)
 
 
 from .compact_routines import compact_factories  # noqa: E402
 
-make_compact, make_expand = compact_factories(_compact, _expand, is_table=_is_table, vec_ok=_vec_ok,
+make_compact, make_expand = compact_factories(_compact, _expand, _numb, is_table=_is_table, vec_ok=_vec_ok,
                                               nonempty=False)

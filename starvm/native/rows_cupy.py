@@ -1,31 +1,44 @@
-"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the GPU: a few plain kernels.
+"""IOTA, GATHER, SCATTER, GROUPMIN, COMPACT and EXPAND of stdlib/rows.star on the GPU: a few
+plain kernels.
 
 Tables are k x W uint64 device arrays (column c = row c of the array, row r = bit r%64 of
 word r//64); row numbers in an index table are unsigned, column 1 the most significant bit.
-Every kernel is written for clarity: a thread owns whole output words, so no two threads
-write the same word, and the only atomics are on scratch arrays.
+A thread owns whole output words, so no two threads write the same word; the only atomics
+are on scratch arrays and counters (a warp adds its sum once). A thread that moves rows
+finds the source row of each of its 64 rows once, then copies every column: the row
+numbers are read once per call, not once per column.
 
   IOTA      thread per (word, column): column c holds bit k-1-c of the row number r+1.
-  GATHER    rows_decode (thread per word of IX): the row number named by every marked row
-            (0-based, -1 for unmarked rows) into a scratch int64 array, and a flag set when
-            one is out of 1..NROWS(T); the host reads the flag (the only synchronisation) and
-            runs the Star body when it is set, before anything is written. Then rows_gather
-            (thread per (word of R, column)): for the marked rows of the word, the bit of T's
-            column at the source row; the word is merged with R's old word under X's mask.
-  SCATTER   rows_decode as for GATHER (limit NROWS(R)); rows_scatter_win (thread per row):
-            atomicMax of the source row into win[target] (init -1), so the largest i wins as
-            in the Star body; rows_scatter_write (thread per (word of R, column)): the rows of
-            the word that have a winner take the bit of T at the winner, the others keep theirs.
+  GATHER    rows_check (thread per word of IX): counts the marked rows and flags a row
+            number out of 1..NROWS(T); the host reads both in one transfer (the call's only
+            synchronisation) and runs the Star body when the flag is set, before anything
+            is written. Then rows_gather (thread per word of R): decodes IX's row numbers of
+            the word's marked rows and, column by column, takes T's bits there, merged with
+            R's old word under X's mask.
+  SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
+            IX): atomicMax of the source row into win[target] (init -1), so the largest i
+            wins as in the Star body; rows_scatter_write (thread per word of R): the rows of
+            the word that have a winner take T's bits at the winner, column by column.
   GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries): pass 1 atomicMin of K
             into gmin[G] (init all ones), pass 2 atomicMin of the row number into grow[G]
             among the marked rows whose K equals gmin[G], pass 3 (thread per word) Z's bit is
-            1 for the rows that are grow of their group. Wider groups (up to 64 bits, e.g.
-            BORUVKA's edge keys grouped by themselves) sort the marked rows by (G, K, row)
-            with cupy.lexsort and keep the first row of every group, as the NumPy kernel does.
+            1 for the rows that are grow of their group, and it counts the groups and the 1
+            bits of their G values (the step report), read in one transfer. Wider groups (up
+            to 64 bits, e.g. BORUVKA's edge keys grouped by themselves) list the marked rows
+            (rows_list), read their G (and K) values (rows_values), sort them stably by G and
+            K (cupy.argsort: one radix sort of G when K is G, of one combined number when G
+            and K fit 64 bits, else two) and mark the first row of every group
+            (rows_group_first, which also counts): two transfers (the marked count, the counts).
+  COMPACT   rows_list: the marked rows of T, in order (from an inclusive prefix sum of the
+            words' popcounts, rows_popc + cupy.cumsum); rows_gather_list (thread per word of
+            R): rows 1..c of R take T's rows at the list. The marked count comes from the
+            routine (compact_routines.py), which reads it once.
+  EXPAND    rows_expand (thread per word of R): the j-th marked row of R takes row j of T,
+            j from the prefix sum and the popcount of the word's lower bits.
 
 Unusual arguments (see rows_numpy.py; also empty tables or zero columns here) run the Star
 body. Results equal the NumPy kernels' and the Star bodies' bit for bit
-(tests/unit/test_native_rows.py, bench/check_rows_gpu.py).
+(tests/unit/test_native_rows.py, tests/unit/test_compaction.py, bench/check_rows_gpu.py).
 """
 from __future__ import annotations
 
@@ -52,6 +65,30 @@ __device__ __forceinline__ u64 bit_at(const u64* col, i64 r) {
     return (col[r >> 6] >> (r & 63)) & 1ULL;
 }
 
+// *dst += v summed over the warp, one atomic per warp: every thread of the warp calls it.
+__device__ __forceinline__ void warp_add(u64* dst, u64 v) {
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(dst, v);
+}
+
+// R's word w of every column c: the rows of mask take bit src[t] of T's column c, the others
+// keep their bits.
+__device__ __forceinline__ void copy_rows(const u64* T, i64 WT, int k, const i64* src, u64 mask,
+                                          u64* R, i64 W, i64 w) {
+    for (int c = 0; c < k; ++c) {
+        const u64* col = T + (i64)c * WT;
+        u64 out = 0ULL, m = mask;
+        while (m) {
+            const int t = __ffsll((long long)m) - 1;
+            m &= m - 1;
+            out |= bit_at(col, src[t]) << t;
+        }
+        u64* dst = R + (i64)c * W + w;
+        *dst = (*dst & ~mask) | out;
+    }
+}
+
 // Thread (x: word w, y: column c): T's column c, word w, holds bit k-1-c of the row numbers.
 extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -69,78 +106,68 @@ extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     }
 }
 
-// Thread per word w of IX: idx[r] = (the number in row r of IX) - 1 for the rows X marks,
-// -1 for the others; *bad = 1 when a marked row's number is not in 1..limit.
-extern "C" __global__ void rows_decode(const u64* IX, int ixk, i64 W, i64 n, const u64* X,
-                                       i64 limit, i64* idx, int* bad) {
+// Thread per word w of IX: stats[0] += the rows X marks; stats[1] = 1 when a marked row's
+// number is not in 1..limit. Writes nothing else.
+extern "C" __global__ void rows_check(const u64* IX, int ixk, i64 W, const u64* X, i64 limit, u64* stats) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    const u64 xm = X[w];
-    for (int t = 0; t < 64; ++t) {
-        const i64 r = w * 64 + t;
-        if (r >= n) break;
-        i64 s = -1;
-        if ((xm >> t) & 1ULL) {
+    u64 marked = 0ULL;
+    if (w < W) {
+        u64 m = X[w];
+        marked = __popcll(m);
+        while (m) {
+            const int t = __ffsll((long long)m) - 1;
+            m &= m - 1;
             const u64 v = row_value(IX, ixk, W, w, t);        // ixk <= 63: fits an i64
-            if (v < 1ULL || v > (u64)limit) atomicOr(bad, 1);
-            else s = (i64)v - 1;
+            if (v < 1ULL || v > (u64)limit) stats[1] = 1ULL;
         }
-        idx[r] = s;
     }
+    warp_add(&stats[0], marked);
 }
 
-// Thread (x: word w of R, y: column c): the rows of word w marked by X take bit idx[r] of
-// T's column c; the other rows of the word keep R's old bits.
-extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const i64* idx,
+// Thread per word w of R (R and IX have the same rows): the rows X marks take the row of T
+// their IX names (checked by rows_check), column by column.
+extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* IX, int ixk,
                                        const u64* X, u64* R, i64 W) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
     const u64 xm = X[w];
     if (!xm) return;
-    for (int c = blockIdx.y; c < k; c += gridDim.y) {
-        const u64* col = T + (i64)c * WT;
-        u64 out = 0ULL, m = xm;
-        while (m) {
-            const int t = __ffsll((long long)m) - 1;
-            m &= m - 1;
-            out |= bit_at(col, idx[w * 64 + t]) << t;
-        }
-        u64* dst = R + (i64)c * W + w;
-        *dst = (*dst & ~xm) | out;
+    i64 src[64];
+    for (u64 m = xm; m; m &= m - 1) {
+        const int t = __ffsll((long long)m) - 1;
+        src[t] = (i64)row_value(IX, ixk, W, w, t) - 1;
+    }
+    copy_rows(T, WT, k, src, xm, R, W, w);
+}
+
+// Thread per word w of IX: win[target] = the largest marked row naming that target.
+extern "C" __global__ void rows_scatter_win(const u64* IX, int ixk, i64 W, const u64* X, long long* win) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    for (u64 m = X[w]; m; m &= m - 1) {
+        const int t = __ffsll((long long)m) - 1;
+        const i64 d = (i64)row_value(IX, ixk, W, w, t) - 1;
+        atomicMax(&win[d], (long long)(w * 64 + t));
     }
 }
 
-// Thread per source row r: win[target] = the largest marked row naming that target.
-extern "C" __global__ void rows_scatter_win(const i64* idx, i64 n, long long* win) {
-    const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= n) return;
-    const i64 d = idx[r];
-    if (d >= 0) atomicMax(&win[d], (long long)r);
-}
-
-// Thread (x: word w of R, y: column c): the rows d of word w with a winner (win[d] >= 0)
-// take bit win[d] of T's column c; the other rows keep R's old bits.
+// Thread per word w of R: the rows d of the word with a winner (win[d] >= 0) take T's row
+// win[d], column by column; the other rows keep R's old bits.
 extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const long long* win,
                                               i64 nR, u64* R, i64 W) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
     u64 mask = 0ULL;
+    i64 src[64];
     for (int t = 0; t < 64; ++t) {
         const i64 d = w * 64 + t;
-        if (d < nR && win[d] >= 0) mask |= 1ULL << t;
+        if (d < nR && win[d] >= 0) {
+            mask |= 1ULL << t;
+            src[t] = (i64)win[d];
+        }
     }
     if (!mask) return;
-    for (int c = blockIdx.y; c < k; c += gridDim.y) {
-        const u64* col = T + (i64)c * WT;
-        u64 out = 0ULL, m = mask;
-        while (m) {
-            const int t = __ffsll((long long)m) - 1;
-            m &= m - 1;
-            out |= bit_at(col, (i64)win[w * 64 + t]) << t;
-        }
-        u64* dst = R + (i64)c * W + w;
-        *dst = (*dst & ~mask) | out;
-    }
+    copy_rows(T, WT, k, src, mask, R, W, w);
 }
 
 // Pass 1, thread per word: gmin[g] = the smallest K among the marked rows of group g.
@@ -170,18 +197,103 @@ extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K,
     }
 }
 
-// Pass 3, thread per word: Z's bit is 1 for the marked rows chosen for their group.
+// Pass 3, thread per word: Z's bit is 1 for the marked rows chosen for their group;
+// stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
 extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const u64* X,
-                                              const u64* grow, u64* Z) {
+                                              const u64* grow, u64* Z, u64* stats) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 z = 0ULL, ones = 0ULL;
+    if (w < W) {
+        u64 m = X[w];
+        while (m) {
+            const int t = __ffsll((long long)m) - 1;
+            m &= m - 1;
+            const u64 g = row_value(G, gk, W, w, t);
+            if (grow[g] == (u64)(w * 64 + t)) {
+                z |= 1ULL << t;
+                ones += __popcll(g);
+            }
+        }
+        Z[w] = z;
+    }
+    warp_add(&stats[0], __popcll(z));
+    warp_add(&stats[1], ones);
+}
+
+// Thread per word: counts[w] = the rows word w of X marks.
+extern "C" __global__ void rows_popc(const u64* X, i64 W, i64* counts) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w < W) counts[w] = __popcll(X[w]);
+}
+
+// Thread per word w of X: the marked rows of the word go to rows[ends[w] - popc(X[w]) ...],
+// so rows lists every marked row in order (ends: the inclusive prefix sum of the popcounts).
+extern "C" __global__ void rows_list(const u64* X, i64 W, const i64* ends, i64* rows) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
-    u64 m = X[w], z = 0ULL;
-    while (m) {
-        const int t = __ffsll((long long)m) - 1;
-        m &= m - 1;
-        if (grow[row_value(G, gk, W, w, t)] == (u64)(w * 64 + t)) z |= 1ULL << t;
+    const u64 xm = X[w];
+    i64 j = ends[w] - __popcll(xm);
+    for (u64 m = xm; m; m &= m - 1)
+        rows[j++] = w * 64 + (__ffsll((long long)m) - 1);
+}
+
+// Thread per listed row j < c: vals[j] = the value of row rows[j] of T (k <= 64 columns).
+extern "C" __global__ void rows_values(const u64* T, int k, i64 W, const i64* rows, i64 c, u64* vals) {
+    const i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= c) return;
+    const i64 r = rows[j];
+    vals[j] = row_value(T, k, W, r >> 6, (int)(r & 63));
+}
+
+// Thread per position i < c of the sorted order: the first of a run of equal G values is its
+// group's chosen row, marked in Z (zeroed before); stats as for rows_groupmin_mark.
+extern "C" __global__ void rows_group_first(const u64* g, const i64* order, const i64* rows, i64 c,
+                                            u64* Z, u64* stats) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 chosen = 0ULL, ones = 0ULL;
+    if (i < c) {
+        const u64 v = g[order[i]];
+        if (i == 0 || g[order[i - 1]] != v) {
+            const i64 r = rows[order[i]];
+            atomicOr(&Z[r >> 6], 1ULL << (r & 63));
+            chosen = 1ULL;
+            ones = __popcll(v);
+        }
     }
-    Z[w] = z;
+    warp_add(&stats[0], chosen);
+    warp_add(&stats[1], ones);
+}
+
+// Thread per word w of R with rows below c: rows j < c of R take T's row rows[j].
+extern "C" __global__ void rows_gather_list(const u64* T, i64 WT, int k, const i64* rows, i64 c,
+                                            u64* R, i64 W) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W || w * 64 >= c) return;
+    const i64 left = c - w * 64;
+    const u64 mask = left >= 64 ? ~0ULL : ((1ULL << left) - 1ULL);
+    i64 src[64];
+    for (u64 m = mask; m; m &= m - 1) {
+        const int t = __ffsll((long long)m) - 1;
+        src[t] = rows[w * 64 + t];
+    }
+    copy_rows(T, WT, k, src, mask, R, W, w);
+}
+
+// Thread per word w of R: the j-th marked row of R (0-based, j from the inclusive prefix sum
+// ends of the popcounts) takes row j of T; the rows X does not mark keep their bits.
+extern "C" __global__ void rows_expand(const u64* T, i64 WT, int k, const u64* X, const i64* ends,
+                                       u64* R, i64 W) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    const u64 xm = X[w];
+    if (!xm) return;
+    const i64 base = ends[w] - __popcll(xm);
+    i64 src[64];
+    for (u64 m = xm; m; m &= m - 1) {
+        const int t = __ffsll((long long)m) - 1;
+        src[t] = base + __popcll(xm & ((1ULL << t) - 1ULL));
+    }
+    copy_rows(T, WT, k, src, xm, R, W, w);
 }
 """
 
@@ -190,9 +302,10 @@ _MAX_GRID_Y = 65535
 GROUP_BITS_SCRATCH = 26      # up to here GROUPMIN's kernels use a scratch of 2^NCOLS(G) entries
 GROUP_BITS_MAX = 64          # wider groups are sorted
 
+_NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_scatter_win", "rows_scatter_write",
+          "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_popc", "rows_list",
+          "rows_values", "rows_group_first", "rows_gather_list", "rows_expand")
 _modules: dict = {}          # device -> {kernel name: kernel}
-
-
 
 
 def _kernels() -> dict:
@@ -200,9 +313,7 @@ def _kernels() -> dict:
     fns = _modules.get(dev)
     if fns is None:
         mod = cp.RawModule(code=_SRC)
-        names = ("rows_iota", "rows_decode", "rows_gather", "rows_scatter_win", "rows_scatter_write",
-                 "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark")
-        fns = _modules[dev] = {name: mod.get_function(name) for name in names}
+        fns = _modules[dev] = {name: mod.get_function(name) for name in _NAMES}
     return fns
 
 
@@ -214,70 +325,102 @@ def _u64(a):
     return a if (a.dtype == cp.uint64 and a.flags.c_contiguous) else cp.ascontiguousarray(a, dtype=cp.uint64)
 
 
+def _read(stats) -> tuple[int, ...]:
+    """The call's one device-to-host transfer: a few counters."""
+    return tuple(int(x) for x in stats.get())
+
+
 # ---------------------------------------------------------------- kernels
 def iota(T) -> None:
     W = T.data.shape[1]
     _kernels()["rows_iota"](*_grid(W, T.k), (T.data, np.int32(T.k), np.int64(W), np.int64(T.n)))
 
 
-def _decode(IX, X_v, limit: int):
-    """The 0-based row named by each row of IX (-1 where X is 0); Unusual when a marked row
-    names one outside 1..limit (nothing written yet)."""
+def decode(IX, X_v, limit: int):
+    """(None, the marked rows); Unusual when a marked row names one outside 1..limit (nothing
+    written). The kernels that move the rows read IX themselves."""
     W = IX.data.shape[1]
-    idx = cp.empty(IX.n, dtype=cp.int64)
-    bad = cp.zeros(1, dtype=cp.int32)
-    _kernels()["rows_decode"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), np.int64(IX.n),
-                                          _u64(X_v), np.int64(limit), idx, bad))
-    if int(bad.get()[0]):
+    stats = cp.zeros(2, dtype=cp.uint64)
+    _kernels()["rows_check"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
+                                         np.int64(limit), stats))
+    marked, bad = _read(stats)
+    if bad:
         raise Unusual
-    return idx
+    return None, marked
+
+
+def gather_apply(T, IX, plan, X_v, R) -> None:
+    W = R.data.shape[1]
+    _kernels()["rows_gather"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
+                                          _u64(IX.data), np.int32(IX.k), _u64(X_v), R.data, np.int64(W)))
+
+
+def scatter_apply(T, IX, plan, X_v, R) -> None:
+    fns = _kernels()
+    win = cp.full(R.n, -1, dtype=cp.int64)
+    WI = IX.data.shape[1]
+    fns["rows_scatter_win"](*_grid(WI), (_u64(IX.data), np.int32(IX.k), np.int64(WI), _u64(X_v), win))
+    W = R.data.shape[1]
+    fns["rows_scatter_write"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
+                                          win, np.int64(R.n), R.data, np.int64(W)))
 
 
 def gather(T, IX, X_v, R) -> None:
-    idx = _decode(IX, X_v, T.n)
-    W = R.data.shape[1]
-    _kernels()["rows_gather"](*_grid(W, T.k), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
-                                               idx, _u64(X_v), R.data, np.int64(W)))
+    gather_apply(T, IX, decode(IX, X_v, T.n)[0], X_v, R)
 
 
 def scatter(T, IX, X_v, R) -> None:
-    idx = _decode(IX, X_v, R.n)
-    fns = _kernels()
-    win = cp.full(R.n, -1, dtype=cp.int64)
-    fns["rows_scatter_win"](*_grid(IX.n), (idx, np.int64(IX.n), win))
-    W = R.data.shape[1]
-    fns["rows_scatter_write"](*_grid(W, T.k), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
-                                               win, np.int64(R.n), R.data, np.int64(W)))
+    scatter_apply(T, IX, decode(IX, X_v, R.n)[0], X_v, R)
 
 
-def _row_values(T_data, k: int, rows):
-    """The values of the given rows (int64 row numbers) of a k-column device table, column 1
-    the most significant bit."""
-    words, shifts = rows >> 6, (rows & 63).astype(cp.uint64)
-    v = cp.zeros(rows.size, dtype=cp.uint64)
-    for c in range(k):
-        v = (v << np.uint64(1)) | ((T_data[c, words] >> shifts) & np.uint64(1))
-    return v
+def _ends(X_v, W: int):
+    """The inclusive prefix sum of the popcounts of X's words (int64, one per word)."""
+    counts = cp.zeros(W, dtype=cp.int64)
+    _kernels()["rows_popc"](*_grid(W), (_u64(X_v), np.int64(W), counts))
+    return cp.cumsum(counts)
+
+
+def _list(X_v, W: int, c: int):
+    """The c marked rows of X, in order (int64)."""
+    ends = _ends(X_v, W)
+    rows = cp.empty(max(c, 1), dtype=cp.int64)
+    _kernels()["rows_list"](*_grid(W), (_u64(X_v), np.int64(W), ends, rows))
+    return rows
+
+
+def numb(X_v) -> int:
+    W = X_v.size
+    return int(_ends(X_v, W)[-1]) if W else 0
 
 
 def _groupmin_sorted(G, K, X_v):
-    """GROUPMIN for any group width: the marked rows sorted by (G, K, row); the first row of
-    every group is its chosen one."""
+    """GROUPMIN for any group width: the marked rows sorted stably by G and K; the first row
+    of every group is its chosen one."""
+    from .rows_numpy import group_order
+    fns = _kernels()
     W = G.data.shape[1]
-    rows = cp.flatnonzero(_row_bits(X_v, G.n)).astype(cp.int64)
-    z = cp.zeros(W * 64, dtype=cp.uint8)
-    if rows.size:
-        g = _row_values(_u64(G.data), G.k, rows)
-        key = _row_values(_u64(K.data), K.k, rows)
-        order = cp.lexsort(cp.stack((rows.astype(cp.uint64), key, g)))   # the last key first
-        gs = g[order]
-        first = cp.ones(rows.size, dtype=cp.bool_)
-        first[1:] = gs[1:] != gs[:-1]
-        z[rows[order[first]]] = 1
-    return cp.packbits(z, bitorder="little").view(cp.uint64)
+    Z = cp.zeros(W, dtype=cp.uint64)
+    c = numb(X_v)
+    if not c:
+        return Z, 0, 0
+    rows = _list(X_v, W, c)
+
+    def values(T):
+        v = cp.empty(c, dtype=cp.uint64)
+        fns["rows_values"](*_grid(c), (_u64(T.data), np.int32(T.k), np.int64(W), rows, np.int64(c), v))
+        return v
+    g = values(G)
+    key = None if G.data is K.data else values(K)
+    order = group_order(g, key, G.k, K.k, xp=cp)
+    del key
+    stats = cp.zeros(2, dtype=cp.uint64)
+    fns["rows_group_first"](*_grid(c), (g, order, rows, np.int64(c), Z, stats))
+    groups, ones = _read(stats)
+    return Z, groups, ones
 
 
-def groupmin(G, K, X_v):
+def groupmin_counted(G, K, X_v):
+    """(Z, the groups, the 1 bits of the groups' G values)."""
     if G.k > GROUP_BITS_SCRATCH:
         return _groupmin_sorted(G, K, X_v)
     fns = _kernels()
@@ -290,8 +433,14 @@ def groupmin(G, K, X_v):
     fns["rows_groupmin_key"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin))
     fns["rows_groupmin_row"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin, grow))
     Z = cp.empty(W, dtype=cp.uint64)
-    fns["rows_groupmin_mark"](grid, block, (Gd, np.int32(G.k), np.int64(W), Xd, grow, Z))
-    return Z
+    stats = cp.zeros(2, dtype=cp.uint64)
+    fns["rows_groupmin_mark"](grid, block, (Gd, np.int32(G.k), np.int64(W), Xd, grow, Z, stats))
+    found, ones = _read(stats)
+    return Z, found, ones
+
+
+def groupmin(G, K, X_v):
+    return groupmin_counted(G, K, X_v)[0]
 
 
 # ---------------------------------------------------------------- routines
@@ -306,62 +455,34 @@ def _vec_ok(x, n: int) -> bool:
 
 
 make_iota, make_gather, make_scatter, make_groupmin = factories(
-    iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok,
+    iota, decode, gather_apply, scatter_apply, groupmin_counted, numb, is_table=_is_table, vec_ok=_vec_ok,
     nonempty=True, group_bits_max=GROUP_BITS_MAX)
 
 
 # ---------------------------------------------------------------- COMPACT and EXPAND
-# Both are a GATHER (rows_gather: the rows of R under a mask take the bits of T at idx[r])
-# with the row numbers made by array operations on the device:
-#   COMPACT  idx[j] = the j-th marked row of T (cupy.flatnonzero), mask = rows 1..c of R;
-#   EXPAND   idx[r] = the rank of marked row r among the marked rows (an exclusive cumsum),
-#            mask = X.
-_SHIFTS = None
-
-
-def _row_bits(X_v, n: int):
-    """The n bits of a device vector as a 0/1 uint64 array (row r at [r])."""
-    global _SHIFTS
-    if _SHIFTS is None:
-        _SHIFTS = cp.arange(64, dtype=cp.uint64)
-    return ((_u64(X_v)[:, None] >> _SHIFTS[None, :]) & np.uint64(1)).reshape(-1)[:n]
-
-
-def _first_rows(c: int, n: int):
-    W = (n + 63) // 64
-    full, rest = divmod(c, 64)
-    mask = cp.zeros(W, dtype=cp.uint64)
-    mask[:full] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if rest:
-        mask[full] = np.uint64((1 << rest) - 1)
-    return mask
-
-
-def _gather_rows(T_data, k: int, idx, mask, R) -> None:
-    W = R.data.shape[1]
-    _kernels()["rows_gather"](*_grid(W, k), (_u64(T_data), np.int64(T_data.shape[1]), np.int32(k),
-                                             idx, mask, R.data, np.int64(W)))
-
-
-def compact(T, X_v, R) -> None:
-    rows = cp.flatnonzero(_row_bits(X_v, T.n)).astype(cp.int64)
-    c = int(rows.size)
-    if not c:
+def compact(T, X_v, R, marked: int) -> None:
+    """The marked rows of T, in order, into rows 1..marked of R (R may be T)."""
+    if not marked:
         return
-    idx = cp.zeros(R.n, dtype=cp.int64)
-    idx[:c] = rows
+    rows = _list(X_v, T.data.shape[1], marked)
     # in place: threads would read words others write, so the rows come from a copy
     source = T.data.copy() if R is T else T.data
-    _gather_rows(source, T.k, idx, _first_rows(c, R.n), R)
+    W = R.data.shape[1]
+    _kernels()["rows_gather_list"](*_grid(W), (_u64(source), np.int64(source.shape[1]), np.int32(T.k), rows,
+                                               np.int64(marked), R.data, np.int64(W)))
 
 
-def expand(T, X_v, R) -> None:
-    bits = _row_bits(X_v, R.n).astype(cp.int64)
-    idx = cp.cumsum(bits) - bits               # rank among the marked rows, 0-based
-    _gather_rows(T.data, T.k, idx, _u64(X_v), R)
+def expand(T, X_v, R, marked: int) -> None:
+    """Rows 1..marked of T back to the marked rows of R, in order."""
+    if not marked:
+        return
+    W = R.data.shape[1]
+    ends = _ends(X_v, W)
+    _kernels()["rows_expand"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k), _u64(X_v),
+                                          ends, R.data, np.int64(W)))
 
 
 from .compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
 
-make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table, vec_ok=_vec_ok,
+make_compact, make_expand = compact_factories(compact, expand, numb, is_table=_is_table, vec_ok=_vec_ok,
                                               nonempty=True)

@@ -12,7 +12,10 @@ whole-array NumPy operations:
   SCATTER   the same the other way round; where several marked rows name one target row the
             largest source row i wins (the Star body's last write), made explicit with
             np.unique on the reversed index array (the first occurrence there is the last one);
-  GROUPMIN  np.lexsort of the marked rows by (G, K, row), then the first row of every G group.
+  GROUPMIN  a stable sort of the marked rows by G and K (one sort of G alone when K is G, of
+            one combined number when G and K fit 64 bits together, else two), then the
+            first row of every G group; it also counts the groups and their G values' 1 bits
+            (the step report).
 
 Anything unusual (shapes that do not match, index tables wider than 63 columns, G or K wider
 than 64, a row number out of range, R the same table as T or IX) runs the Star body, which
@@ -115,24 +118,24 @@ def iota(T) -> None:
     T.data[...] = _pack(bits, n)
 
 
-def _marked_indices(IX, X_v, limit: int):
-    """The marked rows of IX (0-based, ascending) and the rows they name (0-based); Unusual
-    when one names a row outside 1..limit."""
+def decode(IX, X_v, limit: int):
+    """((the marked rows of IX, 0-based ascending; the rows they name, 0-based), how many
+    rows are marked); Unusual when one names a row outside 1..limit (nothing written)."""
     rows = np.flatnonzero(_vec_bools(X_v, IX.n))
     named = _values(IX.data, IX.n, rows).astype(np.int64)    # IX.k <= 63: no overflow
     if rows.size and (named.min() < 1 or named.max() > limit):
         raise Unusual
-    return rows, named - 1
+    return (rows, named - 1), int(rows.size)
 
 
-def gather(T, IX, X_v, R) -> None:
-    rows, src = _marked_indices(IX, X_v, T.n)
+def gather_apply(T, IX, plan, X_v, R) -> None:
+    rows, src = plan
     if rows.size and T.k:
         _move_rows(T, src, R, rows, _vec_words(X_v, R.n)[None, :])
 
 
-def scatter(T, IX, X_v, R) -> None:
-    rows, dst = _marked_indices(IX, X_v, R.n)
+def scatter_apply(T, IX, plan, X_v, R) -> None:
+    rows, dst = plan
     if rows.size and T.k:
         # rows ascend; reversed, the first occurrence of a target is its largest source
         # row i, the one the Star body writes last
@@ -143,19 +146,58 @@ def scatter(T, IX, X_v, R) -> None:
         _move_rows(T, winners, R, targets, _pack(hit[None, :], R.n))
 
 
-def groupmin(G, K, X_v) -> int:
+def gather(T, IX, X_v, R) -> None:
+    gather_apply(T, IX, decode(IX, X_v, T.n)[0], X_v, R)
+
+
+def scatter(T, IX, X_v, R) -> None:
+    scatter_apply(T, IX, decode(IX, X_v, R.n)[0], X_v, R)
+
+
+def group_order(g, key, group_bits: int, key_bits: int, xp=np):
+    """The order of the marked rows by (G, K, row): stable sorts of 64-bit numbers (radix
+    sorts on a GPU: cupy.argsort is stable), never a lexsort of three keys. ``key`` None: K is
+    G itself. ``xp``: NumPy, or CuPy for device arrays."""
+    def stable(a):
+        return np.argsort(a, kind="stable") if xp is np else xp.argsort(a)
+    if key is None:
+        return stable(g)
+    if group_bits + key_bits <= 64:                   # one combined number: G above K
+        return stable((g << np.uint64(key_bits)) | key)
+    by_key = stable(key)
+    return by_key[stable(g[by_key])]
+
+
+def popcount_sum(values: np.ndarray) -> int:
+    """The 1 bits of uint64 values, together."""
+    return int(np.unpackbits(np.ascontiguousarray(values).view(np.uint8)).sum())
+
+
+def groupmin_counted(G, K, X_v):
+    """(Z, the groups, the 1 bits of the groups' G values): Z marks the first row of every G
+    value among the marked rows whose K is least."""
     n = G.n
     rows = np.flatnonzero(_vec_bools(X_v, n))
     z = np.zeros(n, dtype=bool)
-    if rows.size:
-        g = _values(G.data, n, rows)
-        key = _values(K.data, n, rows)
-        order = np.lexsort((rows, key, g))       # by G, then K, then row (the last key first)
-        gs = g[order]
-        first = np.ones(rows.size, dtype=bool)
-        first[1:] = gs[1:] != gs[:-1]
-        z[rows[order[first]]] = True
-    return _bools_vec(z)
+    if not rows.size:
+        return _bools_vec(z), 0, 0
+    g = _values(G.data, n, rows)
+    key = None if G.data is K.data else _values(K.data, n, rows)
+    order = group_order(g, key, G.k, K.k)
+    gs = g[order]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = gs[1:] != gs[:-1]
+    z[rows[order[first]]] = True
+    chosen = gs[first]
+    return _bools_vec(z), int(chosen.size), popcount_sum(chosen)
+
+
+def groupmin(G, K, X_v) -> int:
+    return groupmin_counted(G, K, X_v)[0]
+
+
+def numb(X_v) -> int:
+    return X_v.bit_count()
 
 
 # ---------------------------------------------------------------- routines
@@ -168,7 +210,7 @@ def _vec_ok(x, n: int) -> bool:
 
 
 make_iota, make_gather, make_scatter, make_groupmin = factories(
-    iota, gather, scatter, groupmin, is_table=_is_table_arg, vec_ok=_vec_ok,
+    iota, decode, gather_apply, scatter_apply, groupmin_counted, numb, is_table=_is_table_arg, vec_ok=_vec_ok,
     nonempty=False, group_bits_max=64)
 
 
@@ -180,7 +222,7 @@ def _first_rows(c: int, n: int) -> np.ndarray:
     return _pack(hit[None, :], n)
 
 
-def compact(T, X_v, R) -> None:
+def compact(T, X_v, R, marked: int | None = None) -> None:
     """The marked rows of T, in order, into rows 1..c of R (R may be T: every chunk of
     columns is read before it is written)."""
     rows = np.flatnonzero(_vec_bools(X_v, T.n))
@@ -188,7 +230,7 @@ def compact(T, X_v, R) -> None:
         _move_rows(T, rows, R, np.arange(rows.size), _first_rows(rows.size, R.n))
 
 
-def expand(T, X_v, R) -> None:
+def expand(T, X_v, R, marked: int | None = None) -> None:
     """Rows 1..c of T back to the marked rows of R, in order."""
     rows = np.flatnonzero(_vec_bools(X_v, R.n))
     if rows.size and T.k:
@@ -197,5 +239,5 @@ def expand(T, X_v, R) -> None:
 
 from .compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
 
-make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table_arg, vec_ok=_vec_ok,
+make_compact, make_expand = compact_factories(compact, expand, numb, is_table=_is_table_arg, vec_ok=_vec_ok,
                                               nonempty=False)

@@ -4,10 +4,25 @@ arguments a kernel takes, and the Star body (stdlib/rows.star, the definition) f
 A backend's module gives its kernels and two tests of its own storage (``is_table``: a
 table stored as that backend stores them; ``vec_ok``: a vector of n bits of that backend),
 and gets back the four factories of the native registry (starvm/native/__init__.py).
-Each routine reports the steps its Star body would take (steps.py) to the machine's meter:
-IOTA's before its kernel runs; GATHER's, SCATTER's and GROUPMIN's after (they depend on what
-the kernel finds: a row number out of range sends the call to the Star body, which counts
-its own steps, and GROUPMIN's count depends on the groups it found).
+
+Each routine reports the steps its Star body would take (steps.py) to the machine's meter,
+and charges the --max-steps ticks *before* the kernel writes anything, so a call past the
+limit stops without doing the work (the body would stop part way; either way the call is
+an error):
+
+  IOTA       from the sizes, before its kernel;
+  GATHER, SCATTER  in two parts: ``decode`` reads the index table (no writes) and returns the
+             marked rows' count with its plan, or raises ``Unusual`` (a row number out of
+             range: the Star body runs instead, counting its own steps); then the charge;
+             then ``apply`` moves the rows;
+  GROUPMIN   its count depends on the groups the kernel finds, and the kernel writes nothing
+             but its result slice: with a step limit the ticks of the fewest groups possible
+             (one, if any row is marked) are charged first, the rest after the kernel, before
+             Z is handed back.
+
+Each kernel reads from the device what the step report needs in one transfer (decode: the
+marked count and the range check; GROUPMIN: the groups and the 1 bits of their G values),
+so a call costs one device-to-host round trip, not one per column.
 """
 from __future__ import annotations
 
@@ -19,8 +34,22 @@ class Unusual(Exception):
     (a row number out of range: the body's own error)."""
 
 
-def factories(iota, gather, scatter, groupmin, *, is_table, vec_ok, nonempty: bool, group_bits_max: int):
-    """make_iota, make_gather, make_scatter, make_groupmin for one backend's kernels.
+def limited(meter) -> bool:
+    """Is a --max-steps limit set? (Only then does a routine read what a pre-check needs.)"""
+    return meter.ticks() is not None
+
+
+def factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, numb, *, is_table, vec_ok,
+              nonempty: bool, group_bits_max: int):
+    """make_iota, make_gather, make_scatter, make_groupmin for one backend's kernels:
+
+      iota(T)
+      decode(IX, X_v, limit) -> (plan, marked)    Unusual when a marked row names one
+                                                  outside 1..limit; writes nothing
+      gather_apply(T, IX, plan, X_v, R), scatter_apply(T, IX, plan, X_v, R)
+      groupmin_counted(G, K, X_v) -> (Z_v, groups, ones of the groups' G values)
+      numb(X_v) -> the marked rows (for GROUPMIN's pre-check under a step limit)
+
     ``nonempty``: the kernels need tables with rows and columns; ``group_bits_max``: the
     widest G whose values GROUPMIN's kernel can index."""
 
@@ -45,16 +74,20 @@ def factories(iota, gather, scatter, groupmin, *, is_table, vec_ok, nonempty: bo
             return False
         return R.n == IX.n if gather_ else T.n == IX.n
 
-    def make_move(kernel, gather_: bool):
+    def make_move(apply, gather_: bool):
         def make(star_body, backend, meter):
+            def run(T, IX, X_v, R):
+                plan, marked = decode(IX, X_v, T.n if gather_ else R.n)
+                meter.charge(steps.move_rows(marked, IX.k))     # past the limit: nothing written
+                apply(T, IX, plan, X_v, R)
+
             def routine(T, IX, X, R):
                 if not usable_move(T, IX, X, R, gather_):
                     return star_body(T, IX, X, R)
                 try:
-                    timed_call(kernel, backend, meter, T, IX, X.v, R)
+                    timed_call(run, backend, meter, T, IX, X.v, R)
                 except Unusual:
                     return star_body(T, IX, X, R)
-                meter.charge(steps.move_rows(backend.numb(X.v), IX.k))
             routine.star_body = star_body
             return routine
         return make
@@ -64,12 +97,17 @@ def factories(iota, gather, scatter, groupmin, *, is_table, vec_ok, nonempty: bo
             if not (is_table(G) and is_table(K) and sized(G) and 1 <= G.k <= group_bits_max
                     and 1 <= K.k <= 64 and K.n == G.n and vec_ok(X, G.n) and vec_ok(Z, G.n)):
                 return star_body(G, K, X, Z)
-            Z.v = timed_call(groupmin, backend, meter, G, K, X.v)
-            # Z marks one row per group: the groups, and the 1 bits of their G values
-            ones = sum(backend.numb(backend.and_(backend.col_get(G, j), Z.v)) for j in range(G.k))
-            meter.charge(steps.groupmin(backend.numb(Z.v), G.k, ones, K.k))
+            early = 0
+            if limited(meter):              # the fewest ticks the body can take, before the work
+                early = steps.groupmin(1 if numb(X.v) else 0, G.k, 0, K.k).ticks
+                meter.tick(early)
+            z, groups, ones = timed_call(groupmin_counted, backend, meter, G, K, X.v)
+            st = steps.groupmin(groups, G.k, ones, K.k)
+            meter.tick(st.ticks - early)
+            meter.count(st.ops)
+            Z.v = z
             return (Z,)
         routine.star_body = star_body
         return routine
 
-    return make_iota, make_move(gather, True), make_move(scatter, False), make_groupmin
+    return make_iota, make_move(gather_apply, True), make_move(scatter_apply, False), make_groupmin

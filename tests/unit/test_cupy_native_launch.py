@@ -72,32 +72,12 @@ def test_row_moves_launch_matching_arguments(native, n, k):
     rc.iota(FakeTable(n, k))
     assert launched() == ["rows_iota"]
     rc.gather(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
-    assert launched() == ["rows_decode", "rows_gather"]
+    assert launched() == ["rows_check", "rows_gather"]
     rc.scatter(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
-    assert launched() == ["rows_decode", "rows_scatter_win", "rows_scatter_write"]
+    assert launched() == ["rows_check", "rows_scatter_win", "rows_scatter_write"]
     rc.groupmin(FakeTable(n, min(idx_bits, 10)), FakeTable(n, k if k <= 64 else 64), vec(n))
     assert launched() == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
 
 
-@pytest.mark.parametrize("n, gk, kk", [(1, 27, 1), (65, 40, 7), (300, 64, 64), (1000, 33, 3)])
-def test_groupmin_wide_groups_sort_on_the_device(native, n, gk, kk):
-    """GROUPMIN with groups wider than the scratch kernels' 26 bits is made of array operations
-    only (no kernel launch), so the stand-in computes it: equal to the NumPy kernel."""
-    from starvm.native import rows_numpy
-    rng = np.random.default_rng([n, gk, kk])
-    G, K = FakeTable(n, gk), FakeTable(n, kk)
-    G.data[...] = rng.integers(0, 4, G.data.shape, dtype=np.uint64)   # many repeated groups
-    G.data[0] = rng.integers(0, np.iinfo(np.uint64).max, G.data.shape[1], dtype=np.uint64)
-    K.data[...] = rng.integers(0, np.iinfo(np.uint64).max, K.data.shape, dtype=np.uint64, endpoint=True)
-    for density in (0.0, 0.05, 0.5, 1.0):
-        bits = rng.random((n + 63) // 64 * 64) < density
-        bits[n:] = False
-        X = fake_cupy._dev(np.packbits(bits, bitorder="little").view(np.uint64))
-        got = native["rows"].groupmin(G, K, X)
-        assert launched() == []
-
-        class Host:                                  # the same table as NumPy sees it
-            def __init__(self, t):
-                self.n, self.k, self.data = t.n, t.k, np.asarray(t.data)
-        want = rows_numpy.groupmin(Host(G), Host(K), int.from_bytes(np.asarray(X).tobytes(), "little"))
-        assert int.from_bytes(np.asarray(got).tobytes(), "little") == want
+# GROUPMIN's sorted path for wide groups launches kernels of its own (rows_list, rows_values,
+# rows_group_first): tests/unit/test_native_rows_launch.py runs it with a NumPy model of each.

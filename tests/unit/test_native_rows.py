@@ -414,3 +414,32 @@ def test_cupy_kernels_equal_numpy_kernels():
             rn.iota(th)
             rc.iota(td)
             np.testing.assert_array_equal(hb.table_to_bools(th), db.table_to_bools(td), err_msg=f"iota {n} {k}")
+
+
+# ---------------------------------------------------------------- --max-steps before the work
+@pytest.mark.parametrize("n", [40, 300])            # auto: the CPU side, and the device side
+@pytest.mark.parametrize("name", ["GATHER", "SCATTER", "GROUPMIN", "COMPACT", "EXPAND"])
+def test_step_limit_stops_before_the_kernel_writes(backend, n, name):
+    """Past --max-steps a native row move raises the step-limit error without running its
+    kernel: the output is untouched and no kernel call is recorded (the body would stop part
+    way; the kernel charges its ticks first)."""
+    rng = np.random.default_rng(n)
+    T, X = rng.random((n, 5)) < 0.5, rng.random(n) < 0.5
+    IX = as_bits(rng.integers(1, n + 1, n), 9)
+    R0 = rng.random((n, 5)) < 0.5
+    m = starvm.Machine(backend=backend, native=True, max_steps=1 << 40)
+    build = {"GATHER": lambda: (m.table(T), m.table(IX), m.slice(X), m.table(R0)),
+             "SCATTER": lambda: (m.table(T), m.table(IX), m.slice(X), m.table(R0)),
+             "GROUPMIN": lambda: (m.table(IX), m.table(T), m.slice(X), m.slice(np.zeros(n, bool))),
+             "COMPACT": lambda: (m.table(T), m.slice(X), m.table(R0)),
+             "EXPAND": lambda: (m.table(T), m.slice(X), m.table(R0))}[name]
+    m.call(name, *build())                           # loads the library; the kernel runs
+    assert m.native_timing[0] == 1
+    m.max_steps = 5                                  # the body needs one tick per marked row at least
+    args = build()
+    with pytest.raises(starvm.StarError) as info:
+        m.call(name, *args)
+    assert "step limit" in str(info.value)
+    assert m.native_timing[0] == 1                   # the kernel did not run
+    if name != "GROUPMIN":
+        assert np.array_equal(args[-1].to_numpy(), R0)

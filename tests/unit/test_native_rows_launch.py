@@ -1,0 +1,265 @@
+"""The CuPy row-move kernels (starvm/native/rows_cupy.py) without CuPy or a GPU: against the
+stand-in for CuPy (tests/gpu_sources/fake_cupy.py: kernels compiled with NVRTC, each launch's
+grid and argument widths checked against the PTX), with a NumPy model of every kernel run at
+its launch, the host code of IOTA, GATHER, SCATTER, GROUPMIN (both paths), COMPACT and EXPAND
+gives the NumPy kernels' results, launches the kernels named here, and reads the device once
+per call (GROUPMIN's sorted path: twice). The models say what each CUDA kernel computes; the
+kernels themselves are checked on a GPU (test_native_rows.py's CuPy tests, bench/check_rows_gpu.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_sources import fake_cupy
+from gpu_sources.fake_cupy import LAUNCHES, fake_cupy_installed
+from starvm.backends import get_backend
+from starvm.native import rows_numpy
+
+NP = get_backend("numpy")
+
+
+# ---------------------------------------------------------------- NumPy models of the kernels
+def _bit(col, r) -> int:
+    return (int(col[r >> 6]) >> (r & 63)) & 1
+
+
+def _set(col, r, b) -> None:
+    w = int(col[r >> 6]) & ~(1 << (r & 63)) | (b << (r & 63))
+    col[r >> 6] = np.uint64(w)
+
+
+def _value(T, k, r) -> int:
+    v = 0
+    for c in range(k):
+        v = (v << 1) | _bit(T[c], r)
+    return v
+
+
+def _marked(X, W):
+    return [w * 64 + t for w in range(W) for t in range(64) if (int(X[w]) >> t) & 1]
+
+
+def _copy(T, k, R, pairs) -> None:
+    for dst, src in pairs:
+        for c in range(k):
+            _set(R[c], dst, _bit(T[c], src))
+
+
+def model(launch) -> None:
+    a = [np.asarray(x) if isinstance(x, np.ndarray) else x for x in launch.args]
+    name = launch.kernel
+    if name == "rows_iota":
+        T, k, W, n = a
+        for r in range(int(n)):
+            for c in range(int(k)):
+                b = int(k) - 1 - c
+                _set(T[c], r, ((r + 1) >> b) & 1 if b < 64 else 0)
+    elif name == "rows_check":
+        IX, ixk, W, X, limit, stats = a
+        rows = _marked(X, int(W))
+        stats[0] += np.uint64(len(rows))
+        if any(not 1 <= _value(IX, int(ixk), r) <= int(limit) for r in rows):
+            stats[1] = np.uint64(1)
+    elif name == "rows_gather":
+        T, WT, k, IX, ixk, X, R, W = a
+        _copy(T, int(k), R, [(r, _value(IX, int(ixk), r) - 1) for r in _marked(X, int(W))])
+    elif name == "rows_scatter_win":
+        IX, ixk, W, X, win = a
+        for r in _marked(X, int(W)):
+            d = _value(IX, int(ixk), r) - 1
+            win[d] = max(int(win[d]), r)
+    elif name == "rows_scatter_write":
+        T, WT, k, win, nR, R, W = a
+        _copy(T, int(k), R, [(d, int(win[d])) for d in range(int(nR)) if win[d] >= 0])
+    elif name == "rows_groupmin_key":
+        G, gk, K, kk, W, X, gmin = a
+        for r in _marked(X, int(W)):
+            g = _value(G, int(gk), r)
+            gmin[g] = min(int(gmin[g]), _value(K, int(kk), r))
+    elif name == "rows_groupmin_row":
+        G, gk, K, kk, W, X, gmin, grow = a
+        for r in _marked(X, int(W)):
+            g = _value(G, int(gk), r)
+            if _value(K, int(kk), r) == int(gmin[g]):
+                grow[g] = min(int(grow[g]), r)
+    elif name == "rows_groupmin_mark":
+        G, gk, W, X, grow, Z, stats = a
+        Z[:int(W)] = 0
+        for r in _marked(X, int(W)):
+            g = _value(G, int(gk), r)
+            if int(grow[g]) == r:
+                _set(Z, r, 1)
+                stats[0] += np.uint64(1)
+                stats[1] += np.uint64(bin(g).count("1"))
+    elif name == "rows_popc":
+        X, W, counts = a
+        for w in range(int(W)):
+            counts[w] = bin(int(X[w])).count("1")
+    elif name == "rows_list":
+        X, W, ends, rows = a
+        for j, r in enumerate(_marked(X, int(W))):
+            rows[j] = r
+    elif name == "rows_values":
+        T, k, W, rows, c, vals = a
+        for j in range(int(c)):
+            vals[j] = np.uint64(_value(T, int(k), int(rows[j])))
+    elif name == "rows_group_first":
+        g, order, rows, c, Z, stats = a
+        for i in range(int(c)):
+            v = int(g[order[i]])
+            if i == 0 or int(g[order[i - 1]]) != v:
+                _set(Z, int(rows[order[i]]), 1)
+                stats[0] += np.uint64(1)
+                stats[1] += np.uint64(bin(v).count("1"))
+    elif name == "rows_gather_list":
+        T, WT, k, rows, c, R, W = a
+        _copy(T, int(k), R, [(j, int(rows[j])) for j in range(int(c))])
+    elif name == "rows_expand":
+        T, WT, k, X, ends, R, W = a
+        _copy(T, int(k), R, [(r, j) for j, r in enumerate(_marked(X, int(W)))])
+    else:
+        raise AssertionError(f"no model of {name}")
+
+
+@pytest.fixture
+def rc(monkeypatch):
+    with fake_cupy_installed(monkeypatch, "starvm.native.rows_cupy") as (cp, rows_cupy):
+        fake_cupy.ON_LAUNCH.append(model)
+        # cupy.argsort is a stable sort (its documentation); NumPy's default is not
+        monkeypatch.setattr(cp, "argsort", lambda a: fake_cupy._dev(np.argsort(np.asarray(a), kind="stable")),
+                            raising=False)
+        reads = []
+        real = rows_cupy._read
+        monkeypatch.setattr(rows_cupy, "_read", lambda s: reads.append(1) or real(s))
+        rows_cupy.reads = reads
+        yield rows_cupy
+
+
+class Dev:
+    """A table as rows_cupy sees it (the data on the stand-in's 'device')."""
+    def __init__(self, bits: np.ndarray):
+        self.n, self.k = bits.shape
+        self.data = fake_cupy._dev(NP.table(self.n, self.k, bits).data.copy())
+
+    def bools(self):
+        return NP.table_to_bools(NP._wrap(np.ascontiguousarray(np.asarray(self.data)), self.n, self.k))
+
+
+class Host:
+    def __init__(self, bits: np.ndarray):
+        self.n, self.k = bits.shape
+        self.data = NP.table(self.n, self.k, bits).data.copy()
+
+    def bools(self):
+        return NP.table_to_bools(NP._wrap(self.data, self.n, self.k))
+
+
+def dev_vec(bits):
+    return fake_cupy._dev(np.frombuffer(NP.from_bools(bits).to_bytes(max(1, (bits.size + 63) // 64) * 8, "little"),
+                                        dtype=np.uint64).copy()[:(bits.size + 63) // 64])
+
+
+def host_vec(bits) -> int:
+    return NP.from_bools(bits)
+
+
+def codes(rng, n, width, hi):
+    v = rng.integers(1, hi + 1, n)
+    return ((v[:, None] >> np.arange(width - 1, -1, -1)) & 1).astype(bool)
+
+
+def launched():
+    names = [lc.kernel for lc in LAUNCHES]
+    LAUNCHES.clear()
+    return names
+
+
+@pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (200, 70)])
+def test_gather_and_scatter(rc, n, k):
+    rng = np.random.default_rng(n + k)
+    m_rows = max(1, n // 2)
+    c = max(1, m_rows.bit_length())
+    T, IX, X, R0 = rng.random((m_rows, k)) < 0.5, codes(rng, n, c, m_rows), rng.random(n) < 0.5, rng.random((n, k)) < .5
+    d, h = Dev(R0), Host(R0)
+    rc.reads.clear()
+    plan, marked = rc.decode(Dev(IX), dev_vec(X), m_rows)
+    rc.gather_apply(Dev(T), Dev(IX), plan, dev_vec(X), d)
+    rows_numpy.gather(Host(T), Host(IX), host_vec(X), h)
+    assert marked == int(X.sum()) and len(rc.reads) == 1
+    assert launched() == ["rows_check", "rows_gather"]
+    assert np.array_equal(d.bools(), h.bools())
+    T2, R1 = rng.random((n, k)) < 0.5, rng.random((m_rows, k)) < 0.5
+    d, h = Dev(R1), Host(R1)
+    rc.scatter(Dev(T2), Dev(IX), dev_vec(X), d)
+    rows_numpy.scatter(Host(T2), Host(IX), host_vec(X), h)
+    assert launched() == ["rows_check", "rows_scatter_win", "rows_scatter_write"]
+    assert np.array_equal(d.bools(), h.bools())
+
+
+def test_out_of_range_is_unusual_before_any_write(rc):
+    IX = codes(np.random.default_rng(1), 70, 8, 200)       # names rows up to 200 of a 60-row T
+    with pytest.raises(rc.Unusual):
+        rc.decode(Dev(IX), dev_vec(np.ones(70, bool)), 60)
+    assert launched() == ["rows_check"]
+
+
+@pytest.mark.parametrize("n,gk,kk", [(1, 3, 1), (65, 10, 7), (300, 20, 64), (70, 40, 7), (300, 64, 64), (200, 33, 3)])
+def test_groupmin_both_paths(rc, n, gk, kk):
+    rng = np.random.default_rng([n, gk, kk])
+    G = codes(rng, n, gk, min(max(1, n // 8), (1 << min(gk, 62)) - 1))
+    K = rng.random((n, kk)) < 0.3
+    for density in (0.0, 0.1, 1.0):
+        X = rng.random(n) < density
+        for same in (False, True):                   # K is G itself: BORUVKA's dedupe
+            Gd = Dev(G)
+            Kd, Kh = (Gd, None) if same else (Dev(K), Host(K))
+            Gh = Host(G)
+            rc.reads.clear()
+            z, groups, ones = rc.groupmin_counted(Gd, Kd, dev_vec(X))
+            zh, gh, oh = rows_numpy.groupmin_counted(Gh, Gh if same else Kh, host_vec(X))
+            got = int.from_bytes(np.asarray(z).tobytes(), "little")
+            assert (got, groups, ones) == (zh, gh, oh)
+            names = launched()
+            if gk <= rc.GROUP_BITS_SCRATCH:
+                assert names == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
+                assert len(rc.reads) == 1
+            elif X.any():
+                assert names[:2] == ["rows_popc", "rows_popc"] and names[-1] == "rows_group_first"
+                assert len(rc.reads) == 1         # the marked count is the other read (numb)
+
+
+@pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (200, 70)])
+def test_compact_and_expand(rc, n, k):
+    rng = np.random.default_rng(n)
+    T, X = rng.random((n, k)) < 0.5, rng.random(n) < 0.4
+    X[0] = True
+    c = int(X.sum())
+    assert rc.numb(dev_vec(X)) == c
+    R0 = rng.random((c + 5, k)) < 0.5
+    R = Dev(R0)
+    launched()
+    rc.compact(Dev(T), dev_vec(X), R, c)
+    assert launched() == ["rows_popc", "rows_list", "rows_gather_list"]
+    want = R0.copy()
+    want[:c] = T[X]
+    assert np.array_equal(R.bools(), want)
+    S = Dev(T)                                       # in place: the rows come from a copy of T
+    rc.compact(S, dev_vec(X), S, c)
+    want = T.copy()
+    want[:c] = T[X]
+    assert np.array_equal(S.bools(), want)
+    E0 = rng.random((n, k)) < 0.5
+    E = Dev(E0)
+    launched()
+    rc.expand(Dev(want[:c].copy()), dev_vec(X), E, c)
+    assert launched() == ["rows_popc", "rows_expand"]
+    want_e = E0.copy()
+    want_e[X] = T[X]
+    assert np.array_equal(E.bools(), want_e)
+
+
+def test_iota(rc):
+    d, h = Dev(np.ones((130, 9), bool)), Host(np.ones((130, 9), bool))
+    rc.iota(d)
+    rows_numpy.iota(h)
+    assert launched() == ["rows_iota"] and np.array_equal(d.bools(), h.bools())
