@@ -135,15 +135,19 @@ def _main(argv) -> int:
             from .cli_pictures import show
             return show(args, text, Machine, _UsageError)
         from .graphs.cli import graph_from_args
-        graph = graph_from_args(args, _UsageError)
         from .graphs.cli import reading_from_args
-        comm = None
+        comm = graph = None
         if getattr(args, "distributed", False):
             from .distributed.launch import MpiMissing, world_comm
             try:
                 comm = world_comm()
             except MpiMissing as e:
                 raise _UsageError(str(e)) from None
+            from .distributed.graph_input import rank_graph   # each rank makes its share of the graph
+            graph = rank_graph(comm, getattr(args, "generate", None), getattr(args, "graph", None),
+                               getattr(args, "graph_format", None))
+        if graph is None:
+            graph = graph_from_args(args, _UsageError)
         machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,
                           directed=reading_from_args(args), comm=comm, jit=args.jit)
         machine.profile = args.profile

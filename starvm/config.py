@@ -89,6 +89,13 @@ def jit_threshold() -> int:
     return int(os.environ.get("STARVM_JIT_THRESHOLD", 2_000_000))
 
 
+def mpi_device_path() -> str:
+    """STARVM_MPI_DEVICE_PATH: how the ranks of a distributed run on GPUs exchange device
+    buffers: auto (default: NCCL, else CUDA-aware MPI, else host staging), nccl,
+    cuda-aware-mpi or host-staging (starvm/distributed/collectives.py)."""
+    return (os.environ.get("STARVM_MPI_DEVICE_PATH", "") or "auto").strip().lower()
+
+
 def mpi_error_wait() -> float:
     """STARVM_MPI_ERROR_WAIT: seconds a rank of `star run --distributed` that failed waits for
     the others to fail too (an error of the program) before it stops them all as failed

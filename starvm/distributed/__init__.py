@@ -6,7 +6,9 @@
 ``partition.py`` says which rows a rank holds, ``comm.py`` wraps mpi4py (and fakes one
 rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives,
 ``forall.py`` the fused `parallel for` on it, ``rows.py`` the row-moving kernels of
-stdlib/rows.star as all-to-all exchanges.
+stdlib/rows.star as all-to-all exchanges, ``search.py`` the GPU's search kernels on each
+rank's rows, ``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host
+staging).
 """
 from __future__ import annotations
 
@@ -15,19 +17,22 @@ from ..backends import Backend, get_backend
 from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
 from .rows import register as _register_rows
+from .search import register as _register_search
 
 _register_rows()
+_register_search()
 
 __all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute"]
 
 
-def distribute(local, comm, align: int = 64) -> DistributedBackend:
+def distribute(local, comm, align: int = 64, collectives=None) -> DistributedBackend:
     """The distributed backend over ``local`` (a Backend or a backend name) and ``comm`` (an
-    mpi4py communicator, one of comm.py's, or None for one rank alone)."""
+    mpi4py communicator, one of comm.py's, or None for one rank alone); ``collectives``: the
+    array collectives (collectives.py; default: the path collectives.choose picks)."""
     comm = wrap(comm)
     if not isinstance(local, Backend):
         local = local_backend(local, comm.rank)
-    return DistributedBackend(local, comm, align)
+    return DistributedBackend(local, comm, align, collectives)
 
 
 def named_backend(name: str) -> Backend:

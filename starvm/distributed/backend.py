@@ -28,6 +28,9 @@ from ..backends.base import Backend
 from ..errors import StarRuntimeError
 from ..runtime.values import Table
 from .partition import layout
+from .collectives import choose as _choose
+from .collectives import cupy_access
+from .graph_input import RankCodes
 from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
 _NONE = 1 << 62          # "no 1 here" in a min-reduction of positions
@@ -37,7 +40,7 @@ class DistributedBackend(Backend):
     """Backend ``local`` on this rank's rows, with ``comm`` (comm.py) between the ranks."""
     device = "cpu"
 
-    def __init__(self, local: Backend, comm, align: int = 64):
+    def __init__(self, local: Backend, comm, align: int = 64, collectives=None):
         self.L = local
         self.comm = comm
         self.rank, self.size = comm.rank, comm.size
@@ -46,6 +49,22 @@ class DistributedBackend(Backend):
         self.device = local.device
         self.xp = local.xp
         self.bytes_moved = [0, 0]      # collectives run, bytes they carried from this rank
+        # array collectives: NCCL, CUDA-aware MPI or host staging on CuPy ranks, mpi4py on host
+        # ones; chosen once, here, the same on every rank (collectives.py)
+        self.coll = collectives if collectives is not None else choose_collectives(comm, local)
+        # device arrays go to the collectives as they are only where every rank's are alike:
+        # CuPy ranks (an auto rank's tables may sit on either side, so they stage through the host)
+        self.device_arrays = local.name == "cupy" or collectives is not None
+
+    @property
+    def collective_path(self) -> str:
+        """The path of the array collectives and, for a fallback, why (collectives.py)."""
+        return self.coll.describe()
+
+    def profile_lines(self) -> list[str]:
+        """What --profile says of the ranks (Machine.profile_report)."""
+        return [f"{self.size} rank(s); {self.bytes_moved[0]} collectives carried {self.bytes_moved[1]} bytes "
+                f"from this rank; array collectives: {self.collective_path}"]
 
     def __repr__(self) -> str:
         return f"<DistributedBackend {self.name}, rank {self.rank} of {self.size}>"
@@ -77,9 +96,11 @@ class DistributedBackend(Backend):
         lay = self.layout(n)
         self.bytes_moved[0] += 1
         if lay.align % 64 == 0:       # whole words: the blocks' words side by side are the vector's
-            words = _host(self.L.to_words(v, lay.local_n))
+            words = self.L.to_words(v, lay.local_n)
+            if not self.device_arrays:
+                words = _host(words)
             self.bytes_moved[1] += words.nbytes
-            return self.L.from_words(self.xp.asarray(self.comm.allgatherv(words)), n)
+            return self.L.from_words(self.xp.asarray(self.coll.allgatherv(words)), n)
         bools = np.ascontiguousarray(self.L.to_bools(v, lay.local_n), dtype=np.uint8)
         self.bytes_moved[1] += bools.nbytes
         return self.L.from_bools(self.comm.allgatherv(bools).astype(bool))
@@ -305,6 +326,9 @@ class DistributedBackend(Backend):
 
     def table_set_ints(self, t, values):
         lay = self.layout(t.n)
+        if isinstance(values, RankCodes):      # graph input made per rank: its rows come to it
+            self.L.table_set_ints(t.aux, values.local(lay))
+            return
         self.L.table_set_ints(t.aux, _host(values).ravel()[lay.start:lay.stop])
 
     def table_get_ints(self, t):
@@ -386,6 +410,13 @@ class DistributedBackend(Backend):
             where = "GPU memory" if self.L.name == "cupy" else "memory"
             raise StarRuntimeError(f"table({n}, {k}) needs {info[0]} bytes on rank {r} of {self.size} "
                                    f"(its block of rows) but only {info[1]} bytes of {where} are free there")
+
+
+def choose_collectives(comm, local: Backend):
+    """The array collectives of ranks over ``local`` (collectives.choose): a CuPy rank offers
+    its GPU, others none; STARVM_MPI_DEVICE_PATH may ask for a path."""
+    from .. import config
+    return _choose(comm, cupy_access() if local.name == "cupy" else None, config.mpi_device_path())
 
 
 def _fill_rule(prim: str, bit: int):

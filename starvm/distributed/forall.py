@@ -31,12 +31,13 @@ class DistributedForall(ForallKernel):
         """An all-reduction of a per-iteration array (or a (1,) one) over the ranks; ``wire``:
         the dtype it travels as (uint8 for bits and truth values)."""
         self.B.bytes_moved[0] += 1
-        host = _host(arr)
-        dtype = host.dtype
-        host = host.astype(wire)
-        self.B.bytes_moved[1] += host.nbytes
-        out = self.B.comm.allreduce_array(host, op).astype(dtype)
-        return self.xp.asarray(out)
+        if not self.B.device_arrays:
+            arr = _host(arr)
+        arr = self.xp.asarray(arr)
+        dtype = arr.dtype
+        wired = arr.astype(wire)
+        self.B.bytes_moved[1] += wired.nbytes
+        return self.xp.asarray(self.B.coll.allreduce(wired, op)).astype(dtype)
 
     def _local_words(self, v: _Vec) -> _Local:
         """A replicated batch cut to this rank's rows."""

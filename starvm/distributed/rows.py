@@ -25,6 +25,8 @@ routines around the kernels, native/rows_routines.py, report them).
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..native.rows_numpy import _bools_vec, _columns, _values, _vec_bools
@@ -67,15 +69,19 @@ def _write_rows(t, rows: np.ndarray, vals: np.ndarray) -> None:
 
 
 def _marked(B, IX, X_v, limit: int):
-    """This rank's marked rows of IX (local, ascending) and the global rows (0-based) they
-    name; Unusual on every rank when any rank finds one outside 1..limit."""
+    """This rank's marked rows of IX (local, ascending), the global rows (0-based) they name,
+    and the marked rows on all ranks (one all-reduction of two numbers); Unusual on every rank
+    when any rank finds one outside 1..limit."""
     lay = B.layout(IX.n)
     rows = np.flatnonzero(_local_bools(B, X_v, IX.n))
     named = _values(IX.aux.data, lay.local_n, rows).astype(np.int64)
     bad = int(rows.size > 0 and (named.min() < 1 or named.max() > limit))
-    if B._allreduce(bad, "max"):
+    B.bytes_moved[0] += 1
+    B.bytes_moved[1] += 16
+    bad, marked = (int(x) for x in B.comm.allreduce_array(np.array([bad, rows.size], dtype=np.int64), "sum"))
+    if bad:
         raise Unusual
-    return rows, named - 1
+    return rows, named - 1, marked
 
 
 def _by_owner(B, n: int, targets: np.ndarray):
@@ -113,9 +119,24 @@ def _whole_table(T) -> np.ndarray:
     return B.comm.allgatherv(mine.ravel()).reshape(T.n, -1)
 
 
+def decode(IX, X_v, limit: int):
+    """((this rank's marked rows of IX, the global rows they name, 0-based), the marked rows
+    on all ranks); Unusual on every rank when one names a row outside 1..limit."""
+    rows, named, marked = _marked(IX.backend, IX, X_v, limit)
+    return (rows, named, marked), marked
+
+
 def gather(T, IX, X_v, R) -> None:
+    gather_apply(T, IX, decode(IX, X_v, T.n)[0], X_v, R)
+
+
+def scatter(T, IX, X_v, R) -> None:
+    scatter_apply(T, IX, decode(IX, X_v, R.n)[0], X_v, R)
+
+
+def gather_apply(T, IX, plan, X_v, R) -> None:
     B = IX.backend
-    rows, src = _marked(B, IX, X_v, T.n)
+    rows, src, _ = plan
     if not T.k:
         return
     nc = (T.k + 63) // 64
@@ -136,15 +157,14 @@ def gather(T, IX, X_v, R) -> None:
     _write_rows(R, rows, vals)
 
 
-def scatter(T, IX, X_v, R) -> None:
+def scatter_apply(T, IX, plan, X_v, R) -> None:
     B = IX.backend
-    rows, dst = _marked(B, IX, X_v, R.n)
+    rows, dst, marked = plan
     if not T.k:
         return
     lay = B.layout(IX.n)
     nc = (T.k + 63) // 64
     vals = _row_values(T, rows)
-    marked = B._allreduce(rows.size, "sum")
     if R.n * (nc + 1) <= marked * (nc + 2):
         return _scatter_reduced(B, R, rows + lay.start, dst, vals)
     order, counts = _by_owner(B, R.n, dst)
@@ -185,6 +205,12 @@ def _scatter_reduced(B, R, src, dst, vals) -> None:
 
 
 def groupmin(G, K, X_v):
+    return groupmin_counted(G, K, X_v)[0]
+
+
+def groupmin_counted(G, K, X_v):
+    """(Z, the groups on all ranks, the 1 bits of their G values): each rank counts the
+    groups it decided (those hashed to it), one all-reduction sums them."""
     B = G.backend
     lay = B.layout(G.n)
     rows = np.flatnonzero(_local_bools(B, X_v, G.n))
@@ -204,7 +230,11 @@ def groupmin(G, K, X_v):
     B.bytes_moved[1] += cand.nbytes + wrows.nbytes
     z = np.zeros(lay.local_n, dtype=bool)
     z[mine - lay.start] = True
-    return Shard(_bools_vec(z), G.n)
+    ones = int(np.unpackbits(np.ascontiguousarray(win[:, 0]).view(np.uint8)).sum()) if win.size else 0
+    counts = B.comm.allreduce_array(np.array([win.shape[0], ones], dtype=np.int64), "sum")
+    B.bytes_moved[0] += 1
+    return Shard(_bools_vec(z), G.n), int(counts[0]), int(counts[1])
+
 
 
 def _group_winners(g, key, row) -> np.ndarray:
@@ -226,7 +256,7 @@ def _offset(B, count: int) -> int:
     return sum(counts[:B.rank])
 
 
-def compact(T, X_v, R) -> None:
+def compact(T, X_v, R, marked: int | None = None) -> None:
     """The j-th marked row of T (in global order) to row j of R: every rank sends its marked
     rows to the owners of their new places (one all-to-all). R may be T: all rows are read
     before any is written."""
@@ -244,7 +274,7 @@ def compact(T, X_v, R) -> None:
     _write_rows(R, got[:, 0].astype(np.int64) - B.layout(R.n).start, got[:, 1:])
 
 
-def expand(T, X_v, R) -> None:
+def expand(T, X_v, R, marked: int | None = None) -> None:
     """Row j of T to the j-th marked row of R: every rank asks the owners of the rows of T
     its marked rows take (two all-to-alls, as GATHER)."""
     B = R.backend
@@ -273,14 +303,33 @@ def _vec_ok(x, n: int) -> bool:
     return getattr(x, "n", -1) == n and isinstance(getattr(x, "v", None), (Shard, Fill, int))
 
 
-make_iota, make_gather, make_scatter, make_groupmin = factories(
-    iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok,
-    nonempty=False, group_bits_max=64)
+def _factories(backend):
+    """The registry's factories for one distributed backend: ``numb`` (the marked rows on all
+    ranks) is its own. rows_routines.factories and compact_factories take the split kernels
+    (decode / apply, the counted GROUPMIN, numb) in their newer form, the whole kernels in the
+    older one: either is served."""
+    from ..native.compact_routines import compact_factories
+    if "decode" in inspect.signature(factories).parameters:
+        rows = factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, backend.numb,
+                         is_table=_is_table, vec_ok=_vec_ok, nonempty=False, group_bits_max=64)
+    else:
+        rows = factories(iota, gather, scatter, groupmin, is_table=_is_table, vec_ok=_vec_ok, nonempty=False,
+                         group_bits_max=64)
+    if "numb" in inspect.signature(compact_factories).parameters:
+        moves = compact_factories(compact, expand, backend.numb, is_table=_is_table, vec_ok=_vec_ok, nonempty=False)
+    else:
+        moves = compact_factories(compact, expand, is_table=_is_table, vec_ok=_vec_ok, nonempty=False)
+    return dict(zip(("iota", "gather", "scatter", "groupmin", "compact", "expand"), (*rows, *moves)))
 
 
-from ..native.compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
+def _registered(name: str):
+    def make(star_body, backend, meter):
+        return _factories(backend)[name](star_body, backend, meter)
+    return make
 
-make_compact, make_expand = compact_factories(compact, expand, is_table=_is_table, vec_ok=_vec_ok, nonempty=False)
+
+make_iota, make_gather, make_scatter, make_groupmin, make_compact, make_expand = (
+    _registered(n) for n in ("iota", "gather", "scatter", "groupmin", "compact", "expand"))
 
 
 def register() -> None:

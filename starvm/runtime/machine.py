@@ -135,6 +135,9 @@ class Machine:
         if loops:
             lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
                          "their steps are counted above but timed only here")
+        distributed = getattr(self.backend, "profile_lines", None)   # the ranks' collectives (starvm/distributed)
+        if distributed is not None:
+            lines += distributed()
         if self._profile:
             lines += self.routine_profile.report()
             lines += self.jit.report()

@@ -2,8 +2,11 @@
 
     mpiexec -n P python driver.py OUT.json ALIGN FILE...
     mpiexec -n P python driver.py OUT.json ALIGN --rows SEEDS
+    mpiexec -n P python driver.py OUT.json ALIGN --search SEEDS
+    mpiexec -n P python driver.py OUT.json ALIGN --graphs FOLDER
 
-Every rank runs every program on a distributed machine (rows split into blocks of ALIGN);
+Every rank runs every program on a distributed machine (rows split into blocks of ALIGN;
+DRIVER_LOCAL=emulated: device-style local vectors; DRIVER_PATH: the array collectives' path);
 rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. With --rows,
 GATHER, SCATTER, GROUPMIN, IOTA, COMPACT, EXPAND and WARSHALL-adapt run on random tables on the distributed machine and, on
 every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
@@ -31,9 +34,25 @@ def local_backend():
     return get_backend("numpy")
 
 
+def collectives(comm):
+    """With DRIVER_PATH=nccl|cuda-aware-mpi|host-staging, that path of the array collectives
+    over the NCCL stand-in's 'GPU' (every array counts as a device array); else None (the
+    path collectives.choose picks for the local backend)."""
+    path = os.environ.get("DRIVER_PATH")
+    if not path:
+        return None
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from nccl_standin import standin_access
+    from starvm.distributed import wrap
+    from starvm.distributed.collectives import choose
+    coll = choose(wrap(comm), standin_access(comm.rank, cuda_aware=path == "cuda-aware-mpi"), path)
+    assert coll.path == path, (coll.path, coll.reason)
+    return coll
+
+
 def run_one(path: str, align: int, comm) -> dict:
     out = io.StringIO()
-    backend = distribute(local_backend(), comm, align)
+    backend = distribute(local_backend(), comm, align, collectives(comm))
     m = starvm.Machine(backend=backend, out=out)
     err = ""
     try:
@@ -103,9 +122,107 @@ def row_cases(seeds: int, align: int, comm) -> list:
     return cases
 
 
+def search_cases(seeds: int, align: int, comm) -> list:
+    """MATCH, MIN, MAX, HIT and SETMIN on random tables: the distributed machine over the
+    emulated device (its search kernels per rank, distributed/search.py) against one NumPy
+    machine; the results, the steps and how many kernel calls ran."""
+    import numpy as np
+    from starvm.backends.emulated_device import EmulatedDevice
+    cases = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(1000 + seed)
+        n = int(rng.choice([1, 2, 5, 63, 64, 65, 130, 200]))
+        k = int(rng.choice([1, 3, 8, 64]))
+        levels = int(rng.choice([2, 4, 1 << min(k, 20)]))     # few values: ties, equal rows
+        vals = rng.integers(0, levels, n)
+        T = np.array([[(int(v) >> (k - 1 - c)) & 1 for c in range(k)] for v in vals], dtype=bool).reshape(n, k)
+        F = T.copy()
+        F[rng.random((n, k)) < 0.1] ^= True
+        X = rng.random(n) < float(rng.choice([0.0, 0.05, 0.7, 1.0]))
+        v = T[int(rng.integers(0, n))] if rng.random() < 0.7 else rng.random(k) < 0.5
+        results = []
+        for dist in (True, False):
+            backend = distribute(EmulatedDevice(), comm, align) if dist else get_backend("numpy")
+            mach = starvm.Machine(backend=backend, out=io.StringIO())
+            Tt, Ft = mach.table(T), mach.table(F)
+            got, steps = [], []
+            for name, args in (("MATCH", (Tt, X, mach.word(v))), ("MIN", (Tt, X)), ("MAX", (Tt, X)),
+                               ("HIT", (Tt, Ft, X)), ("SETMIN", (Tt, Ft, X))):
+                Z = mach.slice(np.zeros(n, dtype=bool))
+                mach.call(name, *args, Z)
+                got.append(Z.to_numpy().tolist())
+                steps.append(mach.last_call_stats)
+            results.append((got, steps, mach.native_timing[0]))
+        (got, got_steps, calls), (ref, ref_steps, _) = results
+        cases.append({"seed": seed, "n": n, "k": k, "same": got == ref, "same_steps": got_steps == ref_steps,
+                      "kernel_calls": calls})
+    return cases
+
+
+def graph_cases(folder: str, align: int, comm) -> list:
+    """Per-rank graph input (distributed/graph_input.py) against the whole graph one process
+    makes: R-MAT specs (undirected, directed, tiny, unweighted) and edge-list files (1-based
+    with weights and comments, 0-based without weights, empty, one line, an unusual one that
+    every rank must leave to the whole-file reader); the arcs each rank holds, and the rows
+    of a table each rank receives."""
+    import numpy as np
+    from pathlib import Path
+    from starvm.distributed.comm import MpiComm
+    from starvm.distributed.graph_input import rank_edgelist, rank_rmat
+    from starvm.distributed.partition import layout
+    from starvm.graphs import load, rmat, write_edgelist
+    c = MpiComm(comm)
+    files = {"weights.txt": None, "snap.txt": "0 1\n1 2\n# comment\n2 0\n0 3\n3 3\n",
+             "empty.txt": "# nothing\n", "one.txt": "5 7 3\n", "mixed.txt": "1 2\n2 3 4\n3 1\n" * 5}
+    if c.rank == 0:
+        write_edgelist(rmat(7, seed=11), Path(folder) / "weights.txt", comment="made by rmat")
+        for name, text in files.items():
+            if text is not None:
+                (Path(folder) / name).write_text(text)
+    comm.Barrier()
+    cases = []
+    made = [(f"rmat {kw}", (lambda kw=kw: rank_rmat(c, **kw)), (lambda kw=kw: rmat(**kw)))
+            for kw in (dict(scale=6, seed=1), dict(scale=9, seed=5, edge_factor=8), dict(scale=5, seed=3, directed=True),
+                       dict(scale=0, seed=2), dict(scale=4, seed=9, wmax=1))]
+    made += [(f"file {name}", (lambda p=str(Path(folder) / name): rank_edgelist(c, p, "g")),
+              (lambda p=str(Path(folder) / name): load(p))) for name in files]
+    for label, mine, whole in made:
+        g, ref = mine(), whole()
+        case = {"case": label, "per_rank": g is not None}
+        if g is not None:
+            w = g.whole()
+            lay = layout(ref.m, c.size, c.rank, align)
+            rows = g.rows_for(lay)
+            case["same"] = bool((w.n, w.m, g.wbits) == (ref.n, ref.m, ref.wbits) and (w.src == ref.src).all()
+                                and (w.dst == ref.dst).all() and (w.weight == ref.weight).all())
+            case["rows_ok"] = bool((rows[:, 1] == ref.src[lay.start:lay.stop]).all()
+                                   and (rows[:, 3] == ref.weight[lay.start:lay.stop]).all())
+            case["held"] = int(len(g.arcs))
+            case["m"] = ref.m
+        cases.append(case)
+    return cases
+
+
 def main() -> None:
     dest, align, files = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     comm = MPI.COMM_WORLD
+    if files[0] == "--graphs":
+        cases = graph_cases(files[1], align, comm)
+        everyone = comm.allgather([{k: v for k, v in x.items() if k != "held"} for x in cases])
+        held = comm.allgather([x.get("held") for x in cases])
+        if comm.rank == 0:
+            for i, x in enumerate(cases):
+                x["held"] = [h[i] for h in held]
+            with open(dest, "w") as fh:
+                json.dump({"cases": cases, "same_on_all_ranks": all(e == everyone[0] for e in everyone)}, fh)
+        return
+    if files[0] == "--search":
+        cases = search_cases(int(files[1]), align, comm)
+        everyone = comm.allgather(cases)
+        if comm.rank == 0:
+            with open(dest, "w") as fh:
+                json.dump({"cases": cases, "same_on_all_ranks": all(c == everyone[0] for c in everyone)}, fh)
+        return
     if files[0] == "--rows":
         cases = row_cases(int(files[1]), align, comm)
         everyone = comm.allgather(cases)

@@ -1,0 +1,120 @@
+"""MATCH, MIN, MAX, HIT and SETMIN of stdlib/search.star on distributed GPU ranks (and on the
+emulated device, which stands in for a GPU on the CPU): the local backend's own kernels
+(native/search_cupy.py and compare_cupy.py on a GPU, native/emulated.py) run on each rank's
+block of rows.
+
+  MATCH, HIT, SETMIN  row by row: each rank's kernel on its rows is the whole answer there;
+  MIN, MAX            each rank's kernel finds the extreme of its marked rows; the rank reads
+                      that value (one row of at most 64 bits), one all-gather of (found,
+                      value) gives the global extreme, and a rank whose value is not it
+                      clears its result.
+
+The steps reported are the Star bodies' (native/steps.py), as on one machine. Arguments the
+kernels do not take (tables wider than 64 columns, lengths that do not match) run the Star
+body on the distributed backend, as before.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..native import steps, timed_call
+from .vectors import Shard, _host
+
+NAMES = ("match", "min", "max", "hit", "setmin")
+LOCALS = ("cupy", "emulated")
+
+
+def _kernels(local: str):
+    """(match, extreme, compare) of the local backend's native kernels."""
+    if local == "cupy":
+        from ..native import compare_cupy, search_cupy
+        return search_cupy.match, search_cupy.extreme, compare_cupy.compare_rows
+    from ..native import emulated
+    return emulated.match, emulated.extreme, emulated.compare
+
+
+def _usable(B, T, X, Z) -> bool:
+    return (T.backend is B and 0 < T.k <= 64 and T.n > 0 and X.n == T.n and Z.n == T.n)
+
+
+def _value(B, T, z) -> tuple[int, int]:
+    """(1, the number row FND(z) of this rank's rows holds, column 1 the most significant
+    bit), or (0, 0) when z marks none here."""
+    if not B.L.some(z):
+        return 0, 0
+    row = B.L.row_get(T.aux, B.L.fnd(z) - 1)
+    bits = np.asarray(_host(B.L.to_bools(row, T.k)), dtype=bool)
+    return 1, int.from_bytes(np.packbits(bits).tobytes(), "big") >> (-T.k % 8)
+
+
+def extreme_here(B, T, X_v, want_max: bool, extreme):
+    """MIN / MAX over the ranks: the local kernel, then one all-gather of the local extremes."""
+    lay = B.layout(T.n)
+    if lay.local_n:
+        z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
+        found, value = _value(B, T, z)
+    else:
+        z, found, value = B.L.zeros(0), 0, 0
+    B.bytes_moved[0] += 1
+    B.bytes_moved[1] += 16
+    pairs = B.comm.allgatherv(np.array([found, value], dtype=np.uint64)).reshape(-1, 2)
+    values = pairs[pairs[:, 0] == 1, 1]
+    if found and value != int(values.max() if want_max else values.min()):
+        z = B.L.zeros(lay.local_n)
+    return Shard(z, T.n)
+
+
+def _local_rows(B, T, kernel, *args):
+    """A row-by-row kernel on this rank's rows (nothing to run on a rank without rows)."""
+    if not B.layout(T.n).local_n:
+        return Shard(B.L.zeros(0), T.n)
+    return Shard(kernel(*args), T.n)
+
+
+def _factory(name: str):
+    def make(star_body, backend, meter):
+        match, extreme, compare = _kernels(backend.L.name)
+        B = backend
+
+        if name == "match":
+            def routine(T, X, v, Z):
+                if not (_usable(B, T, X, Z) and v.n == T.k):
+                    return star_body(T, X, v, Z)
+                meter.charge(steps.match(T.k, B.numb(v.v)))
+                Z.v = timed_call(lambda: _local_rows(B, T, match, T.aux, B.local_part(X.v, T.n),
+                                                     B.whole(v.v, T.k), T.k), B, meter)
+                return (Z,)
+        elif name in ("min", "max"):
+            want_max = name == "max"
+
+            def routine(T, X, Z):
+                if not _usable(B, T, X, Z):
+                    return star_body(T, X, Z)
+                meter.charge((steps.maximum if want_max else steps.minimum)(T.k))
+                Z.v = timed_call(lambda: extreme_here(B, T, X.v, want_max, extreme), B, meter)
+                return (Z,)
+        else:
+            kernel_name = "hit_rows" if name == "hit" else "less_rows"
+
+            def routine(T, F, X, Z):
+                if not ((T.n, T.k) == (F.n, F.k) and F.backend is B and _usable(B, T, X, Z)):
+                    return star_body(T, F, X, Z)
+                meter.charge((steps.hit if name == "hit" else steps.setmin)(T.k))
+                Z.v = timed_call(lambda: _local_rows(B, T, compare, kernel_name, T.aux, F.aux,
+                                                     B.local_part(X.v, T.n)), B, meter)
+                return (Z,)
+        routine.star_body = star_body
+        return routine
+    return make
+
+
+make_match, make_min, make_max, make_hit, make_setmin = (_factory(n) for n in NAMES)
+
+
+def register() -> None:
+    """These kernels in the native registry for the distributed backend over CuPy and over
+    the emulated device."""
+    from .. import native
+    for local in LOCALS:
+        for name in NAMES:
+            native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.search:make_{name}"
