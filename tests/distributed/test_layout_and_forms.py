@@ -105,3 +105,20 @@ def test_registered_name_is_the_distributed_backend_on_one_rank():
     starvm.Machine(backend="mpi:numpy", out=out).run("var T: table(70, 3); begin ROW(70, T) := BITS('101'); "
                                                       "writeln(NUMB(COL(3, T)), ' ', FND(COL(1, T))) end.")
     assert out.getvalue() == "1 70\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 70000), k=st.integers(0, 64), seed=st.integers(0, 2**32 - 1))
+def test_row_values_in_blocks_agree_with_the_numpy_kernels(n, k, seed):
+    """distributed/rows.py decodes index tables a block of rows at a time (32-bit lanes up to
+    32 columns): the numbers of native/rows_numpy.py, for all rows and for some."""
+    from starvm.distributed.rows import _values
+    from starvm.native.rows_numpy import _values as reference
+    rng = np.random.default_rng(seed)
+    words = (n + 63) // 64
+    data = rng.integers(0, 2**64 - 1, (k, words), dtype=np.uint64, endpoint=True)
+    if n % 64 and words:
+        data[:, -1] &= np.uint64((1 << (n % 64)) - 1)
+    rows = np.sort(rng.choice(n, min(n, 9), replace=False)) if n else np.zeros(0, dtype=np.int64)
+    assert (_values(data, n) == reference(data, n)).all()
+    assert (_values(data, n, rows, chunk=1024) == reference(data, n, rows)).all()
