@@ -18,7 +18,7 @@ from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import BASE_OPS, Op
 from ..types import T
 from ..runtime.forall import fusable
-from .lower import ModuleGen, Unsupported, callees, walk
+from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .runtime import JitRoutine, Unit, counter_array, status_array
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
@@ -63,11 +63,8 @@ class Tier:
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
         if not isinstance(self.machine.backend, NumpyBackend):
-            why = (f"the {self.machine.backend.name} backend keeps tables where the CPU tier does not run "
-                   "(the GPU tier is not built yet)")
-            for info, _ in candidates.values():
-                self.skipped[info.display if info else "main block"] = why
-            return main
+            from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
+            return install_gpu(self, candidates, main)
         ok = self.support({**self.bodies, **candidates})
         chosen = [p for p in candidates if p in ok and (self.mode == "on" or _has_loop(candidates[p][1]))]
         if not chosen:
@@ -101,11 +98,11 @@ class Tier:
                 why[pyname] = "a native kernel replaces it on this backend"
                 continue
             if self.mode == "auto" and self.machine.fuse and any(
-                    n.op is Op.PFOR and fusable(n) for n in walk(body)):
-                # the compiled tier runs `parallel for` iteration by iteration, with a snapshot
-                # of the tables per loop: slower than the fused whole-array form
-                why[pyname] = ("its parallel for runs fused as whole-array operations, faster than the compiled "
-                               "tier's loop (--jit on compiles it anyway)")
+                    n.op is Op.PFOR and fusable(n) and n.arg[2].tables and not cow_tables(n) for n in walk(body)):
+                # a loop that writes rows, or two tables, runs compiled against a copy of its tables
+                # (lower.cow_tables): slower than the fused whole-array form
+                why[pyname] = ("its parallel for (writing rows or two tables) runs fused as whole-array operations, "
+                               "faster than the compiled tier's loop over a copy of the tables (--jit on compiles it anyway)")
                 continue
             try:
                 ModuleGen(bodies).render([pyname])
@@ -148,7 +145,8 @@ class Tier:
         """Lines for --profile: which routines ran compiled, which did not and why."""
         if self.mode == "off":
             return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
-        lines = [f"compiled tier (Numba, --jit {self.mode}):"]
+        how = "Numba" if isinstance(self.machine.backend, NumpyBackend) else "one CUDA kernel per routine"
+        lines = [f"compiled tier ({how}, --jit {self.mode}):"]
         for r in self.routines.values():
             if not r.calls:
                 continue

@@ -183,3 +183,57 @@ def forall_sources():
     for loop in forall_loops():
         if loop.template is not None:
             yield CudaSource(f"forall:{loop.where}", kernel_source(loop.template, 1), (KERNEL_NAME,))
+
+
+# ---------------------------------------------------------------- the GPU tier: one kernel per routine
+def renamed(text: str) -> str:
+    """A library file with every routine under a user's name (U_<name>), so no native kernel
+    applies and the GPU tier compiles the Star bodies."""
+    names = re.findall(r"(?im)^\s*(?:proc|procedure|function)\s+([A-Za-z_][\w-]*)", text)
+    for old in names:
+        text = re.sub(rf"(?i)\b{re.escape(old)}\b(?![-\w])", f"U_{old.replace('-', '_')}", text)
+    return text
+
+
+def routine_bodies(text: str, name: str) -> dict:
+    """pyname -> (info, checked IR body) of every routine of a Star text."""
+    import starvm
+    m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO(), native=False)
+    m.load(text, name)
+    return dict(m.jit.bodies)
+
+
+@lru_cache(maxsize=None)
+def compiled_routines() -> tuple:
+    """(where, plan or the reason it is not compiled) for every routine of the library (under
+    user names) and of the listings in programs/."""
+    from starvm.jit.cuda_lower import Unsupported, render
+    out = []
+    texts = [(f"stdlib/{p.name}", renamed(p.read_text())) for p in sorted((ROOT / "stdlib").glob("*.star"))]
+    texts += [(f"programs/{p.name}", p.read_text()) for p in sorted((ROOT / "programs").glob("*.star"))]
+    for name, text in texts:
+        try:
+            bodies = routine_bodies(text, name)
+        except Exception as e:  # noqa: BLE001 - a program that needs its graph input to load
+            out.append((name, f"not loaded: {type(e).__name__}"))
+            continue
+        for pyname, (info, _body) in sorted(bodies.items()):
+            if info is None or not (info.node.loc and info.node.loc.filename == name):
+                continue      # the file's own routines (those of the files it loads have their turn)
+            try:
+                out.append((f"{name}:{info.display}", render(bodies, pyname)))
+            except Unsupported as e:
+                out.append((f"{name}:{info.display}", str(e)))
+    return tuple(out)
+
+
+@collector
+def gpu_tier_sources():
+    from starvm.jit.cuda_lower import KERNEL_NAME, instance
+    seen = set()
+    for where, plan in compiled_routines():
+        if isinstance(plan, str) or plan.source in seen:
+            continue
+        seen.add(plan.source)
+        # small shapes: R, KW, RP are array sizes, the text is the same for every shape
+        yield CudaSource(f"compiled:{where}", instance(plan, 2, 2, 2), (KERNEL_NAME,), ("-std=c++14",))

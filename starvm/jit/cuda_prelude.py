@@ -1,0 +1,312 @@
+"""The fixed CUDA C that every generated routine kernel starts with (cuda_lower.py).
+
+Conventions (the macros R, KW and RP are defined per compiled instance):
+
+* a *slice* is distributed over the grid: ``V<R>``, thread ``gt`` holds words
+  ``gt + r * G`` (r < R, G threads in all); every slice and every table column has the
+  same owner for a word, so element-wise operations, COL reads and COL writes need no
+  barrier. Inside a `parallel for` a warp runs one iteration and its slices are ``V<RP>``,
+  lane l holding words ``l + 32 r``;
+* a *word* is replicated: ``V<KW>``, every thread holds all its words (bit tests, TRIM,
+  compare, ADD and STEP on words are local);
+* a table is ``Tb``: its k x W words in global memory, column c word w at ``d[c * W + w]``;
+* scalar control flow is uniform in the whole grid (in a warp inside `parallel for`), so a
+  failure is too: every thread leaves the routine, thread 0 wrote the status.
+
+Reductions over the grid (SOME, NUMB, FND, STEP, FRST, bit tests of slices) combine warp
+shuffles, one atomic per warp into a ring of three accumulators, and one grid barrier.
+The barrier is a counter and a generation word in global memory (the launch is
+cooperative, so every block is resident); it needs no cooperative-groups header, so NVRTC
+compiles the kernels without the CUDA include tree (tests/gpu_sources).
+"""
+from __future__ import annotations
+
+PRELUDE = r"""
+typedef unsigned long long u64;
+typedef long long i64;
+#define ALL 0xFFFFFFFFFFFFFFFFULL
+#define FULLMASK 0xFFFFFFFFu
+
+template <int N> struct V { u64 w[N]; i64 n; };
+struct Tb { u64* d; i64 n; i64 k; i64 W; };
+
+struct Ctx {
+    i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; unsigned int* bar; u64* scr; i64 caps;
+    i64 gt; i64 G; i64 left; i64 op; int sp; int failed; int ri;
+    i64 cn[NKINDS];
+};
+
+__device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
+__device__ __forceinline__ u64 tailm(i64 n) { return (n & 63) ? ((1ULL << (n & 63)) - 1ULL) : ALL; }
+
+__device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, i64 cc, i64 d) {
+    if (c.gt == 0) {
+        c.st[S_NODE] = site; c.st[S_CODE] = code; c.st[S_A] = a; c.st[S_B] = b; c.st[S_C] = cc; c.st[S_D] = d;
+        c.st[S_SP] = c.sp;
+    }
+    c.failed = 1;
+}
+#define FAIL(site, code, a, b, cc, d) { fail_(c_, site, code, a, b, cc, d); return; }
+#define UNASSIGNED(site, n) FAIL(site, E_UNASSIGNED, n, 0, 0, 0)
+
+// ---------------------------------------------------------------- the grid barrier and reductions
+__device__ __forceinline__ void gsync(Ctx& c) {
+    __syncthreads();
+    if (gridDim.x == 1) return;
+    if (threadIdx.x == 0) {
+        volatile unsigned int* vb = c.bar;
+        unsigned int g = vb[1];
+        __threadfence();
+        if (atomicAdd(&c.bar[0], 1u) == gridDim.x - 1) {
+            c.bar[0] = 0u;
+            __threadfence();
+            atomicAdd(&c.bar[1], 1u);
+        } else {
+            while (vb[1] == g) { }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// kind 0: or, 1: add, 2: min
+__device__ __forceinline__ u64 warp_red(u64 v, int kind) {
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 x = __shfl_xor_sync(FULLMASK, v, o);
+        v = kind == 0 ? (v | x) : kind == 1 ? (v + x) : (x < v ? x : v);
+    }
+    return v;
+}
+
+__device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind) {
+    v = warp_red(v, kind);
+    int s = c.ri;
+    if (c.gt == 0) {      // the next slot of every kind back to its identity (see the module text)
+        int t = (s + 1) % 3;
+        c.red[t] = 0ULL; c.red[3 + t] = 0ULL; c.red[6 + t] = ALL;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (kind == 0) { if (v) atomicOr(&c.red[s], v); }
+        else if (kind == 1) { if (v) atomicAdd(&c.red[3 + s], v); }
+        else { if (v != ALL) atomicMin(&c.red[6 + s], v); }
+    }
+    gsync(c);
+    u64 r = __ldcg(&c.red[kind * 3 + s]);
+    c.ri = (s + 1) % 3;
+    return r;
+}
+
+template <bool GRID> __device__ __forceinline__ u64 red(Ctx& c, u64 v, int kind) {
+    if (GRID) return grid_red(c, v, kind);
+    return warp_red(v, kind);
+}
+
+// ---------------------------------------------------------------- distributed vectors (b: first word, s: stride)
+template <int N> __device__ __forceinline__ void d_set(V<N>& x, i64 b, i64 s) {
+    i64 nw = nwords(x.n);
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; x.w[r] = w < nw - 1 ? ALL : (w == nw - 1 ? tailm(x.n) : 0ULL); }
+}
+template <int N> __device__ __forceinline__ void d_clr(V<N>& x) {
+#pragma unroll
+    for (int r = 0; r < N; ++r) x.w[r] = 0ULL;
+}
+template <int N> __device__ __forceinline__ void d_not(V<N>& o, const V<N>& a, i64 b, i64 s) {
+    i64 nw = nwords(a.n); u64 m = tailm(a.n);
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; o.w[r] = w < nw ? (~a.w[r] & (w == nw - 1 ? m : ALL)) : 0ULL; }
+    o.n = a.n;
+}
+template <int N> __device__ __forceinline__ void d_logic(V<N>& o, const V<N>& a, const V<N>& y, int kind) {
+#pragma unroll
+    for (int r = 0; r < N; ++r) o.w[r] = kind == 0 ? (a.w[r] & y.w[r]) : kind == 1 ? (a.w[r] | y.w[r]) : (a.w[r] ^ y.w[r]);
+    o.n = a.n;
+}
+template <int N> __device__ __forceinline__ void d_col_get(V<N>& o, const Tb& t, i64 i, i64 b, i64 s) {
+    const u64* col = t.d + (i - 1) * t.W;
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; o.w[r] = w < t.W ? __ldcg(col + w) : 0ULL; }
+    o.n = t.n;
+}
+template <int N> __device__ __forceinline__ void d_col_set(const Tb& t, i64 i, const V<N>& v, i64 b, i64 s) {
+    u64* col = t.d + (i - 1) * t.W;
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; if (w < t.W) col[w] = v.w[r]; }
+}
+template <int N> __device__ __forceinline__ void d_load(V<N>& o, const u64* src, i64 n, i64 b, i64 s) {
+    i64 nw = nwords(n);
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; o.w[r] = w < nw ? __ldcg(src + w) : 0ULL; }
+    o.n = n;
+}
+template <int N> __device__ __forceinline__ void d_store(u64* dst, const V<N>& v, i64 b, i64 s) {
+    i64 nw = nwords(v.n);
+#pragma unroll
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; if (w < nw) dst[w] = v.w[r]; }
+}
+template <int N, bool GRID> __device__ __forceinline__ bool d_some(Ctx& c, const V<N>& x) {
+    u64 a = 0ULL;
+#pragma unroll
+    for (int r = 0; r < N; ++r) a |= x.w[r];
+    return red<GRID>(c, a != 0ULL ? 1ULL : 0ULL, 0) != 0ULL;
+}
+template <int N, bool GRID> __device__ __forceinline__ i64 d_numb(Ctx& c, const V<N>& x) {
+    u64 a = 0ULL;
+#pragma unroll
+    for (int r = 0; r < N; ++r) a += __popcll(x.w[r]);
+    return (i64)red<GRID>(c, a, 1);
+}
+// the 1-based position of the first 1, 0 if none
+template <int N, bool GRID> __device__ __forceinline__ i64 d_fnd(Ctx& c, const V<N>& x, i64 b, i64 s) {
+    u64 best = ALL;
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+        if (x.w[r] != 0ULL && best == ALL) best = (u64)((b + r * s) * 64 + __ffsll((long long)x.w[r]));
+    }
+    u64 p = red<GRID>(c, best, 2);
+    return p == ALL ? 0 : (i64)p;
+}
+template <int N> __device__ __forceinline__ void d_clear_bit(V<N>& x, i64 p, i64 b, i64 s) {
+    if (p <= 0) return;
+    i64 wi = (p - 1) >> 6;
+#pragma unroll
+    for (int r = 0; r < N; ++r) if (b + r * s == wi) x.w[r] &= ~(1ULL << ((p - 1) & 63));
+}
+template <int N> __device__ __forceinline__ void d_only_bit(V<N>& o, const V<N>& x, i64 p, i64 b, i64 s) {
+    i64 wi = p > 0 ? (p - 1) >> 6 : -1;
+#pragma unroll
+    for (int r = 0; r < N; ++r) o.w[r] = (b + r * s == wi) ? (1ULL << ((p - 1) & 63)) : 0ULL;
+    o.n = x.n;
+}
+template <int N, bool GRID> __device__ __forceinline__ u64 d_word_at(Ctx& c, const V<N>& x, i64 wi, i64 b, i64 s) {
+    u64 v = 0ULL;
+#pragma unroll
+    for (int r = 0; r < N; ++r) if (b + r * s == wi) v = x.w[r];
+    return red<GRID>(c, v, 0);
+}
+template <int N> __device__ __forceinline__ void d_put_bit(V<N>& x, i64 i, i64 bit, i64 b, i64 s) {
+    i64 wi = (i - 1) >> 6; u64 m = 1ULL << ((i - 1) & 63);
+#pragma unroll
+    for (int r = 0; r < N; ++r) if (b + r * s == wi) x.w[r] = bit ? (x.w[r] | m) : (x.w[r] & ~m);
+}
+// compare (bit 1 most significant): -1, 0, 1; one reduction of (first differing bit, a's bit there)
+template <int N, bool GRID> __device__ __forceinline__ int d_cmp(Ctx& c, const V<N>& a, const V<N>& y, i64 b, i64 s) {
+    u64 best = ALL;
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+        u64 d = a.w[r] ^ y.w[r];
+        if (d != 0ULL && best == ALL) {
+            int z = __ffsll((long long)d) - 1;
+            best = ((u64)((b + r * s) * 64 + z) << 1) | ((a.w[r] >> z) & 1ULL);
+        }
+    }
+    u64 p = red<GRID>(c, best, 2);
+    if (p == ALL) return 0;
+    return (p & 1ULL) ? 1 : -1;
+}
+
+// ---------------------------------------------------------------- replicated words (every thread all words)
+template <int N> __device__ __forceinline__ void r_set(V<N>& x) {
+    i64 nw = nwords(x.n);
+    for (int t = 0; t < N; ++t) x.w[t] = t < nw - 1 ? ALL : (t == nw - 1 ? tailm(x.n) : 0ULL);
+}
+template <int N> __device__ __forceinline__ void r_not(V<N>& o, const V<N>& a) {
+    i64 nw = nwords(a.n); u64 m = tailm(a.n);
+    for (int t = 0; t < N; ++t) o.w[t] = t < nw ? (~a.w[t] & (t == nw - 1 ? m : ALL)) : 0ULL;
+    o.n = a.n;
+}
+template <int N> __device__ __forceinline__ i64 r_fnd(const V<N>& x, i64 from) {
+    i64 nw = nwords(x.n);
+    for (i64 t = from; t < nw; ++t) if (x.w[t]) return t * 64 + __ffsll((long long)x.w[t]);
+    return 0;
+}
+template <int N> __device__ __forceinline__ i64 r_numb(const V<N>& x) {
+    i64 s = 0, nw = nwords(x.n);
+    for (i64 t = 0; t < nw; ++t) s += __popcll(x.w[t]);
+    return s;
+}
+template <int N> __device__ __forceinline__ bool r_some(const V<N>& x) {
+    i64 nw = nwords(x.n);
+    for (i64 t = 0; t < nw; ++t) if (x.w[t]) return true;
+    return false;
+}
+template <int N> __device__ __forceinline__ i64 r_bit(const V<N>& x, i64 p) {   // 0-based
+    return (i64)((x.w[p >> 6] >> (p & 63)) & 1ULL);
+}
+template <int N> __device__ __forceinline__ void r_put(V<N>& x, i64 p, i64 bit) {
+    u64 m = 1ULL << (p & 63);
+    if (bit) x.w[p >> 6] |= m; else x.w[p >> 6] &= ~m;
+}
+template <int N> __device__ __forceinline__ void r_trim(V<N>& o, const V<N>& w, i64 i, i64 j) {
+    i64 m = j - i + 1;
+    for (int t = 0; t < N; ++t) o.w[t] = 0ULL;
+    for (i64 p = 0; p < m; ++p) if (r_bit(w, i - 1 + p)) o.w[p >> 6] |= 1ULL << (p & 63);
+    o.n = m;
+}
+template <int N> __device__ __forceinline__ int r_cmp(const V<N>& a, const V<N>& y) {
+    i64 nw = nwords(a.n);
+    for (i64 t = 0; t < nw; ++t) {
+        u64 d = a.w[t] ^ y.w[t];
+        if (d) { u64 low = d & (~d + 1ULL); return (a.w[t] & low) ? 1 : -1; }
+    }
+    return 0;
+}
+template <int N> __device__ __forceinline__ void r_arith(V<N>& o, const V<N>& a, const V<N>& y, bool sub) {
+    V<N> out;
+    for (int t = 0; t < N; ++t) out.w[t] = 0ULL;
+    u64 carry = 0ULL;
+    for (i64 p = a.n - 1; p >= 0; --p) {
+        u64 x = (u64)r_bit(a, p), z = (u64)r_bit(y, p);
+        u64 s = x ^ z ^ carry;
+        carry = sub ? ((~x & (z | carry)) | (z & carry)) & 1ULL : (x & z) | (carry & (x ^ z));
+        if (s) out.w[p >> 6] |= 1ULL << (p & 63);
+    }
+    out.n = a.n;
+    o = out;
+}
+template <int N> __device__ __forceinline__ void r_row_get(V<N>& o, const Tb& t, i64 i) {
+    for (int q = 0; q < N; ++q) o.w[q] = 0ULL;
+    i64 w = (i - 1) >> 6; int sh = (int)((i - 1) & 63);
+    for (i64 c = 0; c < t.k; ++c) o.w[c >> 6] |= ((__ldcg(t.d + c * t.W + w) >> sh) & 1ULL) << (c & 63);
+    o.n = t.k;
+}
+// the owner of word (i-1)>>6 of every column writes it
+template <int N> __device__ __forceinline__ void r_row_set(const Tb& t, i64 i, const V<N>& v, i64 b, i64 s) {
+    i64 w = (i - 1) >> 6;
+    if ((w - b) % s != 0 || w < b) return;
+    int sh = (int)((i - 1) & 63); u64 m = ~(1ULL << sh);
+    for (i64 c = 0; c < t.k; ++c) {
+        u64* p = t.d + c * t.W + w;
+        *p = (__ldcg(p) & m) | (((v.w[c >> 6] >> (c & 63)) & 1ULL) << sh);
+    }
+}
+
+// ---------------------------------------------------------------- checked integers (Star's are unbounded)
+__device__ __forceinline__ bool add_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a + (u64)b); return ((a ^ r) & (b ^ r)) < 0; }
+__device__ __forceinline__ bool sub_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a - (u64)b); return ((a ^ b) & (a ^ r)) < 0; }
+__device__ __forceinline__ bool mul_ovf(i64 a, i64 b, i64& r) {
+    r = (i64)((u64)a * (u64)b);
+    if (a == 0 || b == 0) return false;
+    i64 hi = __mul64hi(a, b);
+    return !((hi == 0 && r >= 0) || (hi == -1 && r < 0));
+}
+"""
+
+# status slots and error codes, as layout.py numbers them
+from .layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, E  # noqa: E402
+
+
+def defines(nkinds: int) -> str:
+    codes = {k: v for k, v in vars(E).items() if k.isupper()}
+    lines = [f"#define NKINDS {nkinds}"]
+    lines += [f"#define {name} {value}" for name, value in (
+        ("S_NODE", S_NODE), ("S_CODE", S_CODE), ("S_A", S_A), ("S_B", S_B), ("S_C", S_C), ("S_D", S_D),
+        ("S_LEFT", S_LEFT), ("S_SP", S_SP), ("S_STACK", S_STACK), ("S_OUT", S_OUT))]
+    lines += [f"#define E_{name} {value}" for name, value in sorted(codes.items())]
+    lines.append(f"#define E_RERUN {E_RERUN}")
+    return "\n".join(lines) + "\n"
+
+
+# a failure inside a `parallel for` spread over warps: the host restores the tables and
+# runs the call interpreted, which reports it exactly (the first failing iteration in order)
+E_RERUN = 100

@@ -1,0 +1,321 @@
+"""The host side of a routine compiled to one CUDA kernel (cuda_lower.py): shapes, the
+cooperative launch, and what the machine sees afterwards.
+
+``GpuRoutine`` is a ``JitRoutine`` (the deciding, the steps, the output records, the
+results and globals written back are the CPU tier's); it differs in what it takes (tables
+whose words are CuPy arrays: on ``auto`` only tables kept on the device), in compiling
+(NVRTC through ``cupy.RawModule``; CuPy keeps the binary on disk, keyed by the source
+text) and in running: one launch and two small copies (the status block reset, then read
+back) per call. A failure inside a `parallel for` (its iterations run at once) comes back
+as ``E_RERUN``: the tables it may have written are restored and the call runs interpreted,
+which reports the error exactly.
+"""
+from __future__ import annotations
+
+from time import perf_counter
+
+import numpy as np
+
+from ..ir.ops import BASE_OPS
+from ..runtime.values import Table, Unassigned
+from ..types import T
+from . import errors
+from .cuda_lower import KERNEL_NAME, KernelPlan, instance
+from .cuda_prelude import E_RERUN
+from .layout import S_CODE, S_LEFT, S_OUT, STATUS_SIZE
+from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
+
+THREADS = 256
+MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
+MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
+MAX_R = 64
+OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
+NK = len(BASE_OPS)
+
+
+def _pow2(x: int) -> int:
+    p = 1
+    while p < x:
+        p <<= 1
+    return p
+
+
+class GpuUnit:
+    """What JitRoutine expects of a unit, for one kernel plan."""
+
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        self.lowered = plan.lowered
+        self.main_body = None
+        self.backend_name = "cupy"
+
+    def name_id(self, display: str) -> int:
+        names = self.lowered.names
+        if display not in names:
+            names.append(display)
+        return names.index(display)
+
+
+class GpuRoutine(JitRoutine):
+    def __init__(self, tier, pyname, display, interpreted, plan: KernelPlan, estimate):
+        super().__init__(tier, pyname, display, interpreted, GpuUnit(plan), estimate)
+        self.plan = plan
+        self.kernels: dict = {}          # (R, KW, RP) -> (function, threads per block, blocks)
+        self.reruns = 0                  # calls run interpreted after a failure in parallel for
+        self.launches = 0
+
+    # ------------------------------------------------------------------ arguments
+    def convert_args(self, args):
+        converted = super().convert_args(args)
+        if converted is None:
+            self.why = ("its arguments are not all on the device (a table on the host, or an integer beyond "
+                        "64 bits): that call ran interpreted")
+        return converted
+
+    def to_native(self, value, type_, memo):
+        import cupy as cp
+        if type_ is T.TABLE:
+            if not isinstance(value, Table) or not isinstance(value.data, cp.ndarray) \
+                    or not value.data.flags.c_contiguous:
+                raise _Decline
+            return value
+        if type_.is_vector:
+            if isinstance(value, Unassigned):
+                return (None, -1 - self.unit.name_id(value.name))
+            words = self.tier.machine.backend.to_words(value.v, value.n)
+            if not isinstance(words, cp.ndarray):
+                words = cp.asarray(np.ascontiguousarray(words, dtype=np.uint64))
+            return (words, value.n)
+        if type_ is T.BOOL:
+            return bool(value)
+        if not -(1 << 63) <= value < (1 << 63):
+            raise _Decline
+        return int(value)
+
+    def shape(self, converted) -> tuple[int, int, int] | None:
+        """(slice words, word words, longest word in bits) the kernel must hold, or None."""
+        caps, kbits = 1, max(1, self.plan.literal_bits)
+        syms = list(self.plan.params) + list(self.plan.globals)
+        for sym, value in zip(syms, converted):
+            if sym.type is T.TABLE:
+                caps = max(caps, (value.n + 63) // 64)
+                kbits = max(kbits, value.k)
+                if self.plan.slice_as_word:
+                    kbits = max(kbits, value.n)
+            elif sym.type is T.SLICE:
+                caps = max(caps, (max(value[1], 0) + 63) // 64)
+                if self.plan.slice_as_word:
+                    kbits = max(kbits, value[1])
+            elif sym.type is T.WORD:
+                kbits = max(kbits, value[1])
+        return caps, _pow2((kbits + 63) // 64)
+
+    # ------------------------------------------------------------------ compiling
+    def compile(self, converted) -> bool:
+        t0 = perf_counter()
+        try:
+            caps, kw = self.shape(converted)
+            if kw > MAX_KW:
+                raise _TooLarge(f"a word of {kw * 64} bits is longer than the GPU tier holds in every thread")
+            self.kernel_for(caps, kw)
+        except _TooLarge as e:
+            self.why = f"not compiled for these arguments: {e}"
+            return False
+        except Exception as e:  # noqa: BLE001 - any failure to compile means: interpret this routine
+            self.state, self.why = "failed", f"NVRTC/CuPy could not compile or launch it: {type(e).__name__}: {_line(e)}"
+            return False
+        finally:
+            self.compile_seconds += perf_counter() - t0
+        self.state, self.why = "compiled", ""
+        return True
+
+    def kernel_for(self, caps: int, kw: int):
+        """(function, threads, blocks, R, RP) for slices of ``caps`` words and words of ``kw``."""
+        import cupy as cp
+        rp = _pow2((caps + 31) // 32) if self.plan.has_pfor else 1
+        if rp > MAX_RP:
+            raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
+        if caps <= 1024 and not self.plan.has_pfor:
+            key = (1, kw, rp, "one block")
+            if key not in self.kernels:
+                fn = self.module(1, kw, rp)
+                self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
+            return self.kernels[key]
+        sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+        R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
+        while True:
+            if R > MAX_R:
+                raise _TooLarge(f"slices of {caps * 64} rows")
+            key = (R, kw, rp, "grid")
+            if key not in self.kernels:
+                fn = self.module(R, kw, rp)
+                per_sm = _blocks_per_sm(fn, THREADS)
+                if per_sm < 1:
+                    raise _TooLarge("the kernel does not fit an SM with 256 threads")
+                most = per_sm * sms
+                need = -(-caps // (R * THREADS))
+                if need > most:
+                    R *= 2
+                    continue
+                blocks = most if self.plan.has_pfor else need
+                self.kernels[key] = (fn, THREADS, blocks, R)
+            return self.kernels[key]
+
+    def module(self, R: int, kw: int, rp: int):
+        import cupy as cp
+        code = instance(self.plan, R, kw, rp)
+        mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=True)
+        return mod.get_function(KERNEL_NAME)
+
+    # ------------------------------------------------------------------ running
+    def run(self, args, converted=None):
+        import cupy as cp
+        if converted is None:
+            converted = self.convert_args(args)
+            if converted is None:
+                return self.interpreted(*args)
+        caps, kw = self.shape(converted)
+        if kw > MAX_KW:
+            return self.interpreted(*args)
+        try:
+            fn, threads, blocks, R = self.kernel_for(caps, kw)
+        except _TooLarge:
+            return self.interpreted(*args)
+        machine = self.tier.machine
+        tick = machine.ns.get("_tick") if machine.max_steps is not None else None
+        left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
+        nout = len(self.plan.outputs)
+        vcap = max(caps, kw)
+        # one int64 block: status | counts | results | reduction ring (uint64 view)
+        io_host = np.zeros(STATUS_SIZE + NK + nout + 9, np.int64)
+        io_host[-3:] = -1                    # the min ring starts at its identity (all ones)
+        io = cp.asarray(io_host)
+        st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
+        res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
+        ring = io[STATUS_SIZE + NK + nout:].view(cp.uint64)
+        bar = cp.zeros(2, cp.uint32)
+        scr = cp.empty(self.plan.scratch_regions * vcap, cp.uint64)
+        vout = cp.empty(max(1, nout) * vcap, cp.uint64)
+        ob = cp.empty(OB_WORDS, cp.int64)
+        saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
+        kargs = []
+        for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
+            if sym.type is T.TABLE:
+                kargs += [value.data, np.int64(value.n), np.int64(value.k)]
+            elif sym.type.is_vector:
+                words, n = value
+                kargs += [words if words is not None and words.size else vout, np.int64(n)]
+            else:
+                kargs.append(np.int64(int(value)))
+        kargs += [st, cnt, ob, np.int64(OB_WORDS), ring, bar, scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)),
+                  res, vout]
+        t0 = perf_counter()
+        try:
+            fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
+        except TypeError:
+            fn((blocks,), (threads,), tuple(kargs))
+        self.launches += 1
+        back = io.get()
+        sth = back[:STATUS_SIZE]
+        if sth[S_CODE] == E_RERUN:
+            self.reruns += 1
+            self.restore_tables(saved)
+            self.seconds += perf_counter() - t0
+            return self.interpreted(*args)
+        counts = back[STATUS_SIZE:STATUS_SIZE + NK]
+        out = back[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
+        obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
+        self.finish_gpu(counts, sth, obh, left, tick, t0)
+        if sth[S_CODE]:
+            raise errors.star_error(sth, self.unit.lowered, machine.max_steps) from None
+        return self.results_gpu(args, out, vout, vcap)
+
+    def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
+        from ..runtime.limits import tick_many
+        self.seconds += perf_counter() - t0
+        self.compiled_calls += 1
+        mc = self.tier.machine.counts
+        for i in np.flatnonzero(counts):
+            mc[i] += int(counts[i])
+        if tick is not None:
+            tick_many(tick, left - max(int(sth[S_LEFT]), 0))
+        if obh.size:
+            write_records(self.tier.machine, obh, self.unit.lowered.strings)
+
+    def results_gpu(self, args, out, vout, vcap):
+        info = self.compiled.info
+        machine = self.tier.machine
+        backend = machine.backend
+        by_arg = {id(p): a for a, p in zip(args, info.params)}
+        values = []
+        for j, (sym, _slot) in enumerate(self.plan.outputs):
+            if sym.type.is_vector:
+                n = int(out[j])
+                if n < 0:
+                    values.append(Unassigned(self.unit.lowered.names[-1 - n]))
+                    continue
+                words = vout[j * vcap:j * vcap + (n + 63) // 64].copy()
+                if backend.name != "cupy":
+                    words = words.get()
+                values.append((words, n))
+            elif sym.type is T.BOOL:
+                values.append(bool(out[j]))
+            else:
+                values.append(int(out[j]))
+        j = 0
+        result = None
+        if info.is_function:
+            result = self._py(values[0], info.result.type, None)
+            j = 1
+        outs = []
+        for p in info.out_params:
+            outs.append(self._py(values[j], p.type, by_arg[id(p)]))
+            j += 1
+        for g in self.compiled.returned_globals:
+            machine.ns[g.pyname] = self._py(values[j], g.type, machine.ns.get(g.pyname))
+            j += 1
+        if info.is_function:
+            return result if not outs else (result, *outs)
+        return tuple(outs) if outs else None
+
+    def _py(self, value, type_, old):
+        from ..runtime.values import Bits
+        if isinstance(value, Unassigned):
+            return old if isinstance(old, Unassigned) else value
+        if type_.is_vector:
+            words, n = value
+            v = self.tier.machine.backend.from_words(words, n)
+            if isinstance(old, Bits):
+                old.v, old.n = v, n
+                return old
+            return Bits(v, n)
+        return value
+
+    def save_tables(self, converted):
+        syms = list(self.plan.params) + list(self.plan.globals)
+        return [(v, v.data.copy()) for s, v in zip(syms, converted) if s.type is T.TABLE and not s.readonly]
+
+    @staticmethod
+    def restore_tables(saved) -> None:
+        import cupy as cp
+        for table, data in saved or ():
+            cp.copyto(table.data, data)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _blocks_per_sm(fn, threads: int) -> int:
+    try:
+        from cupy.cuda import driver
+        return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, threads, 0))
+    except Exception:  # noqa: BLE001 - older CuPy: from the registers
+        regs = max(1, int(getattr(fn, "num_regs", 64)))
+        return max(0, min(2048 // threads, 65536 // (((regs + 7) // 8 * 8) * threads), 32))
+
+
+def _line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:300] if text else ""
+

@@ -1,0 +1,94 @@
+"""The GPU tier's part of ``Tier.install``: on the CuPy and auto backends, routines become
+one CUDA kernel each (cuda_lower.py, cuda_runtime.py) instead of Numba functions.
+
+What it takes: routines (not the main block) that are not recursive, read no graph, have
+no native kernel in their place, call only routines it takes, and that the renderer
+accepts; the others keep their reason for ``--profile``. On ``auto`` a call runs compiled
+when its tables are on the device; otherwise it runs interpreted.
+"""
+from __future__ import annotations
+
+from ..ir.ops import Op
+from .cuda_lower import render
+from .lower import Unsupported, callees, walk
+
+
+def gpu_available(machine) -> str | None:
+    """None when the GPU tier can run on this machine's backend, else why not."""
+    name = machine.backend.name
+    cpu = f"the {name} backend keeps tables where the CPU tier does not run"
+    if name not in ("cupy", "auto"):
+        return f"{cpu}, nor the GPU tier"
+    try:
+        import cupy as cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            return f"{cpu}, and there is no CUDA device for the GPU tier"
+    except Exception as e:  # noqa: BLE001 - no CuPy or no driver: interpreted
+        return f"{cpu}, and the GPU tier needs CuPy and a CUDA device ({type(e).__name__})"
+    if name == "auto" and not _real_device(machine.backend):
+        return f"{cpu}, and its device is emulated (no GPU): the GPU tier does not run there"
+    return None
+
+
+def _real_device(backend) -> bool:
+    dev = getattr(backend, "dev", None)
+    return dev is not None and getattr(dev, "name", "") == "cupy"
+
+
+def install_gpu(tier, candidates: dict, main):
+    """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes."""
+    from . import tier as tier_mod
+    from .cuda_runtime import GpuRoutine
+    why_not = gpu_available(tier.machine)
+    if why_not is not None:
+        for info, _ in candidates.values():
+            tier.skipped[info.display if info else "main block"] = why_not
+        return main
+    bodies = {**tier.bodies, **candidates}
+    plans, why = {}, {}
+    for pyname in tier_mod._recursive(bodies):
+        why[pyname] = "recursive (the GPU tier does not compile recursion)"
+    for pyname, (info, body) in candidates.items():
+        if pyname in why:
+            continue
+        if info is None:
+            why[pyname] = "the main block runs interpreted on the GPU backends (its routines compile)"
+            continue
+        if tier._native(info):
+            why[pyname] = "a native kernel replaces it on this backend"
+            continue
+        if any(n.op is Op.GRAPH for n in walk(body)):
+            why[pyname] = "reads the graph input (the GPU tier does not compile GRAPH_*)"
+            continue
+        if tier.mode != "on" and not any(n.op in tier_mod._LOOPS for n in walk(body)):
+            continue
+        try:
+            plans[pyname] = render(_closure_bodies(pyname, bodies), pyname)
+        except Unsupported as e:
+            why[pyname] = f"uses what the GPU tier does not compile: {e}"
+        except (KeyError, AttributeError) as e:
+            why[pyname] = f"uses what the GPU tier does not compile: {type(e).__name__} {e}"
+    for pyname, reason in why.items():
+        info = bodies[pyname][0]
+        tier.skipped[info.display if info else "main block"] = reason
+    for pyname, plan in plans.items():
+        info, body = candidates[pyname]
+        tier.skipped.pop(info.display, None)
+        interpreted = tier.machine.ns[pyname]
+        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan, tier_mod.estimator(info, body, tier))
+        tier.routines[pyname] = routine
+        tier.machine.ns[pyname] = routine
+    return main
+
+
+def _closure_bodies(root: str, bodies: dict) -> dict:
+    out, todo = {}, [root]
+    while todo:
+        p = todo.pop()
+        if p in out:
+            continue
+        if p not in bodies:
+            raise Unsupported(f"calls '{p}', which is not compiled")
+        out[p] = bodies[p]
+        todo.extend(c.pyname for c in callees(bodies[p][1]))
+    return out

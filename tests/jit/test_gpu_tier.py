@@ -1,0 +1,280 @@
+"""The GPU tier (starvm/jit/cuda_*.py): a routine as one CUDA kernel on the CuPy backend.
+
+Without a GPU: what the renderer takes and refuses (every kernel it writes is compiled by
+NVRTC in tests/unit/test_cuda_sources.py, collector gpu_tier_sources). With one: results,
+`var` results, output, step counts by kind and errors equal the interpreter's, on the library
+bodies under user names (no native kernel applies) with random arguments of several sizes
+(lengths not a multiple of 64, and slices long enough for a grid of many blocks)."""
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import starvm
+from starvm.frontend.parser import fold
+from conftest import cupy_or_skip
+from gpu_sources.corpus import compiled_routines, renamed, routine_bodies
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jit_cache(tmp_path_factory):
+    import os
+    old = os.environ.get("STARVM_JIT_CACHE")
+    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
+    yield
+    if old is None:
+        os.environ.pop("STARVM_JIT_CACHE", None)
+    else:
+        os.environ["STARVM_JIT_CACHE"] = old
+
+
+# ------------------------------------------------------------------ the renderer (no GPU)
+def test_library_bodies_and_listings_render():
+    got = {where: plan for where, plan in compiled_routines()}
+    for where in ("stdlib/search.star:U_MATCH", "stdlib/search.star:U_MIN", "stdlib/search.star:U_SETMIN",
+                  "stdlib/warshall.star:U_WARSHALL", "stdlib/warshall.star:U_WARSHALL_C",
+                  "stdlib/warshall.star:U_WARSHALL_adapt", "stdlib/rows.star:U_GATHER",
+                  "programs/warshall_c.star:WARSHALL-C", "programs/warshall_adapt.star:WARSHALL-adapt"):
+        assert not isinstance(got[where], str), (where, got[where])
+    adapt = got["stdlib/warshall.star:U_WARSHALL_adapt"]
+    assert adapt.has_pfor and adapt.writes_tables
+    # MIN: one grid reduction (SOME) per column, no other barrier
+    body = got["stdlib/search.star:U_MIN"].source.split("void f_r_u_min(")[1].split("\n}\n")[0]
+    assert body.count("d_some<") == 1 and "gsync" not in body
+
+
+REFUSED = """
+proc LOCAL(n: integer);
+var T: table(n, 4);
+begin COL(1, T) := COL(2, T); end;
+
+function FACT(n: integer): integer;
+begin if n <= 1 then FACT := 1 else FACT := n * FACT(n - 1); end;
+begin end.
+"""
+
+
+def test_what_the_renderer_refuses_says_why():
+    from starvm.jit.cuda_lower import Unsupported, render
+    bodies = routine_bodies(REFUSED, "r.star")
+    with pytest.raises(Unsupported, match="a local table"):
+        render(bodies, "r_local")
+
+
+def test_refusals_are_in_the_profile_without_a_gpu():
+    """No CuPy here: every routine on the cupy/auto backends says why it is interpreted."""
+    from starvm.backends.auto_backend import AutoBackend
+    from starvm.backends import get_backend
+    from starvm.backends.emulated_device import EmulatedDevice
+    backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), gpu_rows=64, gpu_bits=4096)
+    m = starvm.Machine(backend=backend, jit="on", out=io.StringIO())
+    m.run(REFUSED.replace("begin end.", "begin writeln(FACT(4)); end."), "r.star")
+    m.profile = True
+    report = m.profile_report()
+    assert "FACT: interpreted: recursive" in report or "GPU tier" in report
+
+
+# ------------------------------------------------------------------ on the GPU
+def _random_args(m, info, rng, n, k):
+    from starvm.types import T
+    args = []
+    for p in info.params:
+        if p.type is T.TABLE:
+            args.append(m.table(rng.random((n, k)) < 0.5))
+        elif p.type is T.SLICE:
+            args.append(m.slice(rng.random(n) < 0.5))
+        elif p.type is T.WORD:
+            args.append(m.word(rng.random(k) < 0.5))
+        elif p.type is T.BOOL:
+            args.append(bool(rng.integers(2)))
+        else:
+            args.append(int(rng.integers(-1, k + 2)))
+    return args
+
+
+def _calls(text, filename, names, jit, seed, sizes):
+    rng = np.random.default_rng(seed)
+    out = io.StringIO()
+    m = starvm.Machine(backend="cupy", jit=jit, native=False, out=out)
+    m.load(text, filename)
+    got = []
+    for name in names:
+        info = m.env.routines[fold(name)]
+        for n, k in sizes:
+            args = _random_args(m, info, rng, n, k)
+            try:
+                r = m.call(name, *args)
+                err = None
+            except starvm.StarError as e:
+                r, err = None, e.render()
+            state = [a.to_numpy().tolist() if hasattr(a, "to_numpy") else a for a in args]
+            got.append((name, n, k, r.to_numpy().tolist() if hasattr(r, "to_numpy") else repr(r), state, err,
+                        m.last_call_stats))
+    return got, out.getvalue(), m
+
+
+SIZES = ((1, 1), (63, 8), (64, 16), (130, 33), (70_001, 5))
+
+
+@pytest.mark.parametrize("library, names", [
+    ("search.star", ["MATCH", "NOTEQ", "LESS", "GREATEQ", "MIN", "MAX", "HIT", "SETMIN"]),
+    ("arith.star", None),
+    ("rows.star", ["IOTA", "GATHER", "SCATTER", "COMPACT", "EXPAND"]),
+])
+def test_library_bodies_on_the_gpu_equal_the_interpreter(library, names):
+    cupy_or_skip()
+    text = renamed((ROOT / "stdlib" / library).read_text())
+    declared = re.findall(r"(?im)^\s*(?:proc|procedure|function)\s+(U_[\w]+)", text)
+    chosen = [d for d in declared if names is None or d[2:].upper() in names]
+    off, out_off, _ = _calls(text, f"user_{library}", chosen, "off", 11, SIZES)
+    on, out_on, m = _calls(text, f"user_{library}", chosen, "on", 11, SIZES)
+    assert out_on == out_off
+    for a, b in zip(off, on):
+        assert a == b, f"{a[0]} n={a[1]} k={a[2]}"
+    compiled = [r.display for r in m.jit.routines.values() if r.compiled_calls]
+    assert compiled, m.profile_report()
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 100, 300])
+@pytest.mark.parametrize("listing", ["WARSHALL", "WARSHALL-C", "WARSHALL-adapt"])
+def test_warshall_listings_under_user_names_equal_networkx(listing, n):
+    import networkx as nx
+    cupy_or_skip()
+    text = renamed((ROOT / "stdlib" / "warshall.star").read_text())
+    name = "U_" + listing.replace("-", "_")
+    rng = np.random.default_rng(n)
+    adj = rng.random((n, n)) < (2.0 / n)
+    results = {}
+    for jit in ("off", "on"):
+        m = starvm.Machine(backend="cupy", jit=jit, native=False, out=io.StringIO())
+        m.load(text, "w.star")
+        P = m.table(adj.copy())
+        m.call(name, n, P)
+        results[jit] = (P.to_numpy().tolist(), m.last_call_stats)
+        if jit == "on":
+            assert any(r.compiled_calls for r in m.jit.routines.values()), m.profile_report()
+    assert results["on"] == results["off"]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(zip(*np.nonzero(adj)))
+    closure = np.zeros((n, n), bool)
+    for i in range(n):
+        for j in nx.descendants(g, i):
+            closure[i, j] = True
+    assert np.array_equal(np.array(results["on"][0], bool), closure | adj)
+
+
+PROGRAM = """
+var T: table(130, 9); S: slice(T); w: word(T); count: integer;
+
+proc SCAN(var T: table; k: integer; var S: slice(T); var c: integer);
+var X: slice(T); i: integer;
+begin
+  X := COL(k, T);
+  c := 0;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    c := c + 1;
+    if c < 4 then writeln('row ', i, ' of ', NUMB(X) + c, ' ', ROW(i, T));
+    S := S or COL(k, T);
+  end;
+  ROW(1, T) := ROW(2, T);
+  writeln(S);
+end;
+
+begin
+  SET(S);
+  S(3) := 0;
+  w := ROW(1, T);
+  COL(2, T) := S;
+  SCAN(T, 2, S, count);
+  writeln(count, ' ', FND(S), ' ', w);
+  SCAN(T, K_BAD, S, count);
+end.
+"""
+
+
+@pytest.mark.parametrize("bad", ["2", "10"])
+def test_output_steps_and_errors_equal_the_interpreter(bad):
+    cupy_or_skip()
+    src = PROGRAM.replace("K_BAD", bad)
+    runs = {}
+    for jit in ("off", "on"):
+        out = io.StringIO()
+        m = starvm.Machine(backend="cupy", jit=jit, out=out)
+        err = None
+        try:
+            m.run(src, "scan.star")
+        except starvm.StarError as e:
+            err = e.render()
+        runs[jit] = (out.getvalue(), list(m.counts), err)
+        if jit == "on":
+            assert m.jit.routines["r_scan"].compiled_calls >= 1, m.profile_report()
+    assert runs["on"] == runs["off"]
+    if bad == "10":
+        assert "column index 10 out of range 1..9" in runs["on"][2]
+
+
+def test_step_limit_and_parallel_for_errors_equal_the_interpreter():
+    """The step limit inside a compiled loop; a COL index out of range inside parallel for
+    (its iterations run at once: the call is rerun interpreted, which reports it)."""
+    cupy_or_skip()
+    text = renamed((ROOT / "stdlib" / "warshall.star").read_text())
+    for call, limit in (("U_WARSHALL_C(40, P)", 50), ("U_WARSHALL_adapt(41, P)", None)):
+        src = text + f"\nvar P: table(40, 40);\nbegin COL(3, P) := not COL(2, P); {call}; end.\n"
+        runs = {}
+        for jit in ("off", "on"):
+            m = starvm.Machine(backend="cupy", jit=jit, out=io.StringIO(), max_steps=limit)
+            err = None
+            try:
+                m.run(src, "w.star")
+            except starvm.StarError as e:
+                err = e.render()
+            runs[jit] = (list(m.counts), err)
+        assert runs["on"] == runs["off"], call
+        assert runs["on"][1] is not None
+
+
+# tests/star programs with their main block moved into a procedure (the GPU tier compiles
+# routines): every base operation, parameters, globals, parallel for, and errors of each kind
+STAR_FILES = ["base_ops", "params", "globals", "parallel_forall", "divmod", "err_length_mismatch",
+              "err_unassigned", "err_rep_length", "err_trim_range", "err_bit_value", "err_mod_zero",
+              "err_row_index", "err_col_write"]
+
+
+def as_procedure(text: str) -> str:
+    start = [m.start() for m in re.finditer(r"(?im)^begin\b", text)][-1]
+    body = text[start:].rstrip()
+    assert body.endswith("end."), body[-20:]
+    return text[:start] + "proc RUN_ALL_;\n" + body[:-1] + ";\nbegin RUN_ALL_; end.\n"
+
+
+@pytest.mark.parametrize("name", STAR_FILES)
+def test_star_programs_in_a_routine_equal_the_interpreter(name):
+    cupy_or_skip()
+    src = as_procedure((ROOT / "tests" / "star" / f"{name}.star").read_text())
+    runs = {}
+    for jit in ("off", "on"):
+        out = io.StringIO()
+        m = starvm.Machine(backend="cupy", jit=jit, out=out)
+        err = None
+        try:
+            m.run(src, f"{name}.star")
+        except starvm.StarError as e:
+            err = e.render()
+        runs[jit] = (out.getvalue(), list(m.counts), err)
+    assert runs["on"] == runs["off"]
+    if name in NOT_COMPILED:       # a var-parameter function in an expression; a row-wise parallel for
+        assert any(line.strip().startswith("RUN_ALL_: interpreted") for line in m.jit.report()), m.jit.report()
+    else:
+        assert m.jit.routines["r_run_all_"].compiled_calls == 1, m.jit.report()
+
+
+NOT_COMPILED = ("params", "parallel_forall")
