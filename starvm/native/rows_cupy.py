@@ -17,7 +17,8 @@ numbers are read once per call, not once per column.
             R's old word under X's mask.
   SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
             IX): atomicMax of the source row into win[target] (init -1), so the largest i
-            wins as in the Star body; rows_scatter_write (thread per word of R): the rows of
+            wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
+            more runs the Star body); rows_scatter_write (thread per word of R): the rows of
             the word that have a winner take T's bits at the winner, column by column.
   GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries): pass 1 atomicMin of K
             into gmin[G] (init all ones), pass 2 atomicMin of the row number into grow[G]
@@ -29,6 +30,9 @@ numbers are read once per call, not once per column.
             K (cupy.argsort: one radix sort of G when K is G, of one combined number when G
             and K fit 64 bits, else two) and mark the first row of every group
             (rows_group_first, which also counts): two transfers (the marked count, the counts).
+            With every row marked (BORUVKA's dedupe) the list is the rows themselves: none is
+            made. Device memory: about 8 bytes a marked row for G's values, 8 for the order,
+            16 for the sort's buffers (and 8 for the list, 8 for K's values when they are needed).
   COMPACT   rows_list: the marked rows of T, in order (from an inclusive prefix sum of the
             words' popcounts, rows_popc + cupy.cumsum); rows_gather_list (thread per word of
             R): rows 1..c of R take T's rows at the list. The marked count comes from the
@@ -140,20 +144,21 @@ extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* I
     copy_rows(T, WT, k, src, xm, R, W, w);
 }
 
-// Thread per word w of IX: win[target] = the largest marked row naming that target.
-extern "C" __global__ void rows_scatter_win(const u64* IX, int ixk, i64 W, const u64* X, long long* win) {
+// Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
+// none; 32 bits, so IX has fewer than 2^32 - 1 rows).
+extern "C" __global__ void rows_scatter_win(const u64* IX, int ixk, i64 W, const u64* X, unsigned int* win) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
     for (u64 m = X[w]; m; m &= m - 1) {
         const int t = __ffsll((long long)m) - 1;
         const i64 d = (i64)row_value(IX, ixk, W, w, t) - 1;
-        atomicMax(&win[d], (long long)(w * 64 + t));
+        atomicMax(&win[d], (unsigned int)(w * 64 + t + 1));
     }
 }
 
-// Thread per word w of R: the rows d of the word with a winner (win[d] >= 0) take T's row
-// win[d], column by column; the other rows keep R's old bits.
-extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const long long* win,
+// Thread per word w of R: the rows d of the word with a winner (win[d] > 0) take T's row
+// win[d] - 1, column by column; the other rows keep R's old bits.
+extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const unsigned int* win,
                                               i64 nR, u64* R, i64 W) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
@@ -161,9 +166,9 @@ extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const
     i64 src[64];
     for (int t = 0; t < 64; ++t) {
         const i64 d = w * 64 + t;
-        if (d < nR && win[d] >= 0) {
+        if (d < nR && win[d] > 0u) {
             mask |= 1ULL << t;
-            src[t] = (i64)win[d];
+            src[t] = (i64)win[d] - 1;
         }
     }
     if (!mask) return;
@@ -237,24 +242,26 @@ extern "C" __global__ void rows_list(const u64* X, i64 W, const i64* ends, i64* 
         rows[j++] = w * 64 + (__ffsll((long long)m) - 1);
 }
 
-// Thread per listed row j < c: vals[j] = the value of row rows[j] of T (k <= 64 columns).
-extern "C" __global__ void rows_values(const u64* T, int k, i64 W, const i64* rows, i64 c, u64* vals) {
+// Thread per listed row j < c: vals[j] = the value of row rows[j] of T (k <= 64 columns);
+// listed = 0: every row is listed, row j itself (no list).
+extern "C" __global__ void rows_values(const u64* T, int k, i64 W, const i64* rows, int listed, i64 c,
+                                       u64* vals) {
     const i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= c) return;
-    const i64 r = rows[j];
+    const i64 r = listed ? rows[j] : j;
     vals[j] = row_value(T, k, W, r >> 6, (int)(r & 63));
 }
 
 // Thread per position i < c of the sorted order: the first of a run of equal G values is its
 // group's chosen row, marked in Z (zeroed before); stats as for rows_groupmin_mark.
-extern "C" __global__ void rows_group_first(const u64* g, const i64* order, const i64* rows, i64 c,
-                                            u64* Z, u64* stats) {
+extern "C" __global__ void rows_group_first(const u64* g, const i64* order, const i64* rows, int listed,
+                                            i64 c, u64* Z, u64* stats) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 chosen = 0ULL, ones = 0ULL;
     if (i < c) {
         const u64 v = g[order[i]];
         if (i == 0 || g[order[i - 1]] != v) {
-            const i64 r = rows[order[i]];
+            const i64 r = listed ? rows[order[i]] : order[i];
             atomicOr(&Z[r >> 6], 1ULL << (r & 63));
             chosen = 1ULL;
             ones = __popcll(v);
@@ -344,7 +351,7 @@ def decode(IX, X_v, limit: int):
     _kernels()["rows_check"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
                                          np.int64(limit), stats))
     marked, bad = _read(stats)
-    if bad:
+    if bad or IX.n >= (1 << 32) - 1:       # SCATTER's winners are 32-bit row numbers
         raise Unusual
     return None, marked
 
@@ -357,7 +364,7 @@ def gather_apply(T, IX, plan, X_v, R) -> None:
 
 def scatter_apply(T, IX, plan, X_v, R) -> None:
     fns = _kernels()
-    win = cp.full(R.n, -1, dtype=cp.int64)
+    win = cp.zeros(R.n, dtype=cp.uint32)
     WI = IX.data.shape[1]
     fns["rows_scatter_win"](*_grid(WI), (_u64(IX.data), np.int32(IX.k), np.int64(WI), _u64(X_v), win))
     W = R.data.shape[1]
@@ -403,18 +410,20 @@ def _groupmin_sorted(G, K, X_v):
     c = numb(X_v)
     if not c:
         return Z, 0, 0
-    rows = _list(X_v, W, c)
+    listed = c < G.n                 # every row marked (BORUVKA's dedupe): no list of rows
+    rows = _list(X_v, W, c) if listed else cp.zeros(1, dtype=cp.int64)
 
     def values(T):
         v = cp.empty(c, dtype=cp.uint64)
-        fns["rows_values"](*_grid(c), (_u64(T.data), np.int32(T.k), np.int64(W), rows, np.int64(c), v))
+        fns["rows_values"](*_grid(c), (_u64(T.data), np.int32(T.k), np.int64(W), rows, np.int32(listed),
+                                       np.int64(c), v))
         return v
     g = values(G)
     key = None if G.data is K.data else values(K)
     order = group_order(g, key, G.k, K.k, xp=cp)
     del key
     stats = cp.zeros(2, dtype=cp.uint64)
-    fns["rows_group_first"](*_grid(c), (g, order, rows, np.int64(c), Z, stats))
+    fns["rows_group_first"](*_grid(c), (g, order, rows, np.int32(listed), np.int64(c), Z, stats))
     groups, ones = _read(stats)
     return Z, groups, ones
 

@@ -67,10 +67,10 @@ def model(launch) -> None:
         IX, ixk, W, X, win = a
         for r in _marked(X, int(W)):
             d = _value(IX, int(ixk), r) - 1
-            win[d] = max(int(win[d]), r)
+            win[d] = max(int(win[d]), r + 1)
     elif name == "rows_scatter_write":
         T, WT, k, win, nR, R, W = a
-        _copy(T, int(k), R, [(d, int(win[d])) for d in range(int(nR)) if win[d] >= 0])
+        _copy(T, int(k), R, [(d, int(win[d]) - 1) for d in range(int(nR)) if win[d] > 0])
     elif name == "rows_groupmin_key":
         G, gk, K, kk, W, X, gmin = a
         for r in _marked(X, int(W)):
@@ -100,15 +100,15 @@ def model(launch) -> None:
         for j, r in enumerate(_marked(X, int(W))):
             rows[j] = r
     elif name == "rows_values":
-        T, k, W, rows, c, vals = a
+        T, k, W, rows, listed, c, vals = a
         for j in range(int(c)):
-            vals[j] = np.uint64(_value(T, int(k), int(rows[j])))
+            vals[j] = np.uint64(_value(T, int(k), int(rows[j]) if listed else j))
     elif name == "rows_group_first":
-        g, order, rows, c, Z, stats = a
+        g, order, rows, listed, c, Z, stats = a
         for i in range(int(c)):
             v = int(g[order[i]])
             if i == 0 or int(g[order[i - 1]]) != v:
-                _set(Z, int(rows[order[i]]), 1)
+                _set(Z, int(rows[order[i]]) if listed else int(order[i]), 1)
                 stats[0] += np.uint64(1)
                 stats[1] += np.uint64(bin(v).count("1"))
     elif name == "rows_gather_list":
@@ -208,7 +208,7 @@ def test_groupmin_both_paths(rc, n, gk, kk):
     rng = np.random.default_rng([n, gk, kk])
     G = codes(rng, n, gk, min(max(1, n // 8), (1 << min(gk, 62)) - 1))
     K = rng.random((n, kk)) < 0.3
-    for density in (0.0, 0.1, 1.0):
+    for density in (0.0, 0.1, 1.0):            # 1.0: every row marked, no list
         X = rng.random(n) < density
         for same in (False, True):                   # K is G itself: BORUVKA's dedupe
             Gd = Dev(G)
@@ -223,8 +223,10 @@ def test_groupmin_both_paths(rc, n, gk, kk):
             if gk <= rc.GROUP_BITS_SCRATCH:
                 assert names == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
                 assert len(rc.reads) == 1
+            elif X.all():                        # no list of rows
+                assert names == ["rows_popc", "rows_values"] + ["rows_values"] * (not same) + ["rows_group_first"]
             elif X.any():
-                assert names[:2] == ["rows_popc", "rows_popc"] and names[-1] == "rows_group_first"
+                assert names[:3] == ["rows_popc", "rows_popc", "rows_list"] and names[-1] == "rows_group_first"
                 assert len(rc.reads) == 1         # the marked count is the other read (numb)
 
 
