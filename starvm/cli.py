@@ -170,7 +170,7 @@ def _main(argv) -> int:
     except StarError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_STAR
-    except (_UsageError, BackendUnavailable) as e:
+    except (_UsageError, BackendUnavailable, config.ConfigError) as e:
         print(f"star: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:              # the reader went away (`star run P.star | head`)

@@ -61,14 +61,19 @@ def jit_mode(explicit: str | None = None) -> str:
     compiles every routine it can; off is the interpreter alone (the reference)."""
     if explicit is True or explicit is False:
         return "on" if explicit else "off"
+    source = "jit=..." if explicit else "STARVM_JIT"
     mode = (explicit or os.environ.get("STARVM_JIT") or "auto").lower()
     if mode in ("1", "true", "yes"):
         return "on"
     if mode in ("0", "false", "no"):
         return "off"
     if mode not in ("auto", "on", "off"):
-        raise ValueError(f"the compiled tier takes auto, on or off, not {mode!r}")
+        raise ConfigError(f"{source} must be auto, on or off, not {mode!r}")
     return mode
+
+
+class ConfigError(ValueError):
+    """A configuration value that makes no sense: a usage error (the CLI exits 2)."""
 
 
 def jit_cache_dir() -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
@@ -864,3 +866,175 @@ def col_rmw(v, i, t, w, kind, cnt, st, sites):
     v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
     op_col_set(i, t, v, cnt, st, sites[4])
     return v
+
+
+# ------------------------------------------------------------------ parallel for without a snapshot of the table
+# A `parallel for` writes only COL(i, T) in iteration i (check/parallel.py), and its reads of
+# T must see T as before the loop. Instead of copying T before the loop, the first write that
+# changes column c saves c's old words in sv[c] (dirty[c] set); reads of the snapshot take
+# sv[c] where dirty[c], else T's column itself. A private variable assigned COL(e, T) holds a
+# view of that column (no copy); before it is changed in place it gets its own words (own),
+# and a view of a column that a write has just saved follows the old words (cow_repoint).
+# The tables end as the iteration-by-iteration run leaves them, also when an iteration fails.
+@njit(cache=True, inline="always")
+def cow_source(t, sv, dirty, r):
+    if dirty[r]:
+        return sv[r]
+    return t[0][r]
+
+
+@njit(cache=True, inline="always")
+def cow_col_get(i, t, sv, dirty, cnt, st, nid):
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    cnt[C_COL_GET] += 1
+    return (cow_source(t, sv, dirty, i - 1), t[1])
+
+
+@njit(cache=True, inline="always")
+def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
+    """V := COL(i, T) of the snapshot, as op_col_get_asg checks and counts it; V becomes a view."""
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    cnt[C_COL_GET] += 1
+    asg_check(old, t[1], st, anid)
+    return (cow_source(t, sv, dirty, i - 1), t[1])
+
+
+@njit(cache=True)
+def cow_row_get(i, t, sv, dirty, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    cnt[C_ROW_GET] += 1
+    data = t[0]
+    k = data.shape[0]
+    out = np.zeros(nwords(k), np.uint64)
+    w = (i - 1) >> 6
+    sh = np.uint64((i - 1) & 63)
+    for c in range(k):
+        word = sv[c, w] if dirty[c] else data[c, w]
+        out[c >> 6] |= ((word >> sh) & U1) << np.uint64(c & 63)
+    return (out, np.int64(k))
+
+
+@njit(cache=True, inline="always")
+def same_words(a, b):
+    return a.shape[0] == b.shape[0] and (a.shape[0] == 0 or a.ctypes.data == b.ctypes.data)
+
+
+@njit(cache=True, inline="always")
+def cow_col_set(i, t, v, sv, dirty, cnt, st, nid):
+    """COL(i, T) := V inside the loop: op_col_set's checks and count; the old words are saved
+    the first time the column changes."""
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    if v[1] != t[1]:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_COL_SET_LEN, i, v[1], t[1], 0)
+    cnt[C_COL_SET] += 1
+    r = i - 1
+    col, src = t[0][r], v[0]
+    if same_words(col, src):
+        return
+    if not dirty[r]:
+        q = 0
+        while q < src.shape[0] and src[q] == col[q]:
+            q += 1
+        if q == src.shape[0]:
+            return
+        for w in range(col.shape[0]):
+            sv[r, w] = col[w]
+        dirty[r] = True
+    for w in range(src.shape[0]):
+        col[w] = src[w]
+
+
+@njit(cache=True, inline="always")
+def cow_repoint(u, i, t, sv, dirty):
+    """A view of column i of T, once a write saved its old words, reads them from sv."""
+    if u[1] >= 0 and 0 < i <= t[0].shape[0] and dirty[i - 1] and same_words(u[0], t[0][i - 1]) \
+            and u[0].shape[0] > 0:
+        return (sv[i - 1], u[1])
+    return u
+
+
+@njit(cache=True, inline="always")
+def own(v, b, keep):
+    """v with words of its own (b, allocated once per loop) before it is changed in place;
+    keep: copy its words there (else the change overwrites them all)."""
+    w = v[0]
+    if v[1] < 0 or w.shape[0] == 0:
+        return v, b
+    if b.shape[0] == w.shape[0] and w.ctypes.data == b.ctypes.data:
+        return v, b
+    if b.shape[0] != w.shape[0]:
+        b = np.empty(w.shape[0], np.uint64)
+    if keep:
+        for t in range(w.shape[0]):
+            b[t] = w[t]
+    return (b, v[1]), b
+
+
+@intrinsic
+def borrow(typingctx, arr):
+    """The same array without its reference count: views of it cost no atomic operations.
+    Only for arrays that live longer than every use of the result (keep_alive)."""
+    sig = arr(arr)
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, value=args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        cgutils.copy_struct(out, src)
+        out.meminfo = cgutils.get_null_value(out.meminfo.type)
+        out.parent = cgutils.get_null_value(out.parent.type)
+        return out._getvalue()
+    return sig, codegen
+
+
+@njit(cache=True)
+def keep_alive(a):
+    """Used after a loop that used borrow(a), so that a is not freed before the loop ends."""
+    return a.shape[0]
+
+
+@njit(cache=True)
+def cow_presave(t, sv, dirty, e):
+    """Before the loop: the column of an index the body does not change, kept as it is."""
+    if 0 < e <= t[0].shape[0] and not dirty[e - 1]:
+        col = t[0][e - 1]
+        for w in range(col.shape[0]):
+            sv[e - 1, w] = col[w]
+        dirty[e - 1] = True
+
+
+@njit(cache=True, inline="always")
+def direct_col_set(i, t, v, cnt, st, nid):
+    """COL(i, T) := V where no read of the snapshot can see column i after this write
+    (lower._direct_reads): op_col_set without saving the old words."""
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    if v[1] != t[1]:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_COL_SET_LEN, i, v[1], t[1], 0)
+    cnt[C_COL_SET] += 1
+    col, src = t[0][i - 1], v[0]
+    if same_words(col, src):
+        return
+    for w in range(src.shape[0]):
+        col[w] = src[w]
+
+
+@njit(cache=True, inline="always")
+def detach(u, b, i, t, v):
+    """Before COL(i, T) := v changes column i: a view u of it gets the old words of its own."""
+    if u[1] >= 0 and 0 < i <= t[0].shape[0] and u[0].shape[0] > 0:
+        col = t[0][i - 1]
+        if same_words(u[0], col) and not same_words(v[0], col):
+            return own(u, b, True)
+    return u, b

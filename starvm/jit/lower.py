@@ -191,6 +191,9 @@ class ModuleGen:
             for s in locals_:
                 self.emit(1, f"{self.vars[s]} = {self.initial(s)}")
         self.hints: dict[Symbol, str] = {}
+        self.cow: dict[Symbol, tuple[str, str, str]] = {}    # snapshot -> (table, sv, dirty): cow_* kernels
+        self.cow_written: dict[Symbol, tuple[str, str]] = {}  # the table written -> (sv, dirty)
+        self.views: dict[Symbol, str] = {}                    # private vector -> its own words (own)
         for x in _stepped(body):
             self.hints[x] = f"h{len(self.hints)}"
             self.emit(1, f"{self.hints[x]} = np.zeros(1, np.int64)")
@@ -230,9 +233,18 @@ class ModuleGen:
             if self.column_rmw(stmts[k:k + 3], ind):
                 k += 3
                 continue
+            self.own_views(stmts[k], ind)
             self.stmt(stmts[k], ind)
             self.reset_hints(stmts[k], ind)
             k += 1
+
+    def own_views(self, s: Node, ind: int) -> None:
+        """Inside a parallel for: a variable that may hold a view of a table's column gets words
+        of its own before a statement changes it in place (kernels.own)."""
+        if not self.views:
+            return
+        for x, keep in _changed_in_place(s, self.views, self.cow):
+            self.emit(ind, f"{self.vars[x]}, {self.views[x]} = own({self.vars[x]}, {self.views[x]}, {keep})")
 
     def reset_hints(self, s: Node, ind: int) -> None:
         """After a statement that may change a STEPped vector otherwise than by STEP, forget
@@ -286,6 +298,8 @@ class ModuleGen:
             handler = getattr(self, "_s_" + s.op.name, None)
             if handler is not None:
                 handler(s, ind)
+            elif s.op is Op.COL_SET and s.src[1].op is Op.VAR and s.src[1].arg in self.cow_written:
+                self.cow_col_set(s, ind)
             elif s.op in (Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET, Op.STEP):
                 self.emit(ind, self.base_op(s))
             elif s.op is Op.CALL:
@@ -301,7 +315,33 @@ class ModuleGen:
     def _s_ASSIGN(self, s, ind):
         sym, value = s.arg, s.src[0]
         v = self.vars[sym]
-        if sym.type.is_vector and value.op in _FUSED_ASSIGN:
+        cow = self.cow_of(value)
+        if cow is not None and value.op is Op.COL_GET:
+            i, (t, sv, dirty) = self.scalar(value.src[0]), cow
+            nid = self.site(value.loc, value.op)
+            if sym in self.views:
+                self.emit(ind, f"{v} = cow_view_asg({v}, {i}, {t}, {sv}, {dirty}, cnt, st, {nid}, {self.site(s.loc)})")
+            else:
+                self.emit(ind, f"{v} = asg({v}, vcopy(cow_col_get({i}, {t}, {sv}, {dirty}, cnt, st, {nid}), st, {nid}), "
+                               f"st, {self.site(s.loc)})")
+        elif sym in self.views:
+            # the value is computed into V's own words (its old words read through an alias:
+            # the kernels read each word before they write it, or compute the value first)
+            alias = self.new_tmp()
+            self.emit(ind, f"{alias} = {v}")
+            self.emit(ind, f"{v}, {self.views[sym]} = own({v}, {self.views[sym]}, False)")
+            self.vars[sym] = alias
+            try:
+                self.assign_value(s, sym, v, value, cow, ind)
+            finally:
+                self.vars[sym] = v
+        else:
+            self.assign_value(s, sym, v, value, cow, ind)
+
+    def assign_value(self, s, sym, v, value, cow, ind):
+        if cow is not None:    # ROW of the snapshot: not the fused op_row_get_asg, which reads the table
+            self.emit(ind, f"{v} = asg({v}, {self.vector(value)}, st, {self.site(s.loc)})")
+        elif sym.type.is_vector and value.op in _FUSED_ASSIGN:
             args = [self.vector(a) if a.type is not None and a.type is not T.INT else self.scalar(a) for a in value.src]
             nid = self.site(value.loc, value.op)
             counters = "" if value.op is Op.COPY else "cnt, "
@@ -369,7 +409,29 @@ class ModuleGen:
         the body writes, iterations in order, private variables restored afterwards."""
         var, downto, info, snaps = s.arg
         self.emit(ind, f"tick(st, {self.site(s.loc)})")
+        cow = cow_tables(s)
+        alive = []
+        for orig in cow:
+            sv, dirty, bt, bsv = self.new_tmp(), self.new_tmp(), self.new_tmp(), self.new_tmp()
+            t = self.vars[orig]
+            self.vars[snaps[orig]] = t
+            self.emit(ind, f"{sv} = np.empty(({t}[0].shape[0], {t}[0].shape[1]), np.uint64)")
+            self.emit(ind, f"{dirty} = np.zeros({t}[0].shape[0], np.bool_)")
+            self.emit(ind, f"{bt} = (borrow({t}[0]), {t}[1])")
+            self.emit(ind, f"{bsv} = borrow({sv})")
+            alive += [f"{t}[0]", sv]
+            direct = _direct_reads(s, orig)
+            for e in direct or ():
+                self.emit(ind, f"cow_presave({bt}, {bsv}, {dirty}, {self.scalar(e)})")
+            self.cow[snaps[orig]] = (bt, bsv, dirty)
+            self.cow_written[orig] = (bt, bsv, dirty, direct is not None)
+        if cow:
+            for x in _views(s.src[2], set(self.cow)):
+                self.views[x] = self.new_tmp()
+                self.emit(ind, f"{self.views[x]} = np.empty(0, np.uint64)")
         for orig, snap in snaps.items():
+            if orig in cow:
+                continue
             name = self.new_tmp()
             self.vars[snap] = name
             how = f"tsnap({self.vars[orig]})" if orig.type is T.TABLE else \
@@ -382,8 +444,33 @@ class ModuleGen:
             v = self.vars[sym]
             self.emit(ind, f"{tmp} = {'vsave(' + v + ')' if sym.type.is_vector else v}")
         self._s_FOR(Node(Op.FOR, s.src, (var, downto), loc=s.loc), ind, tick=False)
+        self.cow, self.cow_written, self.views = {}, {}, {}
+        for a in alive:
+            self.emit(ind, f"keep_alive({a})")
         for sym, tmp in saved:
             self.emit(ind, f"{self.vars[sym]} = {tmp}")
+
+    def cow_col_set(self, s: Node, ind: int) -> None:
+        t, sv, dirty, direct = self.cow_written[s.src[1].arg]
+        i = self.scalar(s.src[0])
+        views = sorted(self.views, key=lambda x: self.views[x])
+        if not direct:
+            self.emit(ind, f"cow_col_set({i}, {t}, {self.vector(s.src[2])}, {sv}, {dirty}, cnt, st, {self.site(s.loc, s.op)})")
+            for x in views:
+                self.emit(ind, f"{self.vars[x]} = cow_repoint({self.vars[x]}, {i}, {t}, {sv}, {dirty})")
+            return
+        # no later read of the snapshot sees column i: views of it keep their words (detach)
+        value = self.new_tmp()
+        self.emit(ind, f"{value} = {self.vector(s.src[2])}")
+        for x in views:
+            self.emit(ind, f"{self.vars[x]}, {self.views[x]} = detach({self.vars[x]}, {self.views[x]}, {i}, {t}, {value})")
+        self.emit(ind, f"direct_col_set({i}, {t}, {value}, cnt, st, {self.site(s.loc, s.op)})")
+
+    def cow_of(self, e: Node):
+        """(table, sv, dirty) where e reads COL or ROW of a snapshot kept by cow_* kernels."""
+        if e.op in (Op.COL_GET, Op.ROW_GET) and e.src[1].op is Op.VAR:
+            return self.cow.get(e.src[1].arg)
+        return None
 
     def new_tmp(self) -> str:
         self.tmp += 1
@@ -431,6 +518,10 @@ class ModuleGen:
 
     # ------------------------------------------------------------------ expressions
     def base_op(self, e: Node) -> str:
+        cow = self.cow_of(e)
+        if cow is not None:
+            kernel = "cow_col_get" if e.op is Op.COL_GET else "cow_row_get"
+            return f"{kernel}({self.scalar(e.src[0])}, {', '.join(cow)}, cnt, st, {self.site(e.loc, e.op)})"
         if e.op is Op.STEP and e.src[0].op is Op.VAR and e.src[0].arg in self.hints:
             x = e.src[0].arg
             return f"op_step_h({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
@@ -536,3 +627,102 @@ def _stepped(body: Node) -> list[Symbol]:
         if n.op is Op.STEP and n.src[0].op is Op.VAR and n.src[0].arg not in out:
             out.append(n.src[0].arg)
     return out
+
+
+# ------------------------------------------------------------------ parallel for: what needs no snapshot
+def cow_tables(loop: Node) -> list[Symbol]:
+    """The tables a `parallel for` writes by COL whose snapshot the cow_* kernels can stand
+    for: its body reads the snapshot only through COL, ROW, NROWS and NCOLS. Only where the
+    loop writes one table (two written tables could be one table passed twice)."""
+    _var, _downto, info, snaps = loop.arg
+    if len(info.tables) != 1:
+        return []
+    out = []
+    for orig, how in info.tables.items():
+        if how != "col":
+            continue
+        snap = snaps[orig]
+        if all(_reads_columnwise(n, snap) for n in walk(loop.src[2])):
+            out.append(orig)
+    return out
+
+
+def _direct_reads(loop: Node, orig: Symbol):
+    """The index expressions to save before the loop when every read of the snapshot of
+    orig is COL(i, ·) of the loop variable before the iteration writes column i, or COL(e, ·)
+    with e a constant or a variable the body does not assign; None otherwise (cow_col_set
+    then saves each column the first time it changes)."""
+    var, _downto, info, snaps = loop.arg
+    snap = snaps[orig]
+    body = loop.src[2]
+    stmts = list(body.src) if body.op is Op.BLOCK else [body]
+    invariant, first_write = [], None
+    for k, st in enumerate(stmts):
+        writes = any(n.op is Op.COL_SET and n.src[1].op is Op.VAR and n.src[1].arg is orig for n in walk(st))
+        if writes and first_write is None:
+            first_write = k
+        for n in walk(st):
+            if n.op is Op.ROW_GET and n.src[1].op is Op.VAR and n.src[1].arg is snap:
+                return None
+            if not (n.op is Op.COL_GET and n.src[1].op is Op.VAR and n.src[1].arg is snap):
+                continue
+            e = n.src[0]
+            if e.op is Op.VAR and e.arg is var:
+                # before the first write, or in the value of that write itself
+                if first_write is not None and not (k == first_write and st.op is Op.COL_SET):
+                    return None
+            elif (e.op is Op.CONST and isinstance(e.arg, int) and not isinstance(e.arg, bool)
+                  and -(1 << 63) <= e.arg < (1 << 63)) or (
+                    e.op is Op.VAR and e.arg is not var and e.arg not in info.private and e.arg.type is T.INT):
+                if not any(x.op is e.op and x.arg is e.arg or (x.op is Op.CONST and x.arg == e.arg) for x in invariant):
+                    invariant.append(e)
+            else:
+                return None
+    return invariant
+
+
+def _reads_columnwise(n: Node, snap: Symbol) -> bool:
+    """No use of snap under n other than as the table of COL, ROW, NROWS or NCOLS."""
+    if n.op in (Op.COL_GET, Op.ROW_GET):
+        return not (n.src[0].op is Op.VAR and n.src[0].arg is snap)
+    if n.op in (Op.NROWS, Op.NCOLS):
+        return True
+    return not any(c.op is Op.VAR and c.arg is snap for c in n.src)
+
+
+def _views(body: Node, snaps: set) -> list[Symbol]:
+    """Private vectors assigned COL(e, T) of a cow snapshot: they hold views of the column,
+    except those changed in place inside a condition or loop bound (own() goes before
+    statements only)."""
+    out = []
+    for n in walk(body):
+        if (n.op is Op.ASSIGN and n.arg.type.is_vector and n.src[0].op is Op.COL_GET
+                and n.src[0].src[1].op is Op.VAR and n.src[0].src[1].arg in snaps and n.arg not in out):
+            out.append(n.arg)
+    excluded = set()
+    for n in walk(body):
+        heads = {Op.IF: n.src[:1], Op.WHILE: n.src[:1], Op.REPEAT: n.src[1:], Op.FOR: n.src[:2]}.get(n.op, ())
+        for h in heads:
+            excluded.update(x for x, _keep in _changed_in_place(h, out, {}))
+    return [x for x in out if x not in excluded]
+
+
+def _changed_in_place(s: Node, views, cow) -> list[tuple[Symbol, bool]]:
+    """(variable, keep its words?) for the views a statement or expression may write in place."""
+    found: dict[Symbol, bool] = {}
+    for n in walk(s) if s.op not in (Op.IF, Op.WHILE, Op.REPEAT, Op.FOR, Op.BLOCK) else _heads(s):
+        if n.op in (Op.SET, Op.CLR) and n.src[0].op is Op.VAR and n.src[0].arg in views:
+            found.setdefault(n.src[0].arg, False)
+        elif n.op in (Op.STEP, Op.BIT_SET) and n.src[0].op is Op.VAR and n.src[0].arg in views:
+            found[n.src[0].arg] = True
+        elif n.op is Op.REP and n.src[-1].op is Op.VAR and n.src[-1].arg in views:
+            found[n.src[-1].arg] = True
+    # an assignment to a view computes into its own words itself (ModuleGen._s_ASSIGN)
+    return list(found.items())
+
+
+def _heads(s: Node):
+    """The expressions of a compound statement evaluated outside its blocks."""
+    heads = {Op.IF: s.src[:1], Op.WHILE: s.src[:1], Op.REPEAT: s.src[1:], Op.FOR: s.src[:2]}.get(s.op, ())
+    for h in heads:
+        yield from walk(h)

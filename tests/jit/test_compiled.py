@@ -211,8 +211,10 @@ def test_auto_compiles_only_routines_with_enough_work(monkeypatch):
     assert any("too little work" in r.why for r in m.jit.routines.values())
     monkeypatch.setenv("STARVM_JIT_THRESHOLD", "10")
     m = run(src, "w.star", "auto")[3]
-    # the main block calls WARSHALL-adapt, whose parallel for the interpreter fuses: both interpreted
-    assert compiled_routines(m) == ["WARSHALL", "WARSHALL-C"]
+    # the main block (a loop) calls the three listings, WARSHALL-adapt's parallel for included:
+    # all of it compiled as one routine
+    assert compiled_routines(m) == ["main block"]
+    assert m.jit.routines["main_"].compiled_calls == 1
 
 
 def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
@@ -265,18 +267,54 @@ end;
 """
 
 
-def test_auto_leaves_fused_parallel_for_to_the_interpreter(monkeypatch):
+TWO_TABLES = """
+proc MY_TWO(n: integer; var P, Q: table);
+var V: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin
+      V := COL(i, P);
+      if V(k) = 1 then V := V or COL(k, P);
+      COL(i, P) := V;
+      COL(i, Q) := not V;
+    end;
+end;
+"""
+
+
+def test_auto_compiles_parallel_for_over_columns_and_leaves_two_tables_to_the_fused_interpreter(monkeypatch):
+    """A loop writing COL(i, T) runs compiled without a copy of T (faster than the fused
+    whole-array form); one writing two tables would run against copies: auto leaves it fused."""
     monkeypatch.setenv("STARVM_JIT_THRESHOLD", "10")
-    m = starvm.Machine(jit="auto")
-    m.load(ADAPT, "adapt.star")
     adj = np.random.default_rng(3).random((70, 70)) < 0.05
-    P = m.table(adj)
-    m.call("MY_ADAPT", 70, P)
-    m.profile = True
-    assert "MY_ADAPT: interpreted: its parallel for runs fused" in m.profile_report()
+    got = {}
+    for jit in ("auto", "off"):
+        m = starvm.Machine(jit=jit)
+        m.load(ADAPT + TWO_TABLES, "adapt.star")
+        P, Q, R = m.table(adj), m.table(adj), m.table(rows=70, cols=70)
+        m.call("MY_ADAPT", 70, P)
+        stats = m.last_call_stats
+        m.call("MY_TWO", 70, Q, R)
+        got[jit] = (P.to_numpy().tolist(), Q.to_numpy().tolist(), R.to_numpy().tolist(), stats, m.last_call_stats)
+        if jit == "auto":
+            assert compiled_routines(m) == ["MY_ADAPT"]
+            m.profile = True
+            assert "MY_TWO: interpreted: its parallel for (writing rows or two tables) runs fused" in m.profile_report()
+    assert got["auto"] == got["off"]
     mo = starvm.Machine(jit="on")
-    mo.load(ADAPT, "adapt.star")
-    Q = mo.table(adj)
-    mo.call("MY_ADAPT", 70, Q)
-    assert compiled_routines(mo) == ["MY_ADAPT"]
-    assert np.array_equal(P.to_numpy(), Q.to_numpy()) and mo.last_call_stats == m.last_call_stats
+    mo.load(TWO_TABLES, "adapt.star")
+    Q, R = mo.table(adj), mo.table(rows=70, cols=70)
+    mo.call("MY_TWO", 70, Q, R)
+    assert compiled_routines(mo) == ["MY_TWO"]
+    assert (Q.to_numpy().tolist(), R.to_numpy().tolist(), mo.last_call_stats) == got["off"][1:3] + (got["off"][4],)
+
+
+def test_an_invalid_jit_setting_is_a_usage_error():
+    env = {**__import__("os").environ, "STARVM_JIT": "fast"}
+    res = subprocess.run([sys.executable, "-m", "starvm", "run", str(ROOT / "programs" / "warshall_c.star")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 2
+    assert res.stderr.strip() == "star: error: STARVM_JIT must be auto, on or off, not 'fast'"
+    with pytest.raises(ValueError, match="jit=... must be auto, on or off, not 'fast'"):
+        starvm.Machine(jit="fast")
