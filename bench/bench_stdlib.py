@@ -77,6 +77,7 @@ ALGORITHMS = ["BORUVKA", "PRIM", "KRUSKAL", "DIJKSTRA", "BELLMAN_FORD", "BELLMAN
 BFS_LIKE = ("BFS", "BFS_ADAPT")
 ROUND_BASED = ("BORUVKA", "BELLMAN_FORD_ADAPT", "BFS_ADAPT")    # O(rounds) whole-table steps
 MST = ("BORUVKA", "PRIM", "KRUSKAL")
+ARCS_PER_VERTEX = 30.6           # R-MAT arcs per vertex after dedupe (scale 22: 128.3 M arcs, 4.19 M vertices)
 GPU_GOAL_MTEPS = 3000.0          # GraphHPC-2015: GPU-adapted Boruvka MST at R-MAT scale 22
 GOAL_SCALE = 22
 DEFAULT_BUDGET_S = 420.0         # 7 minutes: with start-up and overrun the run fits 8 minutes of wall time
@@ -165,8 +166,31 @@ def release_device_memory() -> None:
             pass
 
 
+GPU_GENERATE = {"on": False}      # --gpu-generate: R-MAT on the device (CuPy's random stream)
+WARMUP_BIG_MAX = 20              # the device warm-up graph: scale first-main - 2, at most this
+
+
 def make_graph(scale: int):
+    if GPU_GENERATE["on"]:
+        import cupy
+        g = rmat(scale, seed=SEED, xp=cupy, **RMAT)
+        release_device_memory()          # the generator's temporaries, before the tables
+        return g
     return rmat(scale, seed=SEED, **RMAT)
+
+
+def boruvka_device_bytes(n: int, arcs: int, wbits: int) -> int:
+    """BORUVKA's peak device memory, estimated from its tables (stdlib/graphs.star) and the
+    row kernels' scratch (starvm/native/rows_cupy.py), per arc, v = vertex code bits, w =
+    weight bits, c = CODEBITS(arcs): the larger of the dedupe (the input tables 2v + w, the
+    key table w + 2v, G's values, the order and the sort's buffers: 256 bits) and the rounds
+    (the input and key tables; the symmetric list L2, R2, K2, the compacted keys, O2; CL, CR,
+    PP; the contracted levels, about as much again as one; SCATTER's 32-bit winners)."""
+    v = max(1, int(n).bit_length())
+    c = max(1, int(arcs).bit_length())
+    dedupe = 3 * v + 2 * wbits + 256
+    rounds = 18 * v + 5 * wbits + 2 * c + 32
+    return int(arcs * max(dedupe, rounds) / 8 * 1.1)
 
 
 def graph_summary(g) -> dict:
@@ -577,7 +601,9 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
         "backend": args.backend,
         "backend_resolved": dev["backend"],
         "graph": {"model": "R-MAT (starvm.graphs.rmat), undirected, no self-loops or repeated edges, "
-                           "weights uniform 1..100", "seed": SEED, **RMAT, "sizes": {}},
+                           "weights uniform 1..100", "seed": SEED, **RMAT, "sizes": {},
+                  "generated_on": "GPU (CuPy's RandomState: not NumPy's graphs)" if GPU_GENERATE["on"]
+                  else "host (NumPy)"},
         "scales": {"probe": P["probes"], "main": P["mains"], "fallback": P["fallback"]},
         "algorithms": P["algorithms"],
         "budget": {"total_wall_s": P["budget"], "per_run_cap_s": P["cap"], "safety_factor": SAFETY,
@@ -636,7 +662,7 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
             iw = Inputs(m_dev, gw)
             for alg in P["algorithms"]:
                 star_run(m_dev, alg, gw, iw, 1, None, None)
-        g_big = make_graph(max(WARMUP_SCALE, P["mains"][0] - 2))
+        g_big = make_graph(max(WARMUP_SCALE, min(WARMUP_BIG_MAX, P["mains"][0] - 2)))
         iw = Inputs(m_dev, g_big)
         for alg in (a for a in P["algorithms"] if a in ROUND_BASED):
             star_run(m_dev, alg, g_big, iw, 1, None, None)
@@ -743,6 +769,15 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
                     skip.append((alg, est_s, f"the n x n adjacency and its transpose need ~{2 * bytes_adj / 2**30:.1f} "
                                              f"GiB of GPU memory, {free / 2**30:.1f} GiB free"))
                     stop(alg, "the n x n adjacency does not fit on the GPU")
+                    continue
+            if alg == "BORUVKA" and is_gpu:
+                free = gpu_free_memory()
+                arcs = int(ARCS_PER_VERTEX * n)
+                need = boruvka_device_bytes(n, arcs, 7)
+                if free is not None and need > 0.9 * free:
+                    skip.append((alg, est_s, f"BORUVKA needs ~{need / 2**30:.0f} GiB of GPU memory at this scale "
+                                             f"(~{arcs / 1e6:.0f} M arcs), {free / 2**30:.0f} GiB free"))
+                    stop(alg, "BORUVKA did not fit the GPU's memory")
                     continue
             todo.append((alg, est_s))
         need_setup = setup_estimate(s)
@@ -1037,7 +1072,9 @@ def header_lines(data: dict) -> list[str]:
     b = data["budget"]
     head += [
         f"R-MAT a,b,c,d = {RMAT['a']}, {RMAT['b']}, {RMAT['c']}, {RMAT['d']}, edge factor {RMAT['edge_factor']}, "
-        f"seed {data['graph']['seed']}, undirected, weights 1..100. Times are medians in seconds; only "
+        f"seed {data['graph']['seed']}, undirected, weights 1..100"
+        + (f", generated on the {data['graph']['generated_on']}" if data["graph"].get("generated_on", "").startswith("GPU")
+           else "") + ". Times are medians in seconds; only "
         "`Machine.call` is timed (device synchronised). MTEPS: undirected edges for MST, arcs for the others. "
         f"Budget {b['total_wall_s']:.0f} s wall, per-run cap {_f(b['per_run_cap_s'], 1)} s, runs per row: up to "
         f"{b['runs']} (none repeated above {_f(b['repeat_below_s'], 1)} s). "
@@ -1117,10 +1154,14 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per row, median reported (default 3)")
     ap.add_argument("--cost-scale", type=int, default=None, help="R-MAT scale of the cost-model run (default 8)")
     ap.add_argument("--quick", action="store_true", help="tiny scales: a smoke test of this script")
+    ap.add_argument("--gpu-generate", action="store_true",
+                    help="generate the R-MAT graphs on the GPU (CuPy's random stream: other graphs of the same "
+                         "model and size than NumPy's; seconds instead of minutes at scales 24-25)")
     ap.add_argument("--out", default=None,
                     help="output PATH-PREFIX (.json and .md are added) or an existing folder "
                          "(default bench/results/stdlib for numpy, stdlib_<backend>_<device> otherwise)")
     args = ap.parse_args(argv)
+    GPU_GENERATE["on"] = args.gpu_generate
     try:
         plan(args)
     except ValueError as e:

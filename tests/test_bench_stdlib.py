@@ -173,3 +173,17 @@ def test_cost_model_counts():
     assert prim["ops_on_backend"] == (prim["steps_total"] - prim["steps_in_native_subroutines"]
                                       + prim["native_calls"]) < prim["steps_total"]
     assert cm["algorithms"]["BFS"]["by_length"]["E"] == 0          # BFS works on n x n, not on arcs
+
+
+def test_boruvka_device_memory_estimate():
+    """The estimate that keeps a BORUVKA run off a GPU it cannot fit: R-MAT scale 24 fits an
+    H100 (78 GiB), scale 25 only an H200 (139 GiB); it grows with the arcs; it is at least
+    the input and key tables themselves."""
+    def need(scale):
+        n = 1 << scale
+        return bs.boruvka_device_bytes(n, int(bs.ARCS_PER_VERTEX * n), 7)
+    assert need(24) < 0.9 * 78 * 2**30 < need(25) < 0.9 * 139 * 2**30
+    assert need(20) < need(21) < need(22)
+    n, arcs = 1 << 22, int(bs.ARCS_PER_VERTEX * (1 << 22))
+    assert need(22) > arcs * (2 * 23 + 7 + 7 + 2 * 23) / 8
+    assert bs.parse_algorithms("boruvka") == ["BORUVKA"]
