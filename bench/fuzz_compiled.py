@@ -1,33 +1,279 @@
-"""Random-program differential testing of the compiled tier (starvm/jit) (long run).
+"""Differential fuzzing of the compiled tier (starvm/jit) against the interpreter and the model.
 
-    python bench/fuzz_compiled.py --count 10000 [--seed 0] [--jobs 2]
+    python bench/fuzz_compiled.py --programs N --jobs J --seed S --backend numpy|cupy --out DIR
 
-The campaign of bench/fuzz_differential.py on the harness route ``jit`` (the NumPy backend
-with every routine the compiled tier can take compiled, natives off so that the library
-bodies the programs call are compiled too): each generated program's printed output and its
-steps by kind must equal the reference model's. Results: bench/results/fuzz_compiled.json,
-mismatching programs under bench/results/fuzz_mismatches/.
+Each program of tests/reference/gen.py (seed S, S+1, ...; local tables, functions whose
+results are used in expressions, `var` parameters, bounded recursion, `parallel for`,
+standard-library bodies, and in some programs one statement that stops it with a runtime
+error) runs on the reference model, on the interpreter (--jit off) and on the compiled tier
+(--jit on), natives off on both so that the library bodies compile too; outputs, step counts
+by kind and runtime errors (message, position, Star call stack) must agree, and again under
+a random step limit (tests/jit/jit_differential.py ``check_program``). The results count, per
+feature, the programs in which it ran and those in which it ran compiled, with the reasons
+of the fallbacks (recursion is interpreted, and so is a routine that calls it).
 
-Each program is a new module for Numba to compile (about a second a routine on an idle
-core), so a run of 10 000 programs takes hours; the test suite runs a dozen
-(tests/jit/test_compiled.py).
+Results: DIR/fuzz_compiled_<device>.json and .md (the common bench header); each mismatching
+program is saved as DIR/fuzz_compiled_mismatches/seed<S>.star with its problems beside it.
+Compiled modules go to a temporary cache shared by the workers (the library's modules are
+reused by every program; a program's own are deleted after it), and each worker process is
+replaced after --per-worker programs (the compiled code of finished programs stays in a
+process's memory). Exit status 1 if any program mismatched.
 """
 from __future__ import annotations
 
+import argparse
+import collections
+import multiprocessing
+import os
+import re
+import shutil
+import statistics
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "jit")]
 
-import fuzz_differential  # noqa: E402
+from starvm.bench import RunTimeout, device_info, document, machine_info, watchdog, write_results  # noqa: E402
+
+# The generator's options for this campaign (tests/reference/gen.py Gen): recursion and
+# printing functions in a fifth of the programs (either makes the main block run
+# interpreted), a runtime error in about one program in seven.
+DEFAULTS = dict(max_stmts=8, recursion_pct=20, fn_output_pct=20, error_pct=15)
+
+
+def _worker_init(cache_dir: str) -> None:
+    os.environ["STARVM_JIT_CACHE"] = cache_dir
+    os.environ.pop("STARVM_JIT", None)
+
+
+def one(job):
+    """Generate and check one program (in a worker process)."""
+    from jit_differential import check_program
+    from reference.gen import Gen, RandomSource, render
+    seed, opts = job
+    gen = Gen(RandomSource(seed), opts["max_stmts"], recursion_pct=opts["recursion_pct"],
+              fn_output_pct=opts["fn_output_pct"], error_pct=opts["error_pct"])
+    prog = gen.program()
+    cpu0 = time.process_time()
+    try:
+        with watchdog(opts["time_limit"]):
+            rec = check_program(prog, opts["backend"], error_at=gen.error_at,
+                                limit_seed=seed if opts["step_limit"] else None)
+    except RunTimeout:
+        rec = dict(problems=[], timeout=True, features={}, fallbacks={}, cache_keys=[], compile_s=0.0,
+                   seconds=opts["time_limit"], error=None)
+    except Exception as e:  # noqa: BLE001 - a valid program must not crash either tier or the harness
+        rec = dict(problems=[f"crash: {type(e).__name__}: {e}"], features={}, fallbacks={}, cache_keys=[],
+                   compile_s=0.0, seconds=0.0, error=None)
+    _forget(rec.pop("cache_keys"), opts["cache_dir"])
+    rec["seed"] = seed
+    rec["cpu_s"] = round(time.process_time() - cpu0, 3)
+    if rec["problems"]:
+        rec["source"] = render(prog)
+    return rec
+
+
+def _forget(keys, cache_dir: str) -> None:
+    """Delete a finished program's compiled modules from the cache (never used again)."""
+    folder = Path(cache_dir)
+    for k in keys:
+        for p in [folder / f"star_{k}.py", *(folder / "__pycache__").glob(f"star_{k}.*")]:
+            p.unlink(missing_ok=True)
+        sys.modules.pop(f"starvm_jit_{k}", None)
+
+
+def device_name(backend: str, device: dict) -> str:
+    """The results file's suffix: cpu<cores> for the NumPy backend, the GPU's model (h100)."""
+    if backend == "numpy":
+        return f"cpu{os.cpu_count()}"
+    gpu = (device.get("gpu") or {}).get("name", "")
+    found = re.search(r"\b([A-Z]\d{2,4})\b", gpu)
+    return found.group(1).lower() if found else "gpu"
+
+
+class Tally:
+    """The campaign's figures so far."""
+
+    def __init__(self):
+        self.programs = 0
+        self.mismatches: list[dict] = []
+        self.timeouts: list[int] = []
+        self.features = {}
+        self.fallbacks = collections.Counter()
+        self.main_fallbacks = collections.Counter()
+        self.errors = collections.Counter()
+        self.limits = 0
+        self.seconds: list[float] = []
+        self.compile_s: list[float] = []
+        self.cpu_s: list[float] = []
+        self.main_compiled = 0
+
+    def add(self, rec: dict, bad_dir: Path) -> None:
+        self.programs += 1
+        self.seconds.append(rec["seconds"])
+        self.compile_s.append(rec["compile_s"])
+        self.cpu_s.append(rec["cpu_s"])
+        if rec.get("timeout"):
+            self.timeouts.append(rec["seed"])
+            return
+        for name, (ran, compiled) in rec["features"].items():
+            f = self.features.setdefault(name, [0, 0])
+            f[0] += ran
+            f[1] += compiled
+        for routine, why in rec["fallbacks"].items():
+            self.fallbacks[f"{_kind(routine)}: {why}"] += 1
+            if routine == "main block":
+                self.main_fallbacks[why] += 1
+        self.errors[rec["error"] or "none"] += 1
+        self.limits += rec.get("limit") is not None
+        if rec["problems"]:
+            bad_dir.mkdir(parents=True, exist_ok=True)
+            (bad_dir / f"seed{rec['seed']}.star").write_text(rec["source"])
+            (bad_dir / f"seed{rec['seed']}.txt").write_text("\n\n".join(rec["problems"]) + "\n")
+            self.mismatches.append({"seed": rec["seed"], "problems": [p[:2000] for p in rec["problems"]]})
+            print(f"seed {rec['seed']}: {rec['problems'][0][:300]}", flush=True)
+
+
+def _kind(routine: str) -> str:
+    """Fallback reasons are counted by role: the program's own routines by name (P1, F1, ...),
+    the main block, and library routines together."""
+    return routine if routine in ("main block", "P1", "F1", "F2", "RP", "RF") else "library routine"
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a.startswith("--out") for a in argv):
-        argv += ["--out", str(ROOT / "bench" / "results" / "fuzz_compiled.json")]
-    return fuzz_differential.main(["--routes", "jit", *argv])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--programs", type=int, default=10_000)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--seed", type=int, default=0, help="the first program's seed")
+    ap.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="folder of the results files")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds: start no program after this (a campaign of as many programs as fit)")
+    ap.add_argument("--max-stmts", type=int, default=DEFAULTS["max_stmts"], help="top-level statements of a main block")
+    ap.add_argument("--recursion-pct", type=int, default=DEFAULTS["recursion_pct"])
+    ap.add_argument("--fn-output-pct", type=int, default=DEFAULTS["fn_output_pct"])
+    ap.add_argument("--error-pct", type=int, default=DEFAULTS["error_pct"])
+    ap.add_argument("--no-step-limit", action="store_true", help="skip the runs under a random step limit")
+    ap.add_argument("--time-limit", type=int, default=600, help="seconds one program may take")
+    ap.add_argument("--per-worker", type=int, default=40, help="programs before a worker process is replaced")
+    ap.add_argument("--cache-dir", default=None, help="the compiled modules' cache (default: a temporary folder)")
+    args = ap.parse_args(argv)
+
+    import starvm
+    from starvm.backends import BackendUnavailable
+    try:
+        machine = starvm.Machine(backend=args.backend)
+    except BackendUnavailable as e:
+        print(f"fuzz_compiled: the {args.backend} backend is not available here: {e}", file=sys.stderr)
+        return 2
+    device = device_info(machine)
+    env = machine_info(("numba",))
+    out = Path(args.out)
+    name = f"fuzz_compiled_{device_name(args.backend, device)}"
+    bad_dir = out / "fuzz_compiled_mismatches"
+    cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="starvm-fuzz-jit-")
+    opts = dict(max_stmts=args.max_stmts, recursion_pct=args.recursion_pct, fn_output_pct=args.fn_output_pct,
+                error_pct=args.error_pct, backend=args.backend, step_limit=not args.no_step_limit,
+                time_limit=args.time_limit, cache_dir=cache_dir)
+    tally = Tally()
+    t0 = time.perf_counter()
+
+    def save(complete: bool) -> None:
+        wall = time.perf_counter() - t0
+        doc = document("fuzz_compiled", "Differential fuzzing of the compiled tier: --jit on against --jit off "
+                       "and the reference model", machine=env, device=device,
+                       command=" ".join(["python", "bench/fuzz_compiled.py", *(sys.argv[1:] if argv is None else argv)]),
+                       backend=args.backend, first_seed=args.seed, programs_asked=args.programs,
+                       programs=tally.programs, complete=complete, jobs=args.jobs, generator=opts_public(opts),
+                       compared=("output, step counts by kind and runtime errors (message, position, call stack): "
+                                 "interpreter and compiled tier each against the model, and against each other; "
+                                 "both tiers again under a random step limit"),
+                       mismatching_programs=len(tally.mismatches), timeouts=tally.timeouts,
+                       features={k: {"ran": a, "ran_compiled": b} for k, (a, b) in tally.features.items()},
+                       main_block_fallbacks=dict(tally.main_fallbacks.most_common()),
+                       fallbacks=dict(tally.fallbacks.most_common()),
+                       model_errors=dict(tally.errors), step_limit_runs=tally.limits,
+                       wall_s=round(wall, 1), per_program=_per_program(tally, wall, args.jobs),
+                       mismatches=tally.mismatches)
+        write_results(doc, out / f"{name}.json", markdown(doc))
+
+    jobs = ((args.seed + i, opts) for i in range(args.programs))
+    pool = multiprocessing.Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
+                                maxtasksperchild=args.per_worker)
+    pending = collections.deque()
+    stopped = False
+    try:
+        while True:
+            while not stopped and len(pending) < 2 * args.jobs:
+                if args.budget is not None and time.perf_counter() - t0 > args.budget:
+                    stopped = True
+                    break
+                job = next(jobs, None)
+                if job is None:
+                    stopped = True
+                    break
+                pending.append(pool.apply_async(one, (job,)))
+            if not pending:
+                break
+            tally.add(pending.popleft().get(), bad_dir)
+            if tally.programs % 50 == 0:
+                print(f"{tally.programs} programs, {len(tally.mismatches)} mismatching, "
+                      f"{time.perf_counter() - t0:.0f} s", flush=True)
+                save(False)
+    finally:
+        pool.terminate()
+        if args.cache_dir is None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    save(tally.programs == args.programs)
+    print(f"{tally.programs} programs on {args.backend} ({args.jobs} jobs), {len(tally.mismatches)} mismatching, "
+          f"{len(tally.timeouts)} over the time limit, {time.perf_counter() - t0:.0f} s -> {out / name}.json")
+    return 1 if tally.mismatches or tally.timeouts else 0
+
+
+def opts_public(opts: dict) -> dict:
+    return {k: v for k, v in opts.items() if k != "cache_dir"}
+
+
+def _per_program(t: Tally, wall: float, jobs: int) -> dict:
+    if not t.seconds:
+        return {}
+    mean, cpu = statistics.fmean(t.seconds), statistics.fmean(t.cpu_s)
+    return {"mean_s": round(mean, 3), "median_s": round(statistics.median(t.seconds), 3), "cpu_mean_s": round(cpu, 3),
+            "max_s": round(max(t.seconds), 3), "compile_mean_s": round(statistics.fmean(t.compile_s), 3),
+            "compile_share": round(sum(t.compile_s) / max(sum(t.seconds), 1e-9), 3),
+            "programs_per_minute": round(60 * t.programs / max(wall, 1e-9), 1),
+            # CPU time, not wall time: a shared machine's waits are not the program's cost
+            "projected_10000_on_16_cores_s": round(cpu * 10_000 / 16)}
+
+
+def markdown(doc: dict) -> list[str]:
+    pp = doc["per_program"]
+    asked = "" if doc["complete"] else f" of {doc['programs_asked']} asked"
+    lines = ["", f"`{doc['command']}`", "",
+             f"{doc['programs']} programs (seeds {doc['first_seed']}-{doc['first_seed'] + doc['programs'] - 1}"
+             f"{asked}) on the {doc['backend']} backend, "
+             f"{doc['jobs']} worker processes, {doc['wall_s']} s: **{doc['mismatching_programs']} mismatching**, "
+             f"{len(doc['timeouts'])} over the time limit. Compared: {doc['compared']}.", "",
+             "| feature | programs where it ran | where it ran compiled |", "| --- | ---: | ---: |"]
+    for k, v in doc["features"].items():
+        lines.append(f"| {k} | {v['ran']} | {v['ran_compiled']} |")
+    stopped = ", ".join(f"{k} {v}" for k, v in doc["model_errors"].items() if k != "none") or "none"
+    lines += ["", f"Programs stopped by a runtime error (the model's exception): {stopped}; "
+              f"step-limit runs (both tiers): {doc['step_limit_runs']}.", "",
+              "Why code ran interpreted (routine or role: reason, programs):", ""]
+    lines += [f"- {k}: {v}" for k, v in list(doc["fallbacks"].items())[:15]]
+    if pp:
+        lines += ["", f"Per program (one worker): wall mean {pp['mean_s']} s, median {pp['median_s']} s, max {pp['max_s']} s, "
+                  f"CPU mean {pp['cpu_mean_s']} s; Numba compiling {pp['compile_mean_s']} s of the wall time on average "
+                  f"({100 * pp['compile_share']:.0f} %); {pp['programs_per_minute']} programs a minute here. At this CPU "
+                  f"cost 10 000 programs on 16 such cores would take about {pp['projected_10000_on_16_cores_s']} s."]
+    if doc["mismatches"]:
+        lines += ["", "Mismatches (programs under fuzz_compiled_mismatches/):", ""]
+        lines += [f"- seed {m['seed']}: {m['problems'][0].splitlines()[0][:200]}" for m in doc["mismatches"][:30]]
+    return lines
 
 
 if __name__ == "__main__":

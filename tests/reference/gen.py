@@ -11,6 +11,13 @@ and value parameters, a local table, a recursive procedure and function, and the
 library's routines that have native kernels (``LIBRARY``, with index tables that hold valid
 row numbers), so every route of the harness (natives on and off, ...) is exercised.
 
+Options (``Gen(..., recursion_pct=, fn_output_pct=, error_pct=)``, all off by default so that
+the reliability campaign's seeds give the same programs): how often a program uses recursion
+at all and how often its functions may write output (the compiled tier refuses both, so the
+routine calling them runs interpreted: bench/fuzz_compiled.py lowers the odds to see the
+tier compile the rest), and how often a program holds one statement that stops it with a
+runtime error (``error_stmt``: division by zero, a COL/ROW/bit/TRIM index out of range).
+
 Randomness comes from an object with ``int(lo, hi)``: ``RandomSource`` (random.Random, for the
 long fuzz run) or ``HypothesisSource`` (a Hypothesis ``data`` object, for the test suite).
 """
@@ -82,6 +89,7 @@ class Scope:
     frozen: frozenset = frozenset()
     parallel: bool = False          # inside a parallel for body (no calls, no STEP, no output)
     pfor_ok: bool = False
+    output: bool = True             # may writeln (functions: Gen's fn_output_pct)
 
     def but(self, **kw):
         d = dict(vars(self))
@@ -90,9 +98,17 @@ class Scope:
 
 
 class Gen:
-    def __init__(self, src, max_stmts: int = 8):
+    def __init__(self, src, max_stmts: int = 8, *, recursion_pct: int | None = None,
+                 fn_output_pct: int | None = None, error_pct: int = 0):
+        """None: the original behaviour (every program may recurse, functions may print),
+        drawing nothing more, so existing seeds give the same programs."""
         self.R = src
         self.max_stmts = max_stmts
+        self.recursion_pct = recursion_pct
+        self.fn_output_pct = fn_output_pct
+        self.error_pct = error_pct
+        self.recursion = True
+        self.error_at = None            # where error_stmt put a failing statement: "main", "P1", "F1"
 
     # ------------------------------------------------------------------ helpers
     def pick(self, seq):
@@ -147,7 +163,7 @@ class Gen:
         if c == 10:
             return ("neg", self.int_(sc, d - 1))
         if c == 11 and sc.calls and not sc.parallel:
-            if self.chance(30):                 # recursive
+            if self.recursion and self.chance(30):      # recursive
                 return ("fcall", "RF", [("var", sc.table), ("lit", self.R.int(0, 4)), self.vec(sc, "W", d - 1)])
             return ("fcall", "F1", [("var", sc.table), self.vec(sc, "S", d - 1), self.int_(sc, d - 1)])
         return ("var", self.pick(readable))
@@ -287,7 +303,7 @@ class Gen:
                 ctr = sc.ctrs[0]
                 inner = sc.but(ctrs=sc.ctrs[1:], ints=[x for x in sc.ints if x != ctr])
                 return ("repeat", ctr, self.R.int(1, 4), self.stmts(inner, depth + 1))
-            if c in (14, 15) and not sc.parallel:
+            if c in (14, 15) and not sc.parallel and sc.output:
                 return ("writeln", self.out_args(sc))
             if c == 16 and sc.calls and not sc.parallel:
                 svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
@@ -302,7 +318,7 @@ class Gen:
                 svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
                 if svars:
                     return self.library(sc, svars, d)
-            if c == 24 and sc.calls and not sc.parallel:
+            if c == 24 and sc.calls and not sc.parallel and self.recursion:
                 svars = [v for v in sc.vecs["S"] if v not in sc.frozen and v != "PS"]
                 if svars:
                     return ("pcall", "RP", [("var", sc.table), ("lit", self.R.int(0, 4)), ("var", self.pick(svars)),
@@ -333,6 +349,30 @@ class Gen:
             return ("lib", name, [tab, self.vec(sc, "S", d), other])
         m = self.pn if self.chance(80) else self.R.int(0, self.pn)     # m < pn: the Star body
         return ("lib", name, [("lit", m), ("var", "PG")])
+
+    def error_stmt(self, sc):
+        """A statement that stops the program with a runtime error when it runs (the checker
+        cannot see it: the bad value is computed)."""
+        ints = sc.ints + sc.ro_ints
+
+        def beyond(N):                  # N+1 .. 2N, never a constant
+            return ("bin", "+", ("idx", self.int_(sc, 1), N), ("lit", N))
+        c = self.R.int(0, 5)
+        if c == 0:
+            v = self.pick(ints)
+            return ("asg", self.pick(sc.ints), ("bin", self.pick(["div", "mod"]), self.int_(sc, 1),
+                                                 ("bin", "-", ("var", v), ("var", v))))
+        if c == 1:
+            return ("asg", self.pick(sc.ints), ("numb", ("col", beyond(self.k), sc.table)))
+        if c == 2:
+            return ("asg", self.pick(sc.ints), ("numb", ("row", beyond(self.n), sc.table)))
+        if c == 3 and sc.writable_table:
+            return ("colset", beyond(self.k), sc.table, self.vec(sc, "S", 1, top=True))
+        if c == 4:
+            kind = self.vkind(sc)
+            return ("asg", self.pick(sc.ints), ("bit", self.vec(sc, kind, 1), beyond(self.length(kind))))
+        return ("asg", self.pick(sc.ints), ("numb", ("trim", ("lit", 1), beyond(self.k), self.vec(sc, "W", 1)))
+                ) if "W" in sc.vecs else ("asg", self.pick(sc.ints), ("numb", ("col", beyond(self.k), sc.table)))
 
     def rep(self, sc, wv, d):
         kind, name = self.pick(wv)
@@ -442,6 +482,9 @@ class Gen:
         self.k = self.pick(SIZES_K) if R.int(0, 2) else R.int(1, 70)
         n, k = self.n, self.k
         self.pn = min(n, R.int(1, 20))
+        if self.recursion_pct is not None:
+            self.recursion = self.chance(self.recursion_pct)
+        fn_output = True if self.fn_output_pct is None else self.chance(self.fn_output_pct)
         ixbits = max(1, n.bit_length()) + R.int(0, 1)
         g = {"a": "int", "b": "int", "c": "int", "i": "int", "j": "int", "r1": "int", "r2": "int",
              "p": "int", "pa": "int", "f": "bool", "X": "S", "Y": "S", "Z": "S", "PS": "S",
@@ -457,12 +500,13 @@ class Gen:
             p1.body += [("tasg", "L1", "Q")] + self.stmts(rsc.but(table="L1"), 1, R.int(1, 3))
             if self.chance(60):
                 p1.body.append(("tasg", "Q", "L1"))
-        fsc = rsc.but(writable_table=False, ints=["e1", "a1"], vecs={"S": ["S1", "X1"]})
+        fsc = rsc.but(writable_table=False, ints=["e1", "a1"], vecs={"S": ["S1", "X1"]}, output=fn_output)
         f1 = Routine("F1", [("Q", "table", False), ("S1", "S", False), ("e1", "int", False)],
                      {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "g1": "bool"}, [])
         f1.body = self.stmts(fsc, 1, R.int(0, 3))
         f1.result, f1.result_kind = self.int_(fsc, 2), "int"
-        f2sc = rsc.but(writable_table=False, ints=["a1"], bools=[], vecs={"W": ["w1"]}, loopvars=[], ctrs=[])
+        f2sc = rsc.but(writable_table=False, ints=["a1"], bools=[], vecs={"W": ["w1"]}, loopvars=[], ctrs=[],
+                       output=fn_output)
         f2 = Routine("F2", [("Q", "table", False), ("w1", "W", False)], {"a1": "int"}, [])
         f2.body = self.stmts(f2sc, 2, R.int(0, 2))
         f2.result, f2.result_kind = self.vec(f2sc, "W", 2), "W"
@@ -515,6 +559,10 @@ class Gen:
                                                             "C": ["q"]},
                    ["i", "j"], ["r1", "r2"], calls=True, pfor_ok=True)
         main += self.stmts(sc, 0)
+        if self.error_pct and self.chance(self.error_pct):
+            self.error_at = self.pick(["main", "main", "P1", "F1"])
+            where = {"main": (main, sc), "P1": (p1.body, rsc), "F1": (f1.body, fsc)}[self.error_at]
+            _insert_somewhere(self, where[0], self.error_stmt(where[1]))
         if _calls(main, ("GATHER", "SCATTER")) or self.chance(10):
             main[ix_at:ix_at] = index_rows      # (loading rows.star costs time: only where needed)
         main += [("writeln", [("var", "T")]), ("writeln", [("var", "T2")]), ("writeln", [("var", "IX")]),
@@ -527,6 +575,22 @@ class Gen:
                               enumerate(_join(["v", "w", "u", "pw"]))])]
         prog.main = main
         return prog
+
+
+def _insert_somewhere(gen, stmts, new) -> None:
+    """Put ``new`` into ``stmts`` or into one of the statement lists nested in it (not into a
+    parallel for: its body has its own rules), at a random place."""
+    nested = {"if": (2, 3), "for": (5,), "while": (3,), "repeat": (3,)}
+    lists = [stmts]
+    todo = list(stmts)
+    while todo:
+        s = todo.pop()
+        for i in nested.get(s[0], ()):
+            if s[i]:
+                lists.append(s[i])
+                todo.extend(s[i])
+    target = gen.pick(lists)
+    target.insert(gen.R.int(0, len(target)), new)
 
 
 def _calls(stmts, names) -> bool:

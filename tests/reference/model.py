@@ -155,6 +155,7 @@ class Interp:
         self.out: list[str] = []
         self.snap: dict[str, object] = {}      # inside a parallel for: pre-loop values of what it writes
         self.counts: dict[str, int] = {}       # base operations executed, by kind (Machine.stats' names)
+        self.calls: dict[str, int] = {}        # routine calls run, by name (library routines too)
 
     def c(self, op: str) -> None:
         self.counts[op] = self.counts.get(op, 0) + 1
@@ -295,6 +296,7 @@ class Interp:
 
     def call(self, name, args, f):
         r = self.prog.routines[name]
+        self.calls[name] = self.calls.get(name, 0) + 1
         g = {}
         for (pname, kind, by_ref), a in zip(r.params, args):
             if by_ref:
@@ -324,6 +326,7 @@ class Interp:
         var arguments are the caller's objects."""
         from . import stdlib_model as L
         c = self.c
+        self.calls[name] = self.calls.get(name, 0) + 1
         v = [self.ev(a, f) if a[0] != "var" else self.read(a[1], f) for a in args]
         if name in ("MATCH", "MIN", "MAX", "HIT", "SETMIN", "GROUPMIN"):
             z = args[-1][1]                 # var Z: slice(T)

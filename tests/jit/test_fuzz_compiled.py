@@ -1,0 +1,134 @@
+"""Differential fuzzing of the compiled tier, the CI-sized part of bench/fuzz_compiled.py.
+
+Generated programs (tests/reference/gen.py with the campaign's options: fewer recursive and
+printing functions, some runtime errors) run on the reference model, the interpreter and the
+compiled tier (tests/jit/jit_differential.py ``check_program``). Every program is a module
+Numba compiles (seconds each on this machine), so CI runs a handful chosen to cover each
+feature; the campaign script runs thousands. ``PROGRAMS`` sets how many more, from seed 0.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jit_differential import FEATURES, check_program
+from reference.gen import Gen, RandomSource, render
+from reference.model import Interp
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30)
+# seeds of small programs (max_stmts 3) that together make every feature run, compiled where
+# the tier can: P1 with its local table and F1/F2 (323), a runtime error in the compiled main
+# block after library bodies (269), one next to a parallel for (475), recursion beside
+# compiled library bodies (34), a runtime error inside the function F1 (543)
+COVERING = [323, 269, 475, 34, 543]
+PROGRAMS = int(os.environ.get("STARVM_FUZZ_COMPILED_PROGRAMS", "0"))     # more, from seed 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jit_cache(tmp_path_factory):
+    """Compiled code goes to a temporary cache (as tests/jit/test_compiled.py does)."""
+    old = os.environ.get("STARVM_JIT_CACHE")
+    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
+    yield
+    if old is None:
+        os.environ.pop("STARVM_JIT_CACHE", None)
+    else:
+        os.environ["STARVM_JIT_CACHE"] = old
+
+
+def _check(seed, max_stmts=3):
+    gen = Gen(RandomSource(seed), max_stmts, **OPTIONS)
+    prog = gen.program()
+    rec = check_program(prog, error_at=gen.error_at, limit_seed=seed)
+    assert rec["problems"] == [], f"seed {seed}:\n" + "\n".join(rec["problems"]) + "\n" + render(prog)
+    return rec
+
+
+def test_covering_programs_agree_and_run_compiled():
+    ran = {f: [0, 0] for f in FEATURES}
+    for seed in COVERING:
+        for f, (a, b) in _check(seed)["features"].items():
+            ran[f][0] += a
+            ran[f][1] += b
+    missing = [f for f, (a, b) in ran.items() if not b and f != "recursion (RP, RF)"]
+    assert missing == [], f"never ran compiled: {missing} ({ran})"
+    assert ran["recursion (RP, RF)"] == [1, 0]          # interpreted (the tier does not compile recursion)
+
+
+@pytest.mark.parametrize("programs", [PROGRAMS])
+def test_more_random_programs_agree(programs):
+    """STARVM_FUZZ_COMPILED_PROGRAMS=N runs N more (seeds 0..N-1, the campaign's size)."""
+    if not programs:
+        pytest.skip("STARVM_FUZZ_COMPILED_PROGRAMS is 0 (the default): the covering programs run above")
+    for seed in range(programs):
+        _check(seed, 8)
+
+
+# ------------------------------------------------------------------ the generator and the checker
+# sha256 of the programs of seeds 0-49 with the default options (the reliability campaign's):
+# the options added for the compiled tier must not change them
+DEFAULT_PROGRAMS_SHA = "a46110915b146b03375a3a8d9d871baa403b1435aef9ec545c44271b072c345f"
+
+
+def test_default_options_keep_the_reliability_campaigns_programs():
+    text = "".join(render(Gen(RandomSource(s)).program()) for s in range(50))
+    assert hashlib.sha256(text.encode()).hexdigest() == DEFAULT_PROGRAMS_SHA
+
+
+def test_options_turn_recursion_printing_functions_and_errors_on_and_off():
+    for seed in range(40):
+        quiet = Gen(RandomSource(seed), recursion_pct=0, fn_output_pct=0).program()
+        main = render(quiet).rsplit("\nbegin\n", 1)[1]
+        assert "RP(" not in main and "RF(" not in main
+        assert not any(s[0] == "writeln" for r in ("F1", "F2") for s in quiet.routines[r].body)
+    stopped = 0
+    for seed in range(40):
+        gen = Gen(RandomSource(seed), error_pct=100)
+        prog = gen.program()
+        assert gen.error_at in ("main", "P1", "F1")
+        try:
+            Interp(prog).run()
+        except (AssertionError, ZeroDivisionError):
+            stopped += 1
+    assert stopped >= 15          # the failing statement runs unless its routine or branch does not
+
+
+def test_the_checker_sees_each_kind_of_difference(monkeypatch):
+    """With the compiled run replaced by a tampered interpreted one (no compile), every kind of
+    difference is reported: output, steps, error text."""
+    import jit_differential as jd
+    real = jd.run
+    gen = Gen(RandomSource(475), 3, **OPTIONS)          # stops with a runtime error in the main block
+    prog = gen.program()
+    for tamper, expect in [(lambda r: (r[0] + "x", *r[1:]), "output differs"),
+                           (lambda r: (r[0], [c + 1 for c in r[1]], *r[2:]), "step counts differ"),
+                           (lambda r: (*r[:2], (r[2] or "") + "!", r[3]), "errors differ")]:
+        def fake(src, filename, jit, _t=tamper, **kw):
+            got = real(src, filename, "off", **kw)
+            if jit == "on":
+                got = _t(got)
+                got[3].jit = type("NoTier", (), {"routines": {}, "skipped": {}})()
+            return got
+        monkeypatch.setattr(jd, "run", fake)
+        problems = jd.check_program(prog, error_at=gen.error_at)["problems"]
+        assert any(expect in p for p in problems), (expect, problems)
+
+
+def test_campaign_script_writes_its_results(tmp_path):
+    res = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--programs", "1", "--jobs", "1",
+                          "--seed", "323", "--max-stmts", "3", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    [path] = tmp_path.glob("fuzz_compiled_cpu*.json")
+    doc = json.loads(path.read_text())
+    assert doc["benchmark"] == "fuzz_compiled" and doc["machine"]["cpu_count"] and doc["device"]
+    assert doc["programs"] == 1 and doc["complete"] and doc["mismatching_programs"] == 0
+    assert doc["features"]["main block"] == {"ran": 1, "ran_compiled": 1}
+    assert path.with_suffix(".md").read_text().startswith("# Differential fuzzing of the compiled tier")
