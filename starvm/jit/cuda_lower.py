@@ -659,7 +659,7 @@ class CudaRenderer:
             args.append(out)
         sid = self.site(e.loc)
         self.emit(f"if (c_.gt == 0) c_.st[S_STACK + c_.sp] = {sid}; c_.sp++;")
-        self.emit(f"f_{info.pyname}(c_, {', '.join(args)});")
+        self.emit(f"f_{info.pyname}({', '.join(['c_'] + args)});")
         self.emit("c_.sp--; if (c_.failed) return;")
         return out
 

@@ -13,6 +13,7 @@ which reports the error exactly.
 from __future__ import annotations
 
 from time import perf_counter
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -141,7 +142,7 @@ class GpuRoutine(JitRoutine):
                 fn = self.module(1, kw, rp)
                 self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
             return self.kernels[key]
-        sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+        sms = _sm_count()
         R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
         while True:
             if R > MAX_R:
@@ -157,7 +158,9 @@ class GpuRoutine(JitRoutine):
                 if need > most:
                     R *= 2
                     continue
-                blocks = most if self.plan.has_pfor else need
+                # parallel for: a few iterations per warp on two blocks an SM (each grid barrier
+                # costs one atomic per block); otherwise just the blocks the slices need
+                blocks = min(most, 2 * sms) if self.plan.has_pfor else need
                 self.kernels[key] = (fn, THREADS, blocks, R)
             return self.kernels[key]
 
@@ -193,10 +196,7 @@ class GpuRoutine(JitRoutine):
         st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
         res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
         ring = io[STATUS_SIZE + NK + nout:].view(cp.uint64)
-        bar = cp.zeros(2, cp.uint32)
-        scr = cp.empty(self.plan.scratch_regions * vcap, cp.uint64)
-        vout = cp.empty(max(1, nout) * vcap, cp.uint64)
-        ob = cp.empty(OB_WORDS, cp.int64)
+        bar, scr, vout, ob = self.buffers(vcap, nout)
         saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
         kargs = []
         for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
@@ -230,6 +230,16 @@ class GpuRoutine(JitRoutine):
             raise errors.star_error(sth, self.unit.lowered, machine.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
 
+    def buffers(self, vcap: int, nout: int):
+        """The barrier words, scratch regions, vector results and output records of a call
+        (kept between calls: the barrier's counter is back to 0 after every barrier and the
+        kernel writes the others before it reads them)."""
+        import cupy as cp
+        if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap:
+            self._buffers = (vcap, cp.zeros(2, cp.uint32), cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
+                             cp.empty(max(1, nout) * vcap, cp.uint64), cp.empty(OB_WORDS, cp.int64))
+        return self._buffers[1:]
+
     def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
         from ..runtime.limits import tick_many
         self.seconds += perf_counter() - t0
@@ -239,8 +249,10 @@ class GpuRoutine(JitRoutine):
             mc[i] += int(counts[i])
         if tick is not None:
             tick_many(tick, left - max(int(sth[S_LEFT]), 0))
-        if obh.size:
-            write_records(self.tier.machine, obh, self.unit.lowered.strings)
+        if obh.size:     # the records hold host words: decoded as the NumPy backend decodes them
+            machine = self.tier.machine
+            write_records(SimpleNamespace(backend=_host_backend(), _write=machine._write), obh,
+                          self.unit.lowered.strings)
 
     def results_gpu(self, args, out, vout, vcap):
         info = self.compiled.info
@@ -300,6 +312,21 @@ class GpuRoutine(JitRoutine):
         import cupy as cp
         for table, data in saved or ():
             cp.copyto(table.data, data)
+
+
+_SMS = []
+
+
+def _sm_count() -> int:
+    if not _SMS:
+        import cupy as cp
+        _SMS.append(int(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]))
+    return _SMS[0]
+
+
+def _host_backend():
+    from ..backends.numpy_backend import NumpyBackend
+    return NumpyBackend()
 
 
 class _TooLarge(Exception):
