@@ -179,6 +179,26 @@ def make_graph(scale: int):
     return rmat(scale, seed=SEED, **RMAT)
 
 
+PROFILE = {"on": False}           # --profile: one more run per main row with the machine's profiler
+
+
+def profiled_run(m, alg: str, g, inputs, limit_s) -> str:
+    """One more (untimed) run with ``Machine.profile`` on: every base operation and native
+    kernel synchronised and timed, per kind and per routine (the --profile report, without
+    the compiled tier's notes). Slower than the timed runs: it says where the time goes."""
+    args = star_args(m, alg, g, inputs)
+    m.reset_stats()              # before profiling starts: a reset forgets the routines' counters
+    m.profile = True
+    try:
+        with watchdog(limit_s):
+            m.call(alg, *args)
+            synchronizer(m)()
+        text = m.profile_report()
+    finally:
+        m.profile = False
+    return text.split("\ncompiled tier")[0].rstrip()
+
+
 def boruvka_device_bytes(n: int, arcs: int, wbits: int) -> int:
     """BORUVKA's peak device memory, estimated from its tables (stdlib/graphs.star) and the
     row kernels' scratch (starvm/native/rows_cupy.py), per arc, v = vertex code bits, w =
@@ -874,6 +894,8 @@ def run(args, out_paths=None, m=None, dev=None, t_start: float | None = None) ->
             if e["scipy_median_s"]:
                 e["ratio_star_vs_scipy"] = t / e["scipy_median_s"]
                 e["scipy_mteps"] = edges / e["scipy_median_s"] / 1e6
+            if PROFILE["on"] and role == "main" and left() > 3 * t + 10:
+                e["profile"] = profiled_run(m, alg, g, inputs, limit)
             if alg in MST:
                 e["mst_weight"], e["mst_edges"] = sres
             elif alg in BFS_LIKE:
@@ -1092,6 +1114,13 @@ def markdown(data: dict) -> str:
         lines += ["", f"Note: {note}"]
     if data.get("errors"):
         lines += ["", "**Errors:** " + "; ".join(data["errors"])]
+    profiled = [e for e in data["results"] if e.get("profile")]
+    if profiled:
+        lines += ["", "## Profiles", "",
+                  "One more run per row with the machine's profiler (`Machine.profile`; every base operation "
+                  "and native kernel synchronised and timed, so slower than the timed runs):"]
+        for e in profiled:
+            lines += ["", f"{e['algorithm']}, scale {e['scale']}:", "", "```", e["profile"], "```"]
     lines += [""] + cost_model_markdown(data)
     lines += ["", gpu_paragraph(data), "",
               f"Total wall time: {data['total_wall_s']:.0f} s. Reproduce: `python bench/bench_stdlib.py "
@@ -1154,6 +1183,9 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per row, median reported (default 3)")
     ap.add_argument("--cost-scale", type=int, default=None, help="R-MAT scale of the cost-model run (default 8)")
     ap.add_argument("--quick", action="store_true", help="tiny scales: a smoke test of this script")
+    ap.add_argument("--profile", action="store_true",
+                    help="one more run per main row with the machine's profiler: time per operation kind and per "
+                         "routine (Markdown section 'Profiles', JSON key 'profile')")
     ap.add_argument("--gpu-generate", action="store_true",
                     help="generate the R-MAT graphs on the GPU (CuPy's random stream: other graphs of the same "
                          "model and size than NumPy's; seconds instead of minutes at scales 24-25)")
@@ -1162,6 +1194,7 @@ def main(argv=None) -> int:
                          "(default bench/results/stdlib for numpy, stdlib_<backend>_<device> otherwise)")
     args = ap.parse_args(argv)
     GPU_GENERATE["on"] = args.gpu_generate
+    PROFILE["on"] = args.profile
     try:
         plan(args)
     except ValueError as e:

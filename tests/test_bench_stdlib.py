@@ -187,3 +187,17 @@ def test_boruvka_device_memory_estimate():
     n, arcs = 1 << 22, int(bs.ARCS_PER_VERTEX * (1 << 22))
     assert need(22) > arcs * (2 * 23 + 7 + 7 + 2 * 23) / 8
     assert bs.parse_algorithms("boruvka") == ["BORUVKA"]
+
+
+def test_profile_option_adds_the_per_routine_table(tmp_path):
+    """--profile: one more run per main row with Machine.profile; its report (time per
+    operation kind and per routine, the routines' counters not lost to the reset before it)
+    goes to the JSON and to a Markdown section."""
+    prefix = tmp_path / "p"
+    assert bs.main(["--quick", "--algorithms", "BORUVKA", "--profile", "--probes", "none", "--out", str(prefix)]) == 0
+    data = json.loads((tmp_path / "p.json").read_text())
+    rows = [e for e in data["results"] if e.get("profile")]
+    assert rows and all(e["role"] == "main" for e in rows)
+    assert "GATHER (stdlib/rows.star" in rows[0]["profile"] and "BORUVKA_ROUNDS" in rows[0]["profile"]
+    md = (tmp_path / "p.md").read_text()
+    assert "## Profiles" in md and "per routine" in md
