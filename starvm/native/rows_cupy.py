@@ -12,9 +12,12 @@ numbers are read once per call, not once per column.
   GATHER    rows_check (thread per word of IX): counts the marked rows and flags a row
             number out of 1..NROWS(T); the host reads both in one transfer (the call's only
             synchronisation) and runs the Star body when the flag is set, before anything
-            is written. Then rows_gather (thread per word of R): decodes IX's row numbers of
-            the word's marked rows and, column by column, takes T's bits there, merged with
-            R's old word under X's mask.
+            is written. Then, for T of at most 64 columns, rows_values reads every row of T as
+            a number (one pass over T) and rows_gather_values (thread per word of R) decodes
+            IX's row numbers of the word's marked rows, loads one number per row and deals its
+            bits out to R's columns, merged with R's old word under X's mask: one random load
+            per moved row (BORUVKA's GATHER of the vertex labels by the arcs: 128 M loads at
+            R-MAT scale 22, not 128 M x 23); wider T: rows_gather, column by column.
   SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
             IX): atomicMax of the source row into win[target] (init -1), so the largest i
             wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
@@ -142,6 +145,32 @@ extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* I
         src[t] = (i64)row_value(IX, ixk, W, w, t) - 1;
     }
     copy_rows(T, WT, k, src, xm, R, W, w);
+}
+
+// rows_gather for T of at most 64 columns, from vals[r] = the value of T's row r (rows_values
+// with every row listed): one load per moved row instead of one per row and column (the
+// bit-sliced columns of T put a row's bits in k different places: k random loads).
+extern "C" __global__ void rows_gather_values(const u64* vals, int k, const u64* IX, int ixk,
+                                              const u64* X, u64* R, i64 W) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    const u64 xm = X[w];
+    if (!xm) return;
+    u64 v[64];
+    for (u64 m = xm; m; m &= m - 1) {
+        const int t = __ffsll((long long)m) - 1;
+        v[t] = vals[row_value(IX, ixk, W, w, t) - 1];
+    }
+    for (int c = 0; c < k; ++c) {
+        const int b = k - 1 - c;
+        u64 out = 0ULL;
+        for (u64 m = xm; m; m &= m - 1) {
+            const int t = __ffsll((long long)m) - 1;
+            out |= ((v[t] >> b) & 1ULL) << t;
+        }
+        u64* dst = R + (i64)c * W + w;
+        *dst = (*dst & ~xm) | out;
+    }
 }
 
 // Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
@@ -309,7 +338,7 @@ _MAX_GRID_Y = 65535
 GROUP_BITS_SCRATCH = 26      # up to here GROUPMIN's kernels use a scratch of 2^NCOLS(G) entries
 GROUP_BITS_MAX = 64          # wider groups are sorted
 
-_NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_scatter_win", "rows_scatter_write",
+_NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_scatter_win", "rows_scatter_write",
           "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_popc", "rows_list",
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand")
 _modules: dict = {}          # device -> {kernel name: kernel}
@@ -357,9 +386,18 @@ def decode(IX, X_v, limit: int):
 
 
 def gather_apply(T, IX, plan, X_v, R) -> None:
+    fns = _kernels()
     W = R.data.shape[1]
-    _kernels()["rows_gather"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
-                                          _u64(IX.data), np.int32(IX.k), _u64(X_v), R.data, np.int64(W)))
+    if T.k <= 64:                    # T's rows as numbers first: one load per moved row
+        vals = cp.empty(T.n, dtype=cp.uint64)
+        none = cp.zeros(1, dtype=cp.int64)
+        fns["rows_values"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), none, np.int32(0),
+                                         np.int64(T.n), vals))
+        fns["rows_gather_values"](*_grid(W), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k), _u64(X_v),
+                                              R.data, np.int64(W)))
+        return
+    fns["rows_gather"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
+                                   _u64(IX.data), np.int32(IX.k), _u64(X_v), R.data, np.int64(W)))
 
 
 def scatter_apply(T, IX, plan, X_v, R) -> None:

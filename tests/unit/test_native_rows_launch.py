@@ -63,6 +63,12 @@ def model(launch) -> None:
     elif name == "rows_gather":
         T, WT, k, IX, ixk, X, R, W = a
         _copy(T, int(k), R, [(r, _value(IX, int(ixk), r) - 1) for r in _marked(X, int(W))])
+    elif name == "rows_gather_values":
+        vals, k, IX, ixk, X, R, W = a
+        for r in _marked(X, int(W)):
+            v = int(vals[_value(IX, int(ixk), r) - 1])
+            for c in range(int(k)):
+                _set(R[c], r, (v >> (int(k) - 1 - c)) & 1)
     elif name == "rows_scatter_win":
         IX, ixk, W, X, win = a
         for r in _marked(X, int(W)):
@@ -174,7 +180,7 @@ def launched():
     return names
 
 
-@pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (200, 70)])
+@pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (130, 64), (200, 70)])
 def test_gather_and_scatter(rc, n, k):
     rng = np.random.default_rng(n + k)
     m_rows = max(1, n // 2)
@@ -186,7 +192,7 @@ def test_gather_and_scatter(rc, n, k):
     rc.gather_apply(Dev(T), Dev(IX), plan, dev_vec(X), d)
     rows_numpy.gather(Host(T), Host(IX), host_vec(X), h)
     assert marked == int(X.sum()) and len(rc.reads) == 1
-    assert launched() == ["rows_check", "rows_gather"]
+    assert launched() == ["rows_check"] + (["rows_values", "rows_gather_values"] if k <= 64 else ["rows_gather"])
     assert np.array_equal(d.bools(), h.bools())
     T2, R1 = rng.random((n, k)) < 0.5, rng.random((m_rows, k)) < 0.5
     d, h = Dev(R1), Host(R1)
