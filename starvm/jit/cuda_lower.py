@@ -62,6 +62,7 @@ class CudaRenderer:
         self.strings: list[str] = []
         self._globals: dict[str, list] = {}
         self.funcs: list[str] = []
+        self.reps: dict[str, T] = {}     # C name of a temporary -> how it holds its value
         self.tmpn = 0
         self.literal_bits = 0
         self.slice_as_word = False
@@ -436,7 +437,7 @@ class CudaRenderer:
                 self.emit(self.unassigned(bid, x))
                 room(f"2 + nwords({x}.n)")
                 self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 4; c_.ob[c_.op + 1] = {x}.n; }}")
-                if a.type is T.SLICE:
+                if self.rep(x, a.type) is T.SLICE:
                     self.emit(f"d_store((u64*)(c_.ob + c_.op + 2), {x}, c_.gt, c_.G);")
                 else:
                     self.emit(f"if (c_.gt == 0) for (i64 q_ = 0; q_ < nwords({x}.n); ++q_) "
@@ -676,7 +677,13 @@ class CudaRenderer:
     def new_vec(self, t: T) -> str:
         name = self.tmp("v")
         self.emit(f"{self.ctype(t)} {name};")
+        self.reps[name] = t
         return name
+
+    def rep(self, x: str, fallback: T) -> T:
+        """How the value named x is held: T.SLICE (spread over the grid) or T.WORD (in every
+        thread); a BITS literal is a word even where the checker typed it a slice."""
+        return self.reps.get(x, fallback)
 
     def convert(self, x: str, have: T, want: T) -> str:
         if want is None or have is want or not (have.is_vector and want.is_vector):
@@ -697,7 +704,8 @@ class CudaRenderer:
         return o
 
     def vector(self, e: Node, want: T | None = None) -> str:
-        return self.convert(self._vector(e), e.type, want)
+        x = self._vector(e)
+        return self.convert(x, self.rep(x, e.type), want)
 
     def _vector(self, e: Node) -> str:
         op = e.op
@@ -727,14 +735,15 @@ class CudaRenderer:
             return self.call(e, statement=False)
         if op in (Op.AND, Op.OR, Op.XOR):
             a = self.vector(e.src[0])
-            b = self.vector(e.src[1], want=e.src[0].type)
+            ra = self.rep(a, e.src[0].type)
+            b = self.vector(e.src[1], want=ra)
             sid = self.site(e.loc, op)
             self.mismatch(sid, a, b)
             self.count(op)
             self.emit(self.unassigned(sid, a))
             self.emit(self.unassigned(sid, b))
-            o = self.new_vec(e.type)
-            if e.type is T.WORD:
+            o = self.new_vec(ra)
+            if ra is T.WORD:
                 c = {Op.AND: "&", Op.OR: "|", Op.XOR: "^"}[op]
                 self.emit(f"for (int q_ = 0; q_ < KW; ++q_) {o}.w[q_] = {a}.w[q_] {c} {b}.w[q_]; {o}.n = {a}.n;")
             else:
@@ -745,8 +754,9 @@ class CudaRenderer:
             sid = self.site(e.loc, op)
             self.count(op)
             self.emit(self.unassigned(sid, a))
-            o = self.new_vec(e.type)
-            self.emit(f"r_not({o}, {a});" if e.type is T.WORD else f"d_not({o}, {a}, {self.B}, {self.S});")
+            ra = self.rep(a, e.src[0].type)
+            o = self.new_vec(ra)
+            self.emit(f"r_not({o}, {a});" if ra is T.WORD else f"d_not({o}, {a}, {self.B}, {self.S});")
             return o
         if op is Op.COL_GET:
             i = self.val(e.src[0])
@@ -779,8 +789,9 @@ class CudaRenderer:
             sid = self.site(e.loc, op)
             self.count(op)
             self.emit(self.unassigned(sid, x))
-            o = self.new_vec(e.type)
-            if e.type is T.WORD:
+            rx = self.rep(x, e.src[0].type)
+            o = self.new_vec(rx)
+            if rx is T.WORD:
                 self.emit(f"{{ i64 p_ = r_fnd({x}, 0); {self.zero(o, T.WORD)} {o}.n = {x}.n; "
                           f"if (p_) r_put({o}, p_ - 1, 1); }}")
             else:
@@ -792,7 +803,7 @@ class CudaRenderer:
             sid = self.site(e.loc, op)
             self.count(op)
             self.emit(self.unassigned(sid, x))
-            return self.convert(x, e.src[0].type, T.WORD)
+            return self.convert(x, self.rep(x, e.src[0].type), T.WORD)
         if op is Op.TRIM:
             i, j = self.val(e.src[0]), self.val(e.src[1])
             w = self.vector(e.src[2], want=T.WORD)
@@ -900,7 +911,7 @@ class CudaRenderer:
             self.emit(f"if (!(0 < {i} && {i} <= {x}.n)) {{ {self.unassigned(sid, x)} "
                       f"{self.fail(sid, 'E_BIT_INDEX', i, f'{x}.n')} }}")
             self.count(op)
-            if e.src[0].type is T.WORD:
+            if self.rep(x, e.src[0].type) is T.WORD:
                 return f"r_bit({x}, {i} - 1)"
             o = self.tmp("s")
             self.emit(f"i64 {o} = (i64)((d_word_at<{self.nwords_of(T.SLICE)}, {self.GRID}>(c_, {x}, ({i} - 1) >> 6, "
@@ -914,7 +925,7 @@ class CudaRenderer:
             sid = self.site(e.loc, op)
             self.count(op)
             self.emit(self.unassigned(sid, x))
-            word = e.src[0].type is T.WORD
+            word = self.rep(x, e.src[0].type) is T.WORD
             o = self.tmp("s")
             N = self.nwords_of(T.SLICE)
             if op is Op.SOME:
@@ -935,14 +946,15 @@ class CudaRenderer:
             return o
         if op in _CMP:
             a = self.vector(e.src[0])
-            b = self.vector(e.src[1], want=e.src[0].type)
+            ra = self.rep(a, e.src[0].type)
+            b = self.vector(e.src[1], want=ra)
             sid = self.site(e.loc, op)
             self.mismatch(sid, a, b)
             self.count(op)
             self.emit(self.unassigned(sid, a))
             self.emit(self.unassigned(sid, b))
             o = self.tmp("s")
-            if e.src[0].type is T.WORD:
+            if ra is T.WORD:
                 self.emit(f"bool {o} = r_cmp({a}, {b}) {_CMP[op]};")
             else:
                 self.emit(f"bool {o} = d_cmp<{self.nwords_of(T.SLICE)}, {self.GRID}>(c_, {a}, {b}, {self.B}, {self.S}) "

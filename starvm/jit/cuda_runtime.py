@@ -12,6 +12,7 @@ which reports the error exactly.
 """
 from __future__ import annotations
 
+import os
 from time import perf_counter
 from types import SimpleNamespace
 
@@ -160,7 +161,8 @@ class GpuRoutine(JitRoutine):
                     continue
                 # parallel for: a few iterations per warp on two blocks an SM (each grid barrier
                 # costs one atomic per block); otherwise just the blocks the slices need
-                blocks = min(most, 2 * sms) if self.plan.has_pfor else need
+                per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "2"))
+                blocks = min(most, max(1, per) * sms) if self.plan.has_pfor else need
                 self.kernels[key] = (fn, THREADS, blocks, R)
             return self.kernels[key]
 
