@@ -72,22 +72,35 @@ def _pack(bits: np.ndarray, n: int) -> np.ndarray:
 
 def _values(data: np.ndarray, n: int, rows=slice(None)) -> np.ndarray:
     """The unsigned numbers held by the given rows (all by default; column 0 the most
-    significant bit) of a table of at most 64 columns, as uint64."""
+    significant bit) of a table of at most 64 columns, as uint64. Eight columns at a time:
+    their bits make one byte per row (work on bytes), and only one shift and one OR per
+    byte are on the 64-bit numbers."""
     k = data.shape[0]
     bits = _unpack(data, n)              # every row: indexing k x n bits by rows is slower
-    vals = np.zeros(n, dtype=np.uint64)
-    for c in range(k):                   # in place: no temporaries of the row count
-        np.left_shift(vals, _ONE, out=vals)
-        np.bitwise_or(vals, bits[c], out=vals, casting="unsafe")
-    return vals[rows]
+    if not (isinstance(rows, slice) and rows == slice(None)):
+        bits = bits[:, rows]
+    count = bits.shape[1]
+    vals = np.zeros(count, dtype=np.uint64)
+    byte = np.empty(count, dtype=np.uint8)
+    first = k % 8 or 8                   # the top group: the columns above whole bytes
+    for lo in [0, *range(first, k, 8)]:
+        hi = min(k, first if lo == 0 else lo + 8)
+        byte[...] = 0
+        for c in range(lo, hi):
+            np.left_shift(byte, np.uint8(1), out=byte)
+            np.bitwise_or(byte, bits[c], out=byte)
+        np.left_shift(vals, np.uint64(hi - lo), out=vals)
+        np.bitwise_or(vals, byte, out=vals, casting="unsafe")
+    return vals
 
 
 def _columns(vals: np.ndarray, k: int, n: int) -> np.ndarray:
-    """The inverse of _values: n row values (uint64, k <= 64 bits) -> k x W words."""
-    bits = np.empty((k, n), dtype=np.uint8)
-    for c in range(k):
-        np.bitwise_and(vals >> np.uint64(k - 1 - c), _ONE, out=bits[c], casting="unsafe")
-    return _pack(bits, n)
+    """The inverse of _values: n row values (uint64, k <= 64 bits) -> k x W words (the
+    bytes of the numbers, most significant first, unpacked across the columns)."""
+    nb = (k + 7) // 8
+    by = np.ascontiguousarray(vals.astype(">u8").view(np.uint8).reshape(n, 8)[:, 8 - nb:].T)
+    bits = np.unpackbits(by, axis=0) if nb else np.zeros((0, n), dtype=np.uint8)
+    return _pack(bits[nb * 8 - k:], n)
 
 
 def _move_rows(T, src: np.ndarray, R, dst: np.ndarray, mask: np.ndarray) -> None:
