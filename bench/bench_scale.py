@@ -7,6 +7,32 @@
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16_bfs --timeout 280
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16_warshall
 
+On the GPU machine (nvidia-h100-x1: one GPU, so 2 ranks share it and the array collectives
+stage through the host; NCCL needs 2 GPUs: nvidia-h200-x2). The image has CuPy, NCCL and
+mpi4py but no MPI library and no lark: carry them as wheels. Once, here, in the checkout:
+
+    echo /.whl/ >> .git/info/exclude
+    python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+        -d .whl mpich==5.0.2 mpi4py==4.1.2 lark==1.3.1          # about 15 MB
+
+Every device command carries [".whl"] and starts with
+
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit; export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH LD_LIBRARY_PATH=/tmp/site/lib:$LD_LIBRARY_PATH NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1;
+
+then one of these (each well inside the 10-minute limit; the estimates are wall times):
+
+    # the real device paths' tests (2 ranks on one GPU: host staging, the choice says why): ~1 min
+    STARVM_REQUIRE_GPU=1 python3 -m pytest tests/distributed/test_collectives.py -q -rs -k "gpus or cupy_ranks" 2>&1 | tee $OUT/collectives_gpu.log
+    # MIN at 2^28 rows and the array collectives' alpha/beta, 1 vs 2 ranks sharing the GPU: ~3 min
+    python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads comm,min --min-log2 28 --name h100_min --results-dir $OUT --timeout 280
+    # BFS-adapt at R-MAT scale 18, 1 vs 2 ranks sharing the GPU (row moves staged through the host): ~4 min
+    python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads bfs --scale 18 --runs 2 --name h100_bfs --results-dir $OUT --timeout 280
+    # CPU strong scaling of BFS-adapt beyond 2 ranks, per-rank graphs, no plain-machine reference: ~4 min
+    python3 bench/bench_scale.py --ranks 4,8 --workloads bfs --scale 20 --runs 2 --no-serial --name cpu16_bfs48 --results-dir $OUT --timeout 280
+    # NCCL's alpha/beta on two GPUs (nvidia-h200-x2, when status lends it): ~1 min
+    python3 bench/bench_scale.py --backend cupy --ranks 2 --workloads comm --name h200x2_comm --results-dir $OUT --timeout 280
+
 For every rank count P of --ranks it starts ``mpiexec -n P`` on this script (``--worker``),
 one rank per core, and measures, on the distributed machine (rows in 64-row blocks):
 

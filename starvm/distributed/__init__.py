@@ -7,7 +7,7 @@
 rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives,
 ``forall.py`` the fused `parallel for` on it, ``rows.py`` the row-moving kernels of
 stdlib/rows.star as all-to-all exchanges, ``search.py`` the GPU's search kernels on each
-rank's rows, ``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host
+rank's rows, ``staging.py`` the row moves of device ranks through the host, ``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host
 staging).
 """
 from __future__ import annotations
@@ -18,9 +18,11 @@ from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
 from .rows import register as _register_rows
 from .search import register as _register_search
+from .staging import register as _register_staging
 
 _register_rows()
 _register_search()
+_register_staging()
 
 __all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute"]
 

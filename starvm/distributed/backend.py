@@ -52,9 +52,10 @@ class DistributedBackend(Backend):
         # array collectives: NCCL, CUDA-aware MPI or host staging on CuPy ranks, mpi4py on host
         # ones; chosen once, here, the same on every rank (collectives.py)
         self.coll = collectives if collectives is not None else choose_collectives(comm, local)
-        # device arrays go to the collectives as they are only where every rank's are alike:
-        # CuPy ranks (an auto rank's tables may sit on either side, so they stage through the host)
-        self.device_arrays = local.name == "cupy" or collectives is not None
+        # device arrays go to the collectives as they are on a device path (CuPy ranks, whose
+        # arrays are alike on every rank); on the host path (NumPy, auto: an auto rank's tables
+        # may sit on either side) they are brought to the host first
+        self.device_arrays = self.coll.path != "host"
 
     @property
     def collective_path(self) -> str:

@@ -62,9 +62,12 @@ def cupy_access() -> DeviceAccess | None:
         if not cupy.cuda.runtime.getDeviceCount():
             return None
         dev = cupy.cuda.Device()
-        gpu = getattr(dev, "pci_bus_id", None) or f"device {dev.id}"
     except Exception:           # no CuPy, no driver: the host path
         return None
+    try:
+        gpu = dev.pci_bus_id    # unique on the host, whatever CUDA_VISIBLE_DEVICES numbers it
+    except Exception:           # an older CuPy: the device number
+        gpu = f"device {dev.id}"
     try:
         from cupy.cuda import nccl
         if not getattr(nccl, "available", True):

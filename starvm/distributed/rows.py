@@ -134,10 +134,17 @@ def iota(T) -> None:
 
 
 def _whole_table(T) -> np.ndarray:
-    """All of T's rows as numbers on every rank, (T.n, ⌈k/64⌉) uint64 (one all-gather)."""
+    """All of T's rows as numbers on every rank, (T.n, ⌈k/64⌉) uint64 (one all-gather). In
+    blocks of whole words and up to 64 columns the columns' words travel (k bits a row, not
+    64: BFS-adapt's 1-column frontier table is 64 times smaller) and every rank decodes them."""
     B = T.backend
-    mine = _row_values(T, np.arange(T.aux.n))
     B.bytes_moved[0] += 1
+    if B.layout(T.n).align % 64 == 0 and 0 < T.k <= 64:
+        words = np.ascontiguousarray(T.aux.data.T)          # this rank's words, a row of k per word
+        B.bytes_moved[1] += words.nbytes
+        every = B.comm.allgatherv(words.ravel()).reshape(-1, T.k).T    # k x ⌈n/64⌉: the global columns
+        return _values(np.ascontiguousarray(every), T.n)[:, None]
+    mine = _row_values(T, np.arange(T.aux.n))
     B.bytes_moved[1] += mine.nbytes
     return B.comm.allgatherv(mine.ravel()).reshape(T.n, -1)
 

@@ -88,7 +88,7 @@ def row_cases(seeds: int, align: int, comm) -> list:
         K = rng.random((n, 3)) < 0.5
         results = []
         for dist in (True, False):
-            backend = distribute(get_backend("numpy"), comm, align) if dist else get_backend("numpy")
+            backend = distribute(local_backend(), comm, align) if dist else get_backend("numpy")
             mach = starvm.Machine(backend=backend, out=io.StringIO())
             R1, R2 = mach.table(Rg), mach.table(Rs)
             mach.call("GATHER", mach.table(T), mach.table(IXg), Xm, R1)
