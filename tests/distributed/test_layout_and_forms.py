@@ -122,3 +122,32 @@ def test_row_values_in_blocks_agree_with_the_numpy_kernels(n, k, seed):
     rows = np.sort(rng.choice(n, min(n, 9), replace=False)) if n else np.zeros(0, dtype=np.int64)
     assert (_values(data, n) == reference(data, n)).all()
     assert (_values(data, n, rows, chunk=1024) == reference(data, n, rows)).all()
+
+
+def test_collective_path_choice_on_one_rank(monkeypatch):
+    """collectives.choose without MPI: a host backend takes the host path, a GPU rank alone
+    the one-rank path (its arrays untouched), a path that is not one is a usage error (exit 2
+    from the CLI), and without CuPy there is no GPU to offer; this MPI library is not CUDA-aware."""
+    import io
+
+    import pytest
+
+    import starvm
+    from starvm.backends import BackendUnavailable
+    from starvm.distributed import SelfComm
+    from starvm.distributed.collectives import DeviceAccess, choose, cupy_access, mpi_cuda_aware
+    assert choose(SelfComm(), None).path == "host"
+    alone = choose(SelfComm(), DeviceAccess(xp=np, gpu="g0", on_device=lambda a: True))
+    a = np.arange(5, dtype=np.uint64)
+    assert alone.path == "one-rank" and (alone.allreduce(a, "sum") == a).all() and alone.bcast(a, 0) is a
+    assert (alone.allgatherv(a.reshape(1, 5)) == a).all()
+    with pytest.raises(BackendUnavailable, match="STARVM_MPI_DEVICE_PATH"):
+        choose(SelfComm(), None, "carrier-pigeon")
+    monkeypatch.setenv("STARVM_MPI_DEVICE_PATH", "carrier-pigeon")
+    with pytest.raises(BackendUnavailable):
+        starvm.Machine(backend="mpi:numpy", out=io.StringIO())
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        assert cupy_access() is None
+    assert mpi_cuda_aware() in (True, False)
