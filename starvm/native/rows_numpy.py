@@ -77,11 +77,8 @@ def _values(data: np.ndarray, n: int, rows=slice(None)) -> np.ndarray:
     byte are on the 64-bit numbers."""
     k = data.shape[0]
     bits = _unpack(data, n)              # every row: indexing k x n bits by rows is slower
-    if not (isinstance(rows, slice) and rows == slice(None)):
-        bits = bits[:, rows]
-    count = bits.shape[1]
-    vals = np.zeros(count, dtype=np.uint64)
-    byte = np.empty(count, dtype=np.uint8)
+    vals = np.zeros(n, dtype=np.uint64)
+    byte = np.empty(n, dtype=np.uint8)
     first = k % 8 or 8                   # the top group: the columns above whole bytes
     for lo in [0, *range(first, k, 8)]:
         hi = min(k, first if lo == 0 else lo + 8)
@@ -91,7 +88,7 @@ def _values(data: np.ndarray, n: int, rows=slice(None)) -> np.ndarray:
             np.bitwise_or(byte, bits[c], out=byte)
         np.left_shift(vals, np.uint64(hi - lo), out=vals)
         np.bitwise_or(vals, byte, out=vals, casting="unsafe")
-    return vals
+    return vals[rows]
 
 
 def _columns(vals: np.ndarray, k: int, n: int) -> np.ndarray:
