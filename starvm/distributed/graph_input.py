@@ -18,11 +18,12 @@ for arc, in the same order (tests/distributed check it).
 
 Then every arc goes to the rank holding its row of the m-row tables (one all-to-all, when a
 table is filled: the table's layout decides). An undirected R-MAT graph has both arcs of every
-edge (its undirected reading is itself). What this does not cover is read or generated whole
-on every rank, as before (``rank_graph`` returns None): other generators and formats, files
-the vectorised reader finds unusual (the line reader then names the bad line), a directed
-graph read undirected (``RankGraph.undirected`` gathers the arcs first), GRAPH_ADJ (its n²
-bits are built whole from the gathered arcs, then each rank keeps its rows).
+edge (its undirected reading is itself); a directed list read undirected gets the reverse
+arcs it lacks by a sort of the arcs by edge across the ranks (``RankGraph.undirected``). What
+this does not cover is read or generated whole on every rank, as before (``rank_graph``
+returns None): other generators and formats, files the vectorised reader finds unusual (the
+line reader then names the bad line), GRAPH_ADJ (its n² bits are built whole from the
+gathered arcs, then each rank keeps its rows).
 """
 from __future__ import annotations
 
@@ -116,11 +117,43 @@ class RankGraph:
         return Graph(self.n, a[:, 1], a[:, 2], a[:, 3], name=self.name, directed=self.directed, meta=self.meta)
 
     def undirected(self):
-        """The undirected reading: itself when it has both arcs of every edge already (an
-        undirected R-MAT graph); else that of the whole graph, gathered (every rank)."""
+        """The undirected reading (Graph.undirected, arc for arc): itself when it has both arcs
+        of every edge already (an undirected R-MAT graph); else the arcs as given, then the
+        reverse arcs the list lacks, per edge and weight, in the order of (smaller vertex,
+        larger vertex, weight): the arcs are sorted by their edge across the ranks (a sample
+        sort on smaller·(n+1) + larger; each edge's arcs meet on one rank), each rank counts its
+        edges' arcs each way and adds the missing ones after all the given arcs."""
         if self.both_ways:
             return self
-        return from_whole(self.comm, self.whole().undirected())
+        if self.n >= 1 << 31:          # smaller·(n+1) + larger would not fit 64 bits
+            return from_whole(self.comm, self.whole().undirected())
+        comm, n = self.comm, self.n + 1                 # vertex numbers 1..n: digits of base n + 1
+        a = self.arcs[self.arcs[:, 1] != self.arcs[:, 2]]
+        lo, hi = np.minimum(a[:, 1], a[:, 2]), np.maximum(a[:, 1], a[:, 2])
+        rows = np.stack([lo * n + hi, a[:, 3], (a[:, 1] < a[:, 2]).astype(np.int64)], axis=1)
+        rows = _by_key_range(comm, rows)
+        added = np.zeros((0, 3), dtype=np.int64)
+        if len(rows):
+            rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+            new = np.r_[True, (rows[1:, 0] != rows[:-1, 0]) | (rows[1:, 1] != rows[:-1, 1])]
+            start = np.flatnonzero(new)
+            forward = np.add.reduceat(rows[:, 2], start)
+            missing = 2 * forward - np.diff(np.r_[start, len(rows)])   # > 0: reverse arcs lacking
+            key, w = rows[start, 0], rows[start, 1]
+            g_lo, g_hi = key // n, key % n
+            count = np.abs(missing)
+            src = np.where(missing > 0, g_hi, g_lo)
+            dst = np.where(missing > 0, g_lo, g_hi)
+            added = np.stack([np.repeat(src, count), np.repeat(dst, count), np.repeat(w, count)], axis=1)
+        counts = comm.allgather(int(len(added)))
+        total = sum(counts)
+        if total == 0:                 # every edge has its arcs both ways already: the same list
+            return RankGraph(comm, self.n, self.m, self.arcs, name=self.name, directed=False, both_ways=True,
+                             meta=self.meta)
+        off = self.m + sum(counts[:comm.rank])
+        arcs = np.concatenate([self.arcs, np.concatenate([np.arange(off, off + len(added))[:, None], added], axis=1)])
+        return RankGraph(comm, self.n, self.m + total, arcs.astype(np.int64), name=self.name, directed=False,
+                         both_ways=True, meta=self.meta)
 
     def read_as(self, directed: bool):
         return self if directed else self.undirected()
@@ -192,6 +225,21 @@ def _sorted_distinct(comm, keys: np.ndarray) -> np.ndarray:
     dest = np.searchsorted(splitters, keys, side="right")          # keys are sorted: so is dest
     parts = np.split(keys, np.cumsum(np.bincount(dest, minlength=P))[:-1])
     return np.unique(np.concatenate(comm.alltoallv(parts)))
+
+
+def _by_key_range(comm, rows: np.ndarray) -> np.ndarray:
+    """Rows (int64, column 0 the key) moved so that each rank holds one range of keys, the
+    ranges in rank order and every key on one rank (a sample sort's exchange, as
+    _sorted_distinct)."""
+    P = comm.size
+    keys = np.sort(rows[:, 0])
+    picks = keys[np.linspace(0, keys.size - 1, min(64, keys.size)).astype(np.int64)] if keys.size else keys
+    offered = np.sort(comm.allgatherv(picks.astype(np.int64)))
+    splitters = offered[(np.arange(1, P) * offered.size) // P] if offered.size else np.zeros(P - 1, dtype=np.int64)
+    dest = np.searchsorted(splitters, rows[:, 0], side="right")
+    order = np.argsort(dest, kind="stable")
+    parts = np.split(rows[order].ravel(), np.cumsum(np.bincount(dest, minlength=P) * rows.shape[1])[:-1])
+    return np.concatenate(comm.alltoallv(parts)).reshape(-1, rows.shape[1])
 
 
 def _rmat_arguments(spec: str) -> dict | None:

@@ -173,9 +173,10 @@ def graph_cases(folder: str, align: int, comm) -> list:
     from starvm.graphs import load, rmat, write_edgelist
     c = MpiComm(comm)
     files = {"weights.txt": None, "snap.txt": "0 1\n1 2\n# comment\n2 0\n0 3\n3 3\n",
+             "repeats.txt": "1 2 5\n2 1 5\n1 2 5\n3 1 2\n1 3 7\n2 3 1\n2 3 1\n3 2 1\n4 4 1\n1 2 6\n" * 3,
              "empty.txt": "# nothing\n", "one.txt": "5 7 3\n", "mixed.txt": "1 2\n2 3 4\n3 1\n" * 5}
     if c.rank == 0:
-        write_edgelist(rmat(7, seed=11), Path(folder) / "weights.txt", comment="made by rmat")
+        write_edgelist(rmat(7, seed=11, directed=True), Path(folder) / "weights.txt", comment="made by rmat")
         for name, text in files.items():
             if text is not None:
                 (Path(folder) / name).write_text(text)
@@ -199,6 +200,9 @@ def graph_cases(folder: str, align: int, comm) -> list:
                                    and (rows[:, 3] == ref.weight[lay.start:lay.stop]).all())
             case["held"] = int(len(g.arcs))
             case["m"] = ref.m
+            u, uref = g.undirected().whole(), ref.undirected()      # the undirected reading, per rank
+            case["undirected_same"] = bool((u.n, u.m) == (uref.n, uref.m) and (u.src == uref.src).all()
+                                           and (u.dst == uref.dst).all() and (u.weight == uref.weight).all())
         cases.append(case)
     return cases
 

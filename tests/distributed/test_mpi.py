@@ -136,9 +136,10 @@ def test_search_kernels_run_on_each_device_rank(tmp_path):
 def test_each_rank_generates_or_reads_its_share_of_the_graph(tmp_path):
     """Per-rank graph input over 3 ranks, rows in blocks of 1 and of 64: R-MAT (undirected,
     directed, scale 0, unweighted) and edge-list files (weights and comments, 0-based, empty,
-    one line) give the whole graph of one process arc for arc, each rank holds a share of the
-    arcs (none all of them), the rows a table receives are the graph's; a file of mixed lines
-    is left to the whole-file reader on every rank."""
+    one line, repeated arcs both ways and one way) give the whole graph of one process arc for
+    arc, and so does their undirected reading (Graph.undirected); each rank holds a share of
+    the arcs (none all of them), the rows a table receives are the graph's; a file of mixed
+    lines is left to the whole-file reader on every rank."""
     for align in (1, 64):
         dest = tmp_path / f"graphs{align}.json"
         folder = tmp_path / f"files{align}"
@@ -152,7 +153,7 @@ def test_each_rank_generates_or_reads_its_share_of_the_graph(tmp_path):
             if case["case"] == "file mixed.txt":
                 assert not case["per_rank"]
                 continue
-            assert case["per_rank"] and case["same"] and case["rows_ok"], case
+            assert case["per_rank"] and case["same"] and case["rows_ok"] and case["undirected_same"], case
             assert sum(case["held"]) >= case["m"] and (case["m"] < 20 or max(case["held"]) < 0.6 * case["m"]), case
 
 
