@@ -262,18 +262,18 @@ def rows_renamed() -> str:
 def native_inputs(m, rows: int, rng):
     """Arguments of each rows routine on machine m: tables of `rows` rows, 12 data columns,
     index tables of row codes (a permutation, so SCATTER has one writer per row), half of
-    the rows marked, 64 groups for GROUPMIN."""
+    the rows marked, rows / 16 groups for GROUPMIN."""
     width = max(1, rows.bit_length())
     data = rng.random((rows, 12)) < 0.5
     perm = rng.permutation(rows) + 1
     marks = rng.random(rows) < 0.5
-    groups = rng.integers(0, 64, rows)
+    groups = rng.integers(0, max(1, rows // 16), rows)   # many groups, as in BORUVKA
     keys = rng.integers(0, 1 << 16, rows)
     return {
         "IOTA": lambda: (m.table(rows=rows, cols=width),),
         "GATHER": lambda: (m.table(data), m.table_from_ints(perm, width), m.slice(marks), m.table(rows=rows, cols=12)),
         "SCATTER": lambda: (m.table(data), m.table_from_ints(perm, width), m.slice(marks), m.table(rows=rows, cols=12)),
-        "GROUPMIN": lambda: (m.table_from_ints(groups, 6), m.table_from_ints(keys, 16), m.slice(marks),
+        "GROUPMIN": lambda: (m.table_from_ints(groups, width), m.table_from_ints(keys, 16), m.slice(marks),
                              m.slice(np.zeros(rows, bool))),
         "COMPACT": lambda: (m.table(data), m.slice(marks), m.table(rows=rows, cols=12)),
         "EXPAND": lambda: (m.table(data), m.slice(marks), m.table(rows=rows, cols=12)),
@@ -710,7 +710,7 @@ def main_gpu(args) -> int:
     quick = args.quick
     for n in ((300,) if quick else (5000, 16384)):
         gpu_warshall_adapt(n, results, problems, interp=(n <= 5000))
-    for per_sm in (1, 4):      # parallel for's grid: fewer blocks, cheaper barriers, more iterations a warp
+    for per_sm in (2, 4):      # parallel for's grid: fewer blocks, cheaper barriers, more iterations a warp
         os.environ["STARVM_GPU_PFOR_BLOCKS_PER_SM"] = str(per_sm)
         gpu_warshall_adapt(300 if quick else 5000, results, problems, compare=False,
                            label=f", {per_sm} block(s) an SM")

@@ -37,6 +37,9 @@ struct Ctx {
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
+// a table word: through L1 when the grid is one block (one SM, so its L1 is coherent for
+// it), else from L2 (__ldcg), where other SMs' writes are visible after a barrier
+__device__ __forceinline__ u64 ldt(const u64* p) { return gridDim.x == 1 ? *p : __ldcg(p); }
 __device__ __forceinline__ u64 tailm(i64 n) { return (n & 63) ? ((1ULL << (n & 63)) - 1ULL) : ALL; }
 
 __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, i64 cc, i64 d) {
@@ -125,7 +128,7 @@ template <int N> __device__ __forceinline__ void d_logic(V<N>& o, const V<N>& a,
 template <int N> __device__ __forceinline__ void d_col_get(V<N>& o, const Tb& t, i64 i, i64 b, i64 s) {
     const u64* col = t.d + (i - 1) * t.W;
 #pragma unroll
-    for (int r = 0; r < N; ++r) { i64 w = b + r * s; o.w[r] = w < t.W ? __ldcg(col + w) : 0ULL; }
+    for (int r = 0; r < N; ++r) { i64 w = b + r * s; o.w[r] = w < t.W ? ldt(col + w) : 0ULL; }
     o.n = t.n;
 }
 template <int N> __device__ __forceinline__ void d_col_set(const Tb& t, i64 i, const V<N>& v, i64 b, i64 s) {
@@ -267,7 +270,7 @@ template <int N> __device__ __forceinline__ void r_arith(V<N>& o, const V<N>& a,
 template <int N> __device__ __forceinline__ void r_row_get(V<N>& o, const Tb& t, i64 i) {
     for (int q = 0; q < N; ++q) o.w[q] = 0ULL;
     i64 w = (i - 1) >> 6; int sh = (int)((i - 1) & 63);
-    for (i64 c = 0; c < t.k; ++c) o.w[c >> 6] |= ((__ldcg(t.d + c * t.W + w) >> sh) & 1ULL) << (c & 63);
+    for (i64 c = 0; c < t.k; ++c) o.w[c >> 6] |= ((ldt(t.d + c * t.W + w) >> sh) & 1ULL) << (c & 63);
     o.n = t.k;
 }
 // the owner of word (i-1)>>6 of every column writes it
@@ -277,7 +280,7 @@ template <int N> __device__ __forceinline__ void r_row_set(const Tb& t, i64 i, c
     int sh = (int)((i - 1) & 63); u64 m = ~(1ULL << sh);
     for (i64 c = 0; c < t.k; ++c) {
         u64* p = t.d + c * t.W + w;
-        *p = (__ldcg(p) & m) | (((v.w[c >> 6] >> (c & 63)) & 1ULL) << sh);
+        *p = (ldt(p) & m) | (((v.w[c >> 6] >> (c & 63)) & 1ULL) << sh);
     }
 }
 

@@ -159,9 +159,9 @@ class GpuRoutine(JitRoutine):
                 if need > most:
                     R *= 2
                     continue
-                # parallel for: a few iterations per warp on two blocks an SM (each grid barrier
+                # parallel for: a few iterations per warp on one block an SM (each grid barrier
                 # costs one atomic per block); otherwise just the blocks the slices need
-                per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "2"))
+                per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
                 blocks = min(most, max(1, per) * sms) if self.plan.has_pfor else need
                 self.kernels[key] = (fn, THREADS, blocks, R)
             return self.kernels[key]
