@@ -1,4 +1,4 @@
-"""GPU self-check of IOTA / GATHER / SCATTER / GROUPMIN (starvm/native/rows_cupy.py).
+"""GPU self-check of IOTA / GATHER / SCATTER / GROUPMIN / COMPACT / EXPAND (starvm/native/rows_cupy.py).
 
     python3 bench/check_rows_gpu.py [--max-rows 8388608] [--runs 5]
 
@@ -7,7 +7,9 @@ are compared bit for bit with the NumPy kernels (starvm/native/rows_numpy.py, th
 checked against the Star bodies of stdlib/rows.star by tests/unit/test_native_rows.py) on
 random inputs of 1 .. --max-rows rows: partial last words, unmarked rows of R prefilled
 with random bits, duplicate targets for SCATTER, ties and many groups for GROUPMIN (keys of
-19 and 45 columns), control slices random / all ones / sparse / all zeros. Device outputs
+19 and 45 columns; groups wider than 26 columns, sorted: G of 40 with K of 7, and G = K of 53
+columns with every row marked, BORUVKA's dedupe), COMPACT and EXPAND (with their counts),
+control slices random / all ones / sparse / all zeros. Device outputs
 are allocated from memory filled with ones first, so a word a kernel forgets shows. Prints
 the time of each NumPy kernel (one run) and each CuPy kernel (median of --runs, device
 synchronised). Exits 1 on any mismatch.
@@ -159,6 +161,35 @@ def check_groupmin(rng, n, gk, kk, groups, xmode, runs):
            np.array_equal(want, cp.asnumpy(zd)), cpu, gpu)
 
 
+def check_groupmin_same(rng, n, gk, xmode, runs):
+    """GROUPMIN(G, G, X): K is G itself (BORUVKA's dedupe, one sort of G)."""
+    G = pack_values(rng.integers(0, max(1, n // 3), n, dtype=np.uint64), gk)      # repeats
+    X = control(rng, n, xmode)
+    zh, cpu = timed_cpu(lambda: rn.groupmin(Tab(G, n), Tab(G, n), int.from_bytes(X.tobytes(), "little")))
+    Gd, Xd = Tab(cp.asarray(G), n), cp.asarray(X)
+    zd, gpu = timed_gpu(lambda: rc.groupmin(Gd, Gd, Xd), runs)
+    want = np.frombuffer(zh.to_bytes(words(n) * 8, "little"), dtype=np.uint64)
+    report("GROUPMIN", n, f"G=K={gk} X={xmode}", np.array_equal(want, cp.asnumpy(zd)), cpu, gpu)
+
+
+def check_compaction(rng, n, k, xmode, runs):
+    T, X = random_table(rng, n, k), control(rng, n, xmode)
+    c = int(np.unpackbits(X.view(np.uint8)).sum())
+    xi = int.from_bytes(X.tobytes(), "little")
+    R0 = random_table(rng, n, k)
+    rh = Tab(R0.copy(), n)
+    _, cpu = timed_cpu(lambda: rn.compact(Tab(T, n), xi, rh))
+    Td, Xd, rd = Tab(cp.asarray(T), n), cp.asarray(X), Tab(cp.asarray(R0), n)
+    ok = rc.numb(Xd) == c
+    _, gpu = timed_gpu(lambda: rc.compact(Td, Xd, rd, c), runs)
+    report("COMPACT", n, f"k={k} X={xmode}", ok and np.array_equal(rh.data, cp.asnumpy(rd.data)), cpu, gpu)
+    eh = Tab(R0.copy(), n)
+    _, cpu = timed_cpu(lambda: rn.expand(Tab(T, n), xi, eh))
+    ed = Tab(cp.asarray(R0), n)
+    _, gpu = timed_gpu(lambda: rc.expand(Td, Xd, ed, c), runs)
+    report("EXPAND", n, f"k={k} X={xmode}", np.array_equal(eh.data, cp.asnumpy(ed.data)), cpu, gpu)
+
+
 def check_machine():
     """Through starvm.Machine on the cupy backend: the natives run (one call each) and agree
     with the Star bodies; an out-of-range row number gives the Star body's error."""
@@ -226,13 +257,20 @@ def main():
         if not big:
             check_gather(rng, n, 7, "ones", args.runs)
             check_scatter(rng, n, 7, "sparse", args.runs)
+            check_gather(rng, n, 70, x, args.runs)                          # > 64 columns: by column
+        for k in ((1, 53, 70) if not big else (53,)):
+            check_compaction(rng, n, k, x, args.runs)
         gk = max(1, min(26, n.bit_length()))
         for kk in (19, 45):
             check_groupmin(rng, n, gk, kk, max(1, n // 8), x, args.runs)     # many groups
             check_groupmin(rng, n, gk, kk, 3, "ones", args.runs)            # few, large groups
+        check_groupmin(rng, n, 40, 7, max(1, n // 8), x, args.runs)         # wide groups: sorted
+        check_groupmin_same(rng, n, 53, "ones", args.runs)                 # BORUVKA's dedupe
         if not big:
             check_groupmin(rng, n, 26, 64, n, "half", args.runs)            # all distinct
             check_groupmin(rng, n, 1, 1, 2, "sparse", args.runs)
+            check_groupmin(rng, n, 64, 64, max(1, n // 4), "sparse", args.runs)
+            check_groupmin_same(rng, n, 30, "half", args.runs)
     print("FAILED" if FAILS else "all equal", f"({FAILS} mismatch(es))" if FAILS else "")
     return 1 if FAILS else 0
 

@@ -50,6 +50,7 @@ def model(launch) -> None:
     name = launch.kernel
     if name == "rows_iota":
         T, k, W, n = a
+        T[:int(k), :int(W)] = 0                       # whole words: bits past row n are 0
         for r in range(int(n)):
             for c in range(int(k)):
                 b = int(k) - 1 - c
