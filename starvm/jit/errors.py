@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import Frame, StarRuntimeError
 from .layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
-from .lower import MISMATCH_TITLES, Lowered
+from .lower import MISMATCH_TITLES, Lowered, Site
 
 
 def _index(what: str, i: int, n: int) -> str:
@@ -57,6 +57,9 @@ def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], m
         what = f"-{b}" if code == E.OVERFLOW and c == 1 and a == 0 else f"{a} {'+-*'[c]} {b}"
         return (f"integer overflow: {what} does not fit in 64 bits, where the compiled tier computes",
                 "run with --jit off (STARVM_JIT=off, Machine(jit='off')): the interpreter's integers are unbounded")
+    if code == E.DEPTH:
+        return (f"recursion too deep (more than about {site.what} nested Star calls)",
+                "raise the limit with STARVM_MAX_DEPTH or Machine(max_depth=N)")
     if code == E.STEPS:
         return (f"step limit reached: more than {max_steps} loop iterations and routine calls",
                 "raise the limit with --max-steps N (Machine(max_steps=N)) if the program is meant to run this long")
@@ -67,6 +70,8 @@ def star_error(st, lowered: Lowered, max_steps) -> StarRuntimeError:
     """The error compiled code reported, with its position and the compiled part of the Star
     call stack in ``jit_frames`` (Machine._guard puts the interpreted callers before it)."""
     site = lowered.sites[int(st[S_NODE])]
+    if int(st[S_CODE]) == E.DEPTH:   # the limit is the room the status array has (runtime.status_array)
+        site = Site(site.loc, site.routine, site.op, str(len(st) - S_STACK - 1))
     text, hint = message(int(st[S_CODE]), int(st[S_A]), int(st[S_B]), int(st[S_C]), int(st[S_D]),
                          site, lowered.names, max_steps)
     err = StarRuntimeError(text, site.loc, hint=hint)
@@ -75,5 +80,7 @@ def star_error(st, lowered: Lowered, max_steps) -> StarRuntimeError:
         call = lowered.sites[int(st[S_STACK + depth])]
         frames.append(Frame(call.routine, call.loc))
     frames.append(Frame(site.routine, site.loc))
+    if int(st[S_CODE]) == E.DEPTH and len(frames) > 20:   # as Machine._guard shortens a deep interpreted stack
+        frames = frames[:10] + [Frame(f"... {len(frames) - 20} more frames ...", None)] + frames[-10:]
     err.jit_frames = frames
     return err

@@ -25,7 +25,7 @@ from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
-                     E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
+                     E_DEPTH, E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
                      E_TABLE_ASSIGN, E_TABLE_MEM, E_TABLE_NEG, E_TRIM, E_UNASSIGNED,
                      C_ADD, C_AND, C_BIT_GET, C_BIT_SET, C_CLR, C_COL_GET, C_COL_SET, C_CONVERT, C_EQ, C_FND,
                      C_FRST, C_GREAT, C_GREATEQ, C_LESS, C_LESSEQ, C_NOT, C_NOTEQ, C_NUMB, C_OR, C_REP,
@@ -654,8 +654,11 @@ def out_end(ob, st, newline):
 @njit(cache=True, inline="always")
 def enter(st, site):
     """Push a call site on the Star call stack (read back only when something fails);
-    returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...)."""
+    returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...).
+    The stack has room for Machine.max_depth calls (runtime.status_array): the recursion limit."""
     sp = st[S_SP]
+    if sp >= st.shape[0] - S_STACK - 1:
+        fail(st, site, E_DEPTH, sp, 0, 0, 0)
     st[S_STACK + sp] = site
     st[S_SP] = sp + 1
     return st

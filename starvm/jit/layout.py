@@ -55,3 +55,5 @@ E_CHECK_LEN, E_TABLE_NEG, E_TABLE_MEM, E_TABLE_ASSIGN = E.CHECK_LEN, E.TABLE_NEG
 E_DIV0, E_MOD0, E_STEPS = E.DIV0, E.MOD0, E.STEPS
 E_OVERFLOW = 20    # a, b: the operands, c: 0 + / 1 - / 2 *
 E.OVERFLOW = E_OVERFLOW
+E_DEPTH = 21       # more nested calls than the status array has room for (Machine.max_depth)
+E.DEPTH = E_DEPTH

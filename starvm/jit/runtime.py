@@ -17,7 +17,7 @@ from ..runtime.limits import tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from . import errors
-from .layout import S_FREE, S_LEFT, S_OUT, STATUS_SIZE
+from .layout import S_FREE, S_LEFT, S_OUT, S_STACK, STATUS_SIZE
 
 _UNLIMITED = 1 << 62
 
@@ -293,5 +293,6 @@ def counter_array():
     return np.zeros(len(BASE_OPS), np.int64)
 
 
-def status_array():
-    return np.zeros(STATUS_SIZE, np.int64)
+def status_array(max_depth: int = STATUS_SIZE - S_STACK - 1):
+    """The status slots, then room for max_depth call sites (kernels.enter)."""
+    return np.zeros(S_STACK + max_depth + 1, np.int64)

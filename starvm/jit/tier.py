@@ -39,7 +39,7 @@ class Tier:
     def buffers(self):
         if self._buffers is None:
             import numpy as np
-            self._buffers = (counter_array(), status_array())
+            self._buffers = (counter_array(), status_array(self.machine.max_depth))
             self.ob = np.zeros(1024, np.int64)
         return (*self._buffers, self.ob)
 
@@ -89,8 +89,8 @@ class Tier:
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""
         why: dict[str, str] = {}
-        for pyname in _recursive(bodies):
-            why[pyname] = "recursive (the compiled tier does not compile recursion yet)"
+        for pyname in _mutually_recursive(bodies):
+            why[pyname] = "mutually recursive (the compiled tier compiles a routine calling itself, not a cycle of several)"
         for pyname, (info, body) in bodies.items():
             if pyname in why:
                 continue
@@ -181,9 +181,20 @@ def _closure(roots, bodies) -> set[str]:
     return out
 
 
+def _mutually_recursive(bodies) -> set[str]:
+    """Routines on a cycle of the call graph through another routine (a routine that only
+    calls itself is direct recursion, which Numba compiles)."""
+    graph = {p: [c.pyname for c in callees(b) if c.pyname != p] for p, (_i, b) in bodies.items()}
+    return _on_cycle(graph)
+
+
 def _recursive(bodies) -> set[str]:
+    """Routines on a cycle of the call graph, direct recursion included (cuda_tier.py)."""
+    return _on_cycle({p: [c.pyname for c in callees(b)] for p, (_i, b) in bodies.items()})
+
+
+def _on_cycle(graph) -> set[str]:
     """Routines on a cycle of the call graph."""
-    graph = {p: [c.pyname for c in callees(b)] for p, (_i, b) in bodies.items()}
     out = set()
     for start in graph:
         stack, seen = list(graph.get(start, ())), set()
