@@ -34,7 +34,8 @@ def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
         u, v, w = xp.concatenate([u, v]), xp.concatenate([v, u]), xp.concatenate([w, w])
     if xp is not np:                       # a Graph holds host arrays
         u, v, w = (xp.asnumpy(a) for a in (u, v, w))
-    return Graph(int(n), u, v, w, name=name, directed=directed, meta=meta)
+    # no repeated arc by construction: Graph.weight_matrix needs no sort to find them
+    return Graph(int(n), u, v, w, name=name, directed=directed, meta={**meta, "distinct_arcs": True})
 
 
 def _rng(seed, xp):

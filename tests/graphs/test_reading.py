@@ -61,3 +61,20 @@ def test_reading_without_a_graph_is_the_usual_error():
     with pytest.raises(starvm.StarError, match="no graph"):
         starvm.Machine(out=io.StringIO()).run("begin GRAPH_READING('undirected'); writeln(GRAPH_UNDIRECTED) end.",
                                               "r.star")
+
+
+def test_weight_matrix_of_distinct_arcs_needs_no_sort():
+    """A generator's graph says its arcs are distinct (meta['distinct_arcs']): its CSR is built
+    without looking for repeats and equals the one built with the lexsort; a graph whose
+    undirected reading adds reverse arcs loses the claim (they may repeat arcs)."""
+    import dataclasses
+    from starvm.graphs import gnp, rmat
+    for g in (rmat(8, 8, seed=5), gnp(60, 0.1, seed=2, directed=True), rmat(6, 4, seed=1, directed=True)):
+        assert g.meta.get("distinct_arcs")
+        plain = dataclasses.replace(g, meta={})
+        fast, slow = g.weight_matrix(), plain.weight_matrix()
+        assert (fast != slow).nnz == 0 and fast.nnz == slow.nnz == g.m
+    d = gnp(40, 0.3, seed=7, directed=True)
+    u = d.undirected()
+    assert u.m > d.m and not u.meta.get("distinct_arcs")
+    assert (u.weight_matrix() != dataclasses.replace(u, meta={}).weight_matrix()).nnz == 0
