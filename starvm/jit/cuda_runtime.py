@@ -151,11 +151,14 @@ class GpuRoutine(JitRoutine):
             key = (R, kw, rp, "grid")
             if key not in self.kernels:
                 fn = self.module(R, kw, rp)
-                per_sm = _blocks_per_sm(fn, THREADS)
+                threads = THREADS
+                if self.plan.has_pfor:     # more warps an SM: fewer iterations each, same barrier
+                    threads = next((t for t in (1024, 512) if _blocks_per_sm(fn, t) >= 1), THREADS)
+                per_sm = _blocks_per_sm(fn, threads)
                 if per_sm < 1:
-                    raise _TooLarge("the kernel does not fit an SM with 256 threads")
+                    raise _TooLarge(f"the kernel does not fit an SM with {threads} threads")
                 most = per_sm * sms
-                need = -(-caps // (R * THREADS))
+                need = -(-caps // (R * threads))
                 if need > most:
                     R *= 2
                     continue
@@ -163,7 +166,7 @@ class GpuRoutine(JitRoutine):
                 # costs one atomic per block); otherwise just the blocks the slices need
                 per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
                 blocks = min(most, max(1, per) * sms) if self.plan.has_pfor else need
-                self.kernels[key] = (fn, THREADS, blocks, R)
+                self.kernels[key] = (fn, threads, blocks, R)
             return self.kernels[key]
 
     def module(self, R: int, kw: int, rp: int):
