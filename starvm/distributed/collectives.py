@@ -1,4 +1,4 @@
-"""Collectives on array buffers of a rank's local backend, by one of four paths, chosen in one
+"""Collectives on array buffers of a rank's local backend, by one of these paths, chosen in one
 place (``choose``, when the distributed backend is made) and reported
 (``DistributedBackend.collective_path``, ``star run --profile``, bench/bench_scale.py):
 
@@ -15,12 +15,12 @@ GPU, two ranks) never try it: the choice says which ranks share which GPU and fa
 ``STARVM_MPI_DEVICE_PATH`` (config.mpi_device_path) asks for a path; where it cannot run the
 next one runs and the reason says why. All ranks take the same decision: it is computed from
 one all-gather of every rank's facts, and a failed NCCL start on any rank is agreed by an
-all-reduction before any NCCL collective runs.
+all-gather of the errors before any NCCL collective runs.
 
 Scalar reductions (SOME, NUMB, FND, ...) stay on host MPI on every path: their operand is a
 Python int already (reading it synchronised the device); NCCL would add a copy and a launch.
 Only array collectives (the per-iteration reductions of a fused loop, the all-gather of a
-partitioned slice, the broadcast of a row) travel this way.
+partitioned slice) travel this way; a row of ROW(i, T), a few words, is broadcast on the host.
 
 ``DeviceAccess`` gathers what the paths need of a device (array module, NCCL module, the GPU's
 id, the current stream, what counts as a device array), so that tests run every path on the
