@@ -12,6 +12,8 @@ from ..ir.ops import Op
 from .cuda_lower import render
 from .lower import Unsupported, callees, walk
 
+_LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
+
 
 def gpu_available(machine) -> str | None:
     """None when the GPU tier can run on this machine's backend, else why not."""
@@ -35,9 +37,9 @@ def _real_device(backend) -> bool:
     return dev is not None and getattr(dev, "name", "") == "cupy"
 
 
-def install_gpu(tier, candidates: dict, main):
-    """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes."""
-    from . import tier as tier_mod
+def install_gpu(tier, candidates: dict, main, recursive, estimator):
+    """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes
+    (``recursive`` and ``estimator`` are tier.py's: passed in, so this module imports no tier)."""
     from .cuda_runtime import GpuRoutine
     why_not = gpu_available(tier.machine)
     if why_not is not None:
@@ -46,7 +48,7 @@ def install_gpu(tier, candidates: dict, main):
         return main
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
-    for pyname in tier_mod._recursive(bodies):
+    for pyname in recursive(bodies):
         why[pyname] = "recursive (the GPU tier does not compile recursion)"
     for pyname, (info, body) in candidates.items():
         if pyname in why:
@@ -60,7 +62,7 @@ def install_gpu(tier, candidates: dict, main):
         if any(n.op is Op.GRAPH for n in walk(body)):
             why[pyname] = "reads the graph input (the GPU tier does not compile GRAPH_*)"
             continue
-        if tier.mode != "on" and not any(n.op in tier_mod._LOOPS for n in walk(body)):
+        if tier.mode != "on" and not any(n.op in _LOOPS for n in walk(body)):
             continue
         try:
             plans[pyname] = render(_closure_bodies(pyname, bodies), pyname)
@@ -75,7 +77,7 @@ def install_gpu(tier, candidates: dict, main):
         info, body = candidates[pyname]
         tier.skipped.pop(info.display, None)
         interpreted = tier.machine.ns[pyname]
-        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan, tier_mod.estimator(info, body, tier))
+        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan, estimator(info, body, tier))
         tier.routines[pyname] = routine
         tier.machine.ns[pyname] = routine
     return main

@@ -64,7 +64,7 @@ class Tier:
             candidates["main_"] = (None, lowered.main)
         if not isinstance(self.machine.backend, NumpyBackend):
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
-            return install_gpu(self, candidates, main)
+            return install_gpu(self, candidates, main, _recursive, estimator)
         ok = self.support({**self.bodies, **candidates})
         chosen = [p for p in candidates if p in ok and (self.mode == "on" or _has_loop(candidates[p][1]))]
         if not chosen:
