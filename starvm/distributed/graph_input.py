@@ -22,8 +22,8 @@ edge (its undirected reading is itself); a directed list read undirected gets th
 arcs it lacks by a sort of the arcs by edge across the ranks (``RankGraph.undirected``). What
 this does not cover is read or generated whole on every rank, as before (``rank_graph``
 returns None): other generators and formats, files the vectorised reader finds unusual (the
-line reader then names the bad line), GRAPH_ADJ (its n² bits are built whole from the
-gathered arcs, then each rank keeps its rows).
+line reader then names the bad line). GRAPH_ADJ builds each rank's rows alone
+(``fill_adjacency``: the arcs go to the owners of their sources).
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class RankCodes:
         """Every value, in arc order, on every rank (an all-gather)."""
         return self.graph.whole_arcs()[:, self.column]
 
-    # the graph helper's GRAPH_ADJ (graphs/star.py) computes with the whole columns
+    # what computes with the whole columns (a Graph's users) gets them gathered
     def __array__(self, dtype=None, copy=None):
         a = self.whole()
         return a.astype(dtype) if dtype is not None else a
@@ -104,6 +104,34 @@ class RankGraph:
             assert got.shape[0] == lay.local_n and (got[:, 0] == np.arange(lay.start, lay.stop)).all()
             self._rows = {key: got}
         return self._rows[key]
+
+    def adjacency_rows(self, lay) -> np.ndarray:
+        """GRAPH_ADJ's rows [lay.start, lay.stop) as packed words, n columns x ⌈rows/64⌉:
+        every arc goes to the rank holding its source's row (one all-to-all), which sets the
+        bits (graphs.star.adjacency_words on its rows alone)."""
+        src = self.arcs[:, 1] - 1
+        owner = src // lay.per if lay.per else np.zeros_like(src)
+        order = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner, minlength=self.comm.size)
+        pairs = np.stack([src, self.arcs[:, 2] - 1], axis=1)[order]
+        got = np.concatenate(self.comm.alltoallv(np.split(pairs.ravel(), np.cumsum(counts * 2)[:-1]))).reshape(-1, 2)
+        rows = lay.local_n
+        words = (rows + 63) // 64
+        out = np.zeros((self.n, words), dtype=np.uint64)
+        if len(got) and words:
+            pos = np.unique(got[:, 1] * (words * 64) + (got[:, 0] - lay.start))   # repeated arcs: one bit
+            word = pos >> 6
+            bit = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64))
+            starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
+            out.reshape(-1)[word[starts]] = np.bitwise_or.reduceat(bit, starts)
+        return out
+
+    def fill_adjacency(self, P) -> None:
+        """GRAPH_ADJ(P) on the distributed backend: each rank builds and keeps its rows."""
+        B = P.backend
+        words = self.adjacency_rows(B.layout(P.n))
+        if P.aux.data.size:
+            P.aux.data[...] = B.xp.asarray(words).reshape(P.aux.data.shape)
 
     def whole_arcs(self) -> np.ndarray:
         """All arcs in order on every rank, (m, 4) (an all-gather)."""

@@ -122,6 +122,10 @@ def make_graph_helper(machine):
         g = current()
         if (P.n, P.k) != (g.n, g.n):
             raise StarRuntimeError(f"GRAPH_ADJ(P): P must be a {g.n} x {g.n} table, got {P.n} x {P.k}")
+        own_rows = getattr(g, "fill_adjacency", None)    # a graph held per rank (distributed/graph_input.py)
+        if own_rows is not None and hasattr(P.backend, "layout"):
+            own_rows(P)                                  # builds this rank's rows only
+            return
         words = adjacency_words(g)
         set_words = getattr(P.backend, "table_set_words", None)   # distributed: a rank keeps its rows
         if set_words is not None:

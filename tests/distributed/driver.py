@@ -200,6 +200,12 @@ def graph_cases(folder: str, align: int, comm) -> list:
                                    and (rows[:, 3] == ref.weight[lay.start:lay.stop]).all())
             case["held"] = int(len(g.arcs))
             case["m"] = ref.m
+            from starvm.graphs.star import adjacency_words
+            adj_lay = layout(ref.n, c.size, c.rank, align)
+            whole_adj = np.unpackbits(adjacency_words(ref).view(np.uint8), axis=1, bitorder="little")
+            mine_adj = np.unpackbits(g.adjacency_rows(adj_lay).view(np.uint8), axis=1, bitorder="little")
+            case["adjacency_ok"] = bool((mine_adj[:, :adj_lay.local_n] == whole_adj[:, adj_lay.start:adj_lay.stop]).all()
+                                        and not mine_adj[:, adj_lay.local_n:].any())
             u, uref = g.undirected().whole(), ref.undirected()      # the undirected reading, per rank
             case["undirected_same"] = bool((u.n, u.m) == (uref.n, uref.m) and (u.src == uref.src).all()
                                            and (u.dst == uref.dst).all() and (u.weight == uref.weight).all())

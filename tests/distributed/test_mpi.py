@@ -154,16 +154,17 @@ def test_each_rank_generates_or_reads_its_share_of_the_graph(tmp_path):
                 assert not case["per_rank"]
                 continue
             assert case["per_rank"] and case["same"] and case["rows_ok"] and case["undirected_same"], case
+            assert case["adjacency_ok"], case
             assert sum(case["held"]) >= case["m"] and (case["m"] < 20 or max(case["held"]) < 0.6 * case["m"]), case
 
 
 def test_graph_file_read_per_rank_from_the_command_line(tmp_path):
-    """`star run --distributed --graph FILE` over 3 ranks: the output of one process (directed
-    reading as given, and BFS-adapt's undirected one, which gathers the arcs first)."""
+    """`star run --distributed --graph FILE` over 3 ranks: the output of one process (the
+    arcs as given, and the undirected reading; GRAPH_EDGES, and GRAPH_ADJ built per rank)."""
     from starvm.graphs import rmat, write_edgelist
     path = tmp_path / "g.txt"
     write_edgelist(rmat(8, seed=3, directed=True), path)
-    for program in ("programs/bfs_adapt.star", "programs/mst_boruvka.star"):
+    for program in ("programs/bfs_adapt.star", "programs/mst_boruvka.star", "programs/components.star"):
         for how in ([], ["--directed"]):
             rc, out, err = mpirun(3, star_cli("run", program, "--distributed", "--graph", str(path), *how), timeout=180)
             src, sout, serr = serial("run", program, "--graph", str(path), *how)
