@@ -7,8 +7,9 @@
 rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives,
 ``forall.py`` the fused `parallel for` on it, ``rows.py`` the row-moving kernels of
 stdlib/rows.star as all-to-all exchanges, ``search.py`` the GPU's search kernels on each
-rank's rows, ``staging.py`` the row moves of device ranks through the host, ``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host
-staging).
+rank's rows, ``staging.py`` the row moves of device ranks through the host,
+``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host staging),
+``graph_input.py`` each rank's share of a generated or read graph.
 """
 from __future__ import annotations
 
