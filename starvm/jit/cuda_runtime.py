@@ -189,6 +189,9 @@ class GpuRoutine(JitRoutine):
             fn, threads, blocks, R = self.kernel_for(caps, kw)
         except _TooLarge:
             return self.interpreted(*args)
+        except Exception as e:  # noqa: BLE001 - a new shape that does not compile: interpreted
+            self.state, self.why = "failed", f"NVRTC/CuPy could not compile it: {type(e).__name__}: {_line(e)}"
+            return self.interpreted(*args)
         machine = self.tier.machine
         tick = machine.ns.get("_tick") if machine.max_steps is not None else None
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
@@ -216,9 +219,14 @@ class GpuRoutine(JitRoutine):
                   res, vout]
         t0 = perf_counter()
         try:
-            fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
-        except TypeError:
-            fn((blocks,), (threads,), tuple(kargs))
+            try:
+                fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
+            except TypeError:       # a CuPy whose Function takes no such keyword
+                fn((blocks,), (threads,), tuple(kargs))
+        except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
+            self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
+            self.restore_tables(saved)
+            return self.interpreted(*args)
         self.launches += 1
         back = io.get()
         sth = back[:STATUS_SIZE]
