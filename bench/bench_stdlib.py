@@ -4,6 +4,8 @@
     python3 bench/bench_stdlib.py --backend cupy         # GPU -> bench/results/stdlib_cupy_<device>.{json,md}
     python3 bench/bench_stdlib.py --backend auto --scales 14-18 --budget 420 --runs 3 --out /tmp/sb
     python3 bench/bench_stdlib.py --quick                # tiny scales, a few seconds: a smoke test
+    python3 bench/bench_stdlib.py --backend auto --scales 24,25 --probes none --fallback none \
+        --algorithms BORUVKA --gpu-generate --profile   # BORUVKA at scales 24-25 (scale 25: ~78 GiB, an H200)
 
 Measures BORUVKA, PRIM and KRUSKAL (associative minimum spanning forest), DIJKSTRA, BELLMAN_FORD
 and BELLMAN_FORD-adapt (single source, vertex 1), BFS and BFS-adapt (from vertex 1) through the
@@ -41,6 +43,12 @@ the end, its results table last. The report also holds a per-iteration cost mode
 procedure, measured with the machine's step counters on a small graph (--cost-scale, default
 8; NumPy backend: step counts are the same on every backend), which explains GPU timings as
 launch- or bandwidth-bound.
+
+--gpu-generate makes the R-MAT graphs on the GPU (CuPy's random stream: graphs of the same
+model and size, not NumPy's), seconds instead of minutes at scales 24-25; the generators'
+graphs need no sort for SciPy's CSR (Graph.weight_matrix). BORUVKA is skipped, with the
+reason, where its estimated device memory (boruvka_device_bytes) exceeds 90% of the free GPU
+memory. --profile adds one profiled run per main row: time per operation kind and per routine.
 """
 from __future__ import annotations
 
