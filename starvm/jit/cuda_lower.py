@@ -261,11 +261,14 @@ class CudaRenderer:
                "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
                "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
                "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0;\n"
-               "    for (int k_ = 0; k_ < NKINDS; ++k_) c_.cn[k_] = 0;\n"
+               "#pragma unroll\n    for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }\n"
                + "".join(f"    {b}\n" for b in body)
                + f"    f_{root}({', '.join(call)});\n"
+               "    if ((threadIdx.x & 31) == 0) {     // each warp's parallel-for steps, once per call\n"
+               "#pragma unroll\n        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.wn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.wn[k_]);\n"
+               "    }\n"
                "    if (c_.gt == 0) {\n"
-               "        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.cn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.cn[k_]);\n"
+               "#pragma unroll\n        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.cn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.cn[k_]);\n"
                "        st[S_LEFT] = c_.left; st[S_OUT] = c_.op;\n"
                "    }\n"
                "    if (c_.failed) return;\n"
@@ -286,7 +289,7 @@ class CudaRenderer:
         if self.grid:
             self.emit(f"c_.cn[{_IDX[op]}]++;")
         else:
-            self.emit(f"pc_[{_IDX[op]}]++;")
+            self.emit(f"c_.wn[{_IDX[op]}]++;")
 
     def tick(self, loc) -> None:
         if not self.grid:
@@ -510,8 +513,7 @@ class CudaRenderer:
         for line in self.pre:
             self.emit(line)
         self.emit("gsync(c_);")
-        self.emit(f"{{ int wf_ = 0; i64 pc_[NKINDS]; for (int k_ = 0; k_ < NKINDS; ++k_) pc_[k_] = 0; "
-                  f"i64 ln_ = threadIdx.x & 31;")
+        self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
         self.ind += 1
         self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
         self.ind += 1
@@ -522,7 +524,6 @@ class CudaRenderer:
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
-        self.emit("if (ln_ == 0) for (int k_ = 0; k_ < NKINDS; ++k_) if (pc_[k_]) atomicAdd((u64*)&c_.cnt[k_], (u64)pc_[k_]);")
         self.emit("if (grid_red(c_, wf_ ? 1ULL : 0ULL, 0)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
         self.ind -= 1
         self.emit("}")

@@ -33,7 +33,8 @@ struct Tb { u64* d; i64 n; i64 k; i64 W; };
 struct Ctx {
     i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; unsigned int* bar; u64* scr; i64 caps;
     i64 gt; i64 G; i64 left; i64 op; int sp; int failed; int ri;
-    i64 cn[NKINDS];
+    i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
+    i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
