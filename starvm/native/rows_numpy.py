@@ -12,7 +12,9 @@ whole-array NumPy operations:
   SCATTER   the same the other way round; where several marked rows name one target row the
             largest source row i wins (the Star body's last write), made explicit with
             np.unique on the reversed index array (the first occurrence there is the last one);
-  GROUPMIN  a stable sort of the marked rows by G and K (one sort of G alone when K is G, of
+  GROUPMIN  G of at most 24 columns: the least K of every group and then its first row, by
+            np.minimum.at into arrays indexed by G's value (no sort); wider G:
+            a stable sort of the marked rows by G and K (one sort of G alone when K is G, of
             one combined number when G and K fit 64 bits together, else two), then the
             first row of every G group; it also counts the groups and their G values' 1 bits
             (the step report).
@@ -183,6 +185,25 @@ def popcount_sum(values: np.ndarray) -> int:
     return int(np.unpackbits(np.ascontiguousarray(values).view(np.uint8)).sum())
 
 
+GROUP_BITS_SCRATCH = 24     # up to here GROUPMIN uses scratch arrays of 2^NCOLS(G) entries
+
+
+def _groupmin_scratch(g, key, rows, group_bits: int, n: int):
+    """GROUPMIN by scratch arrays indexed by G's value (as the GPU's kernels do): the least K
+    of every group (np.minimum.at), then the first marked row of the group holding it; no
+    sort (BORUVKA's rounds: G = the components' labels)."""
+    gi = g.astype(np.int64)
+    least = np.full(1 << group_bits, np.iinfo(np.uint64).max, dtype=np.uint64)
+    np.minimum.at(least, gi, key)
+    cand = key == least[gi]
+    first = np.full(1 << group_bits, n, dtype=np.int64)
+    np.minimum.at(first, gi[cand], rows[cand])
+    found = np.flatnonzero(first < n)                  # the groups, by their G value
+    z = np.zeros(n, dtype=bool)
+    z[first[found]] = True
+    return _bools_vec(z), int(found.size), popcount_sum(found.astype(np.uint64))
+
+
 def groupmin_counted(G, K, X_v):
     """(Z, the groups, the 1 bits of the groups' G values): Z marks the first row of every G
     value among the marked rows whose K is least."""
@@ -193,6 +214,8 @@ def groupmin_counted(G, K, X_v):
         return _bools_vec(z), 0, 0
     g = _values(G.data, n, rows)
     key = None if G.data is K.data else _values(K.data, n, rows)
+    if key is not None and G.k <= GROUP_BITS_SCRATCH:
+        return _groupmin_scratch(g, key, rows, G.k, n)
     order = group_order(g, key, G.k, K.k)
     gs = g[order]
     first = np.ones(rows.size, dtype=bool)
