@@ -160,7 +160,12 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=int, default=600, help="seconds one program may take")
     ap.add_argument("--per-worker", type=int, default=40, help="programs before a worker process is replaced")
     ap.add_argument("--cache-dir", default=None, help="the compiled modules' cache (default: a temporary folder)")
+    ap.add_argument("--combine", nargs="+", metavar="PART.json",
+                    help="add up the results files of campaigns run in parts (e.g. one --budget slice per command, "
+                         "successive --seed) into --out, then exit")
     args = ap.parse_args(argv)
+    if args.combine:
+        return combine([Path(p) for p in args.combine], Path(args.out))
 
     import starvm
     from starvm.backends import BackendUnavailable
@@ -201,8 +206,9 @@ def main(argv=None) -> int:
         write_results(doc, out / f"{name}.json", markdown(doc))
 
     jobs = ((args.seed + i, opts) for i in range(args.programs))
-    pool = multiprocessing.Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
-                                maxtasksperchild=args.per_worker)
+    # spawned, not forked: the parent has touched the GPU (device_info), and CUDA does not survive a fork
+    pool = multiprocessing.get_context("spawn").Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
+                                                     maxtasksperchild=args.per_worker)
     pending = collections.deque()
     stopped = False
     try:
@@ -233,6 +239,58 @@ def main(argv=None) -> int:
     return 1 if tally.mismatches or tally.timeouts else 0
 
 
+def combine(parts: list[Path], out: Path) -> int:
+    """One results file from several parts of one campaign: counts added up, the parts'
+    headers (machine, date, command, seeds) kept under ``parts``."""
+    import json
+    docs = [json.loads(p.read_text()) for p in parts]
+    if any(d.get("benchmark") != "fuzz_compiled" for d in docs):
+        print("fuzz_compiled: --combine takes fuzz_compiled_*.json files only", file=sys.stderr)
+        return 2
+    first = docs[0]
+    programs = sum(d["programs"] for d in docs)
+
+    def added(key):
+        total = collections.Counter()
+        for d in docs:
+            total.update(d[key])
+        return dict(total.most_common())
+    features = {}
+    for d in docs:
+        for k, v in d["features"].items():
+            f = features.setdefault(k, {"ran": 0, "ran_compiled": 0})
+            f["ran"] += v["ran"]
+            f["ran_compiled"] += v["ran_compiled"]
+    weights = [(d["programs"], d["per_program"]) for d in docs if d["per_program"]]
+
+    def mean(key):
+        return round(sum(n * pp[key] for n, pp in weights) / max(sum(n for n, _ in weights), 1), 3)
+    wall = sum(d["wall_s"] for d in docs)
+    per_program = {"mean_s": mean("mean_s"), "median_s": None, "cpu_mean_s": mean("cpu_mean_s"),
+                   "max_s": max(pp["max_s"] for _, pp in weights), "compile_mean_s": mean("compile_mean_s"),
+                   "compile_share": mean("compile_share"), "programs_per_minute": round(60 * programs / max(wall, 1e-9), 1),
+                   "projected_10000_on_16_cores_s": round(mean("cpu_mean_s") * 10_000 / 16)} if weights else {}
+    seeds = sorted((d["first_seed"], d["first_seed"] + d["programs"] - 1) for d in docs)
+    doc = document("fuzz_compiled", first["title"], machine=first["machine"], device=first["device_info"],
+                   command=" + ".join(d["command"] for d in docs), backend=first["backend"],
+                   first_seed=seeds[0][0], seed_ranges=seeds, programs_asked=programs, programs=programs,
+                   complete=True, jobs=first["jobs"], generator=first["generator"], compared=first["compared"],
+                   mismatching_programs=sum(d["mismatching_programs"] for d in docs),
+                   timeouts=[s for d in docs for s in d["timeouts"]], features=features,
+                   main_block_fallbacks=added("main_block_fallbacks"), fallbacks=added("fallbacks"),
+                   model_errors=added("model_errors"), step_limit_runs=sum(d["step_limit_runs"] for d in docs),
+                   wall_s=round(wall, 1), per_program=per_program,
+                   mismatches=[m for d in docs for m in d["mismatches"]],
+                   parts=[{k: d[k] for k in ("date", "command", "first_seed", "programs", "wall_s", "machine")}
+                          for d in docs])
+    name = f"fuzz_compiled_{device_name(first['backend'], first['device_info'])}"
+    if first["backend"] == "numpy":
+        name = f"fuzz_compiled_cpu{first['machine'].get('cpu_count')}"
+    write_results(doc, out / f"{name}.json", markdown(doc))
+    print(f"{len(docs)} parts, {programs} programs, {doc['mismatching_programs']} mismatching -> {out / name}.json")
+    return 1 if doc["mismatching_programs"] or doc["timeouts"] else 0
+
+
 def opts_public(opts: dict) -> dict:
     return {k: v for k, v in opts.items() if k != "cache_dir"}
 
@@ -253,7 +311,8 @@ def markdown(doc: dict) -> list[str]:
     pp = doc["per_program"]
     asked = "" if doc["complete"] else f" of {doc['programs_asked']} asked"
     lines = ["", f"`{doc['command']}`", "",
-             f"{doc['programs']} programs (seeds {doc['first_seed']}-{doc['first_seed'] + doc['programs'] - 1}"
+             f"{doc['programs']} programs (seeds "
+             f"{', '.join(f'{a}-{b}' for a, b in doc.get('seed_ranges') or [(doc['first_seed'], doc['first_seed'] + doc['programs'] - 1)])}"
              f"{asked}) on the {doc['backend']} backend, "
              f"{doc['jobs']} worker processes, {doc['wall_s']} s: **{doc['mismatching_programs']} mismatching**, "
              f"{len(doc['timeouts'])} over the time limit. Compared: {doc['compared']}.", "",
@@ -266,7 +325,9 @@ def markdown(doc: dict) -> list[str]:
               "Why code ran interpreted (routine or role: reason, programs):", ""]
     lines += [f"- {k}: {v}" for k, v in list(doc["fallbacks"].items())[:15]]
     if pp:
-        lines += ["", f"Per program (one worker): wall mean {pp['mean_s']} s, median {pp['median_s']} s, max {pp['max_s']} s, "
+        median = "" if pp["median_s"] is None else f"median {pp['median_s']} s, "
+        lines += ["", f"Per program (one worker): wall mean {pp['mean_s']} s, "
+                  f"{median}max {pp['max_s']} s, "
                   f"CPU mean {pp['cpu_mean_s']} s; Numba compiling {pp['compile_mean_s']} s of the wall time on average "
                   f"({100 * pp['compile_share']:.0f} %); {pp['programs_per_minute']} programs a minute here. At this CPU "
                   f"cost 10 000 programs on 16 such cores would take about {pp['projected_10000_on_16_cores_s']} s."]

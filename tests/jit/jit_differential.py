@@ -164,7 +164,7 @@ def _features(prog, model, m, error_at, model_error, limit) -> dict:
                           model_error is not None and compiled("main" if error_at == "main" else error_at or "")],
         "step limit": [limit is not None, limit is not None and main_compiled],
     }
-    feats = {k: [bool(a), bool(b)] for k, (a, b) in feats.items()}
+    feats = {k: [bool(a), bool(a) and bool(b)] for k, (a, b) in feats.items()}     # compiled only where it ran
     fallbacks = {}
     if not main_compiled:
         for name in ["main block", *prog.routines, *library]:

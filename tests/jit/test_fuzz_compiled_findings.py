@@ -1,0 +1,55 @@
+"""Differences between the compiled tier and the interpreter found by the compiled tier's
+differential fuzzing (bench/fuzz_compiled.py, tests/jit/jit_differential.py), each as the
+smallest program that shows it. A strict xfail stays until the difference is settled; then
+the XPASS fails and the mark goes.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jit_differential import run
+
+# A directly recursive procedure (compiled since direct recursion compiles), four levels deep.
+RECURSION = """proc R(d: integer);
+begin
+  if d > 0 then R(d - 1)
+end;
+
+begin
+  R(4);
+  writeln('done')
+end.
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jit_cache(tmp_path_factory):
+    old = os.environ.get("STARVM_JIT_CACHE")
+    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
+    yield
+    if old is None:
+        os.environ.pop("STARVM_JIT_CACHE", None)
+    else:
+        os.environ["STARVM_JIT_CACHE"] = old
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "recursion limit: with Machine(max_depth=2) the interpreter runs R(4) to the end and prints 'done' "
+    "(its limit is Python's recursion limit = frames in use + max_depth + a margin, so small limits are "
+    "loose: R(40) passes too), while the compiled tier counts Star calls exactly and stops with "
+    "'recursion too deep (more than about 2 nested Star calls)' at rec.star:3:17"))
+def test_a_small_recursion_limit_stops_both_tiers_alike():
+    off = run(RECURSION, "rec.star", "off", max_depth=2)
+    on = run(RECURSION, "rec.star", "on", max_depth=2)
+    assert (on[0], on[1], on[2]) == (off[0], off[1], off[2])
+
+
+def test_the_default_recursion_limit_runs_the_same_program_alike():
+    """The same program without a small limit: both tiers agree (what the xfail above differs in
+    is only the limit)."""
+    off = run(RECURSION, "rec.star", "off")
+    on = run(RECURSION, "rec.star", "on")
+    assert off[0] == on[0] == "done\n" and off[1] == on[1] and off[2] is on[2] is None
+    assert [r.state for r in on[3].jit.routines.values() if r.display == "R"] == ["compiled"]
