@@ -12,12 +12,13 @@ numbers are read once per call, not once per column.
   GATHER    rows_check (thread per word of IX): counts the marked rows and flags a row
             number out of 1..NROWS(T); the host reads both in one transfer (the call's only
             synchronisation) and runs the Star body when the flag is set, before anything
-            is written. Then, for T of at most 64 columns, rows_values reads every row of T as
-            a number (one pass over T) and rows_gather_values (thread per word of R) decodes
+            is written. Then, for T of at most 64 columns and at most 64 rows per moved row,
+            rows_values reads every row of T as a number (one pass over T) and
+            rows_gather_values (thread per word of R) decodes
             IX's row numbers of the word's marked rows, loads one number per row and deals its
             bits out to R's columns, merged with R's old word under X's mask: one random load
             per moved row (BORUVKA's GATHER of the vertex labels by the arcs: 128 M loads at
-            R-MAT scale 22, not 128 M x 23); wider T: rows_gather, column by column.
+            R-MAT scale 22, not 128 M x 23); otherwise rows_gather, column by column.
   SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
             IX): atomicMax of the source row into win[target] (init -1), so the largest i
             wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
@@ -373,8 +374,8 @@ def iota(T) -> None:
 
 
 def decode(IX, X_v, limit: int):
-    """(None, the marked rows); Unusual when a marked row names one outside 1..limit (nothing
-    written). The kernels that move the rows read IX themselves."""
+    """(the marked rows as the plan, the marked rows); Unusual when a marked row names one
+    outside 1..limit (nothing written). The kernels that move the rows read IX themselves."""
     W = IX.data.shape[1]
     stats = cp.zeros(2, dtype=cp.uint64)
     _kernels()["rows_check"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
@@ -382,13 +383,15 @@ def decode(IX, X_v, limit: int):
     marked, bad = _read(stats)
     if bad or IX.n >= (1 << 32) - 1:       # SCATTER's winners are 32-bit row numbers
         raise Unusual
-    return None, marked
+    return marked, marked
 
 
 def gather_apply(T, IX, plan, X_v, R) -> None:
     fns = _kernels()
     W = R.data.shape[1]
-    if T.k <= 64:                    # T's rows as numbers first: one load per moved row
+    # T's rows as numbers first (one pass over T), then one load per moved row; unless T is
+    # far larger than what moves (plan: the marked rows), when the column path reads less
+    if T.k <= 64 and T.n <= 64 * max(plan, 1):
         vals = cp.empty(T.n, dtype=cp.uint64)
         none = cp.zeros(1, dtype=cp.int64)
         fns["rows_values"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), none, np.int32(0),

@@ -72,7 +72,10 @@ def test_row_moves_launch_matching_arguments(native, n, k):
     rc.iota(FakeTable(n, k))
     assert launched() == ["rows_iota"]
     rc.gather(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
-    assert launched() == ["rows_check"] + (["rows_values", "rows_gather_values"] if k <= 64 else ["rows_gather"])
+    # the stand-in runs no kernel: rows_check's counter says 0 marked rows, so T's rows are
+    # read as numbers only when T has at most 64 rows
+    assert launched() == ["rows_check"] + (["rows_values", "rows_gather_values"] if k <= 64 and n <= 64
+                                           else ["rows_gather"])
     rc.scatter(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
     assert launched() == ["rows_check", "rows_scatter_win", "rows_scatter_write"]
     rc.groupmin(FakeTable(n, min(idx_bits, 10)), FakeTable(n, k if k <= 64 else 64), vec(n))
