@@ -55,7 +55,10 @@ class CodeGen:
         self.fused_timing = fused_timing
         self.fuse = fuse
         self.step_limit = step_limit   # emit _tick() in every loop body and routine (limits.py)
-        self.filename = f"<star-{next(_unit_ids)}:{star_filename}>"
+        # constants (fused loops, BITS literals) live in the machine's one namespace beside
+        # every other unit's: the unit's number keeps their names apart
+        self.unit_id = next(_unit_ids)
+        self.filename = f"<star-{self.unit_id}:{star_filename}>"
         self.out: list[str] = []
         self.lines: dict[int, LineInfo] = {}
         self.consts: dict[str, object] = {}
@@ -265,7 +268,7 @@ class CodeGen:
         if self.fuse and fusable(s):
             symbols = sorted({n.arg for n in _walk(s.src[2]) if n.op is Op.VAR and n.arg is not var},
                              key=lambda x: x.pyname)
-            name = f"_forall{next(self.tmp)}"
+            name = f"_forall{self.unit_id}_{next(self.tmp)}"
             self.consts[name] = self.B.forall_kernel(s, self.counts, symbols, self.fused_timing)
             values = "".join(f"{x.pyname}, " for x in symbols)
             call = f"{name}({self.x(s.src[0])}, {self.x(s.src[1])}, ({values}))"
@@ -300,7 +303,7 @@ class CodeGen:
         if op is Op.VAR:
             return e.arg.pyname
         if op is Op.BITS:
-            name = f"_k{len(self.consts)}_{next(self.tmp)}"
+            name = f"_k{self.unit_id}_{len(self.consts)}_{next(self.tmp)}"
             bits = [c == "1" for c in e.arg]
             self.consts[name] = self.B.from_bools(bits)
             return f"_Bits({name}, {len(bits)})"

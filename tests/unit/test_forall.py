@@ -239,3 +239,28 @@ def test_gpu_runs_each_fusable_body_as_one_generated_kernel(backend):
         (kernel,) = _forall_kernels(m)
         assert type(kernel).__name__ == "CudaForallKernel", name
         assert kernel.template is not None and kernel.launches >= 1 and kernel.fallbacks == 0, name
+
+
+def test_fused_loops_of_two_units_keep_their_own_kernels(backend):
+    # Every unit's fused loops and BITS constants live in the machine's one namespace: a
+    # library unit loaded later (WARSHALL-adapt's fused loop) must not replace the program's.
+    m = starvm.Machine(backend=backend, out=io.StringIO(), jit="off", native=False)
+    m.load("""
+proc MINE(n: integer; var P: table);
+var i: integer;
+begin
+  parallel for i := 1 to n do
+    COL(i, P) := COL(i, P) or COL(1, P);
+end;
+""", "mine.star")
+    rng = np.random.default_rng(7)
+    P = rng.random((70, 5)) < 0.3
+    want = P | P[:, :1]
+    first = m.table(P)
+    m.call("MINE", 5, first)
+    closure = m.table(np.eye(5, dtype=bool))
+    m.call("WARSHALL-adapt", 5, closure)   # loads the library unit with its own fused loop
+    again = m.table(P)
+    m.call("MINE", 5, again)
+    np.testing.assert_array_equal(first.to_numpy(), want)
+    np.testing.assert_array_equal(again.to_numpy(), want)
