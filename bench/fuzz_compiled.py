@@ -18,6 +18,15 @@ Compiled modules go to a temporary cache shared by the workers (the library's mo
 reused by every program; a program's own are deleted after it), and each worker process is
 replaced after --per-worker programs (the compiled code of finished programs stays in a
 process's memory). Exit status 1 if any program mismatched.
+
+Numba compiling each program's routines is ~95% of the cost (8.5 s of CPU a program on the
+shared 2-core host, fuzz_compiled_cpu2.md), so the large campaigns run in parts of one
+--budget each (a device command lasts at most 10 minutes), added up with --combine:
+
+    python bench/fuzz_compiled.py --programs 1700 --seed 0 --jobs 16 --budget 540 --out OUT/p0
+    python bench/fuzz_compiled.py --programs 1700 --seed 1700 --jobs 16 --budget 540 --out OUT/p1   # ... p5
+    python bench/fuzz_compiled.py --combine OUT/p*/fuzz_compiled_cpu16.json --out bench/results
+    python bench/fuzz_compiled.py --programs 500 --seed 0 --jobs 8 --backend cupy --budget 540 --out OUT/g0  # g1: --seed 500
 """
 from __future__ import annotations
 
