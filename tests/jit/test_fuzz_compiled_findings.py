@@ -18,7 +18,7 @@ begin
 end;
 
 begin
-  R(4);
+  R({depth});
   writeln('done')
 end.
 """
@@ -36,21 +36,23 @@ def jit_cache(tmp_path_factory):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "recursion limit: with Machine(max_depth=2) the interpreter runs R(4) to the end and prints 'done' "
-    "(its limit is Python's recursion limit = frames in use + max_depth + a margin, so small limits are "
-    "loose: R(40) passes too), while the compiled tier counts Star calls exactly and stops with "
-    "'recursion too deep (more than about 2 nested Star calls)' at rec.star:3:17"))
-def test_a_small_recursion_limit_stops_both_tiers_alike():
-    off = run(RECURSION, "rec.star", "off", max_depth=2)
-    on = run(RECURSION, "rec.star", "on", max_depth=2)
+    "recursion limit: the interpreter's is Python's recursion limit (frames in use + max_depth + a margin), "
+    "so it runs R(4) under Machine(max_depth=2) (R(40) too) and R(4001) under the default 4000 to the end "
+    "and prints 'done', while the compiled tier counts Star calls exactly and stops with 'recursion too "
+    "deep (more than about N nested Star calls)' at rec.star:3:17"))
+@pytest.mark.parametrize("depth, max_depth", [(4, 2), (4001, None)])
+def test_the_recursion_limit_stops_both_tiers_alike(depth, max_depth):
+    src = RECURSION.format(depth=depth)
+    off = run(src, "rec.star", "off", max_depth=max_depth)
+    on = run(src, "rec.star", "on", max_depth=max_depth)
     assert (on[0], on[1], on[2]) == (off[0], off[1], off[2])
 
 
 def test_the_default_recursion_limit_runs_the_same_program_alike():
     """The same program without a small limit: both tiers agree (what the xfail above differs in
     is only the limit)."""
-    off = run(RECURSION, "rec.star", "off")
-    on = run(RECURSION, "rec.star", "on")
+    off = run(RECURSION.format(depth=4), "rec.star", "off")
+    on = run(RECURSION.format(depth=4), "rec.star", "on")
     assert off[0] == on[0] == "done\n" and off[1] == on[1] and off[2] is on[2] is None
     # R ran compiled: called by the compiled main block (or by itself where the main block is not)
     assert {r.display for r in on[3].jit.routines.values() if r.compiled_calls} & {"main block", "R"}
