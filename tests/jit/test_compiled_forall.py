@@ -161,7 +161,7 @@ def random_loop(rng: random.Random) -> str:
 @pytest.mark.parametrize("seed", range(2))
 def test_random_bodies(seed):
     rng = random.Random(seed)
-    src = HEADER + "".join(random_loop(rng) for _ in range(5)) + FOOTER
+    src = HEADER + "".join(random_loop(rng) for _ in range(3)) + FOOTER
     # the interpreter's fused form fails on a bit of a private slice (V(j) := b: an internal
     # error in runtime/forall.py, reported): iteration by iteration only, there
     for fuse in (False,) if re.search(r"\bV\(\d+\) :=", src) else (True, False):
