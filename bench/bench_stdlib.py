@@ -542,6 +542,14 @@ def native_routines(backend_name: str) -> set[str]:
     return {s for s in SUBROUTINES if any((s.lower(), b) in reg for b in sides)}
 
 
+def _ratio(r) -> str:
+    """starvm / SciPy as written in the table: whole numbers when starvm is slower, two
+    significant digits when it is faster (0.016×, not 0×)."""
+    if not r:
+        return "—"
+    return f"{r:,.0f}×" if r >= 10 else f"{r:.2g}×"
+
+
 def outer_iterations(alg: str, g, stats: dict, calls: dict) -> dict:
     """What one outer iteration is, and how many there were (from the counters)."""
     c = lambda s: calls.get(s, {}).get("calls", 0)   # noqa: E731
@@ -1082,7 +1090,7 @@ def results_table(data: dict) -> list[str]:
         if e["status"] == "model":
             continue
         if e["status"] == "ran":
-            ratio = f"{e['ratio_star_vs_scipy']:,.0f}×" if e.get("ratio_star_vs_scipy") else "—"
+            ratio = _ratio(e.get("ratio_star_vs_scipy"))
             steps = f"{e['steps_total']:,}" + (f" + {e['native_calls']:,} native" if e.get("native_calls") else "")
             status = "ran" + (f" ({e['role']})" if e["role"] != "main" else "") + \
                 ("" if e["correct"] else " unchecked" if e["correct"] is None else " **WRONG**") + (f"; {e['reference_note']}" if e.get("reference_note") else "")
