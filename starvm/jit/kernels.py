@@ -895,14 +895,22 @@ def cow_col_get(i, t, sv, dirty, cnt, st, nid):
     return (cow_source(t, sv, dirty, i - 1), t[1])
 
 
-@njit(cache=True, inline="always")
-def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
-    """V := COL(i, T) of the snapshot, as op_col_get_asg checks and counts it; V becomes a view."""
+@njit(cache=True)
+def view_fail(old, i, t, cnt, st, nid, anid):
+    """The failing cow_view_asg, out of line: its checks and count in op_col_get_asg's order."""
     k = t[0].shape[0]
     if not (0 < i <= k):
         fail(st, nid, E_COL_INDEX, i, k, 0, 0)
     cnt[C_COL_GET] += 1
-    asg_check(old, t[1], st, anid)
+    fail(st, anid, E_ASG_LEN, old[1], t[1], 0, 0)
+
+
+@njit(cache=True, inline="always")
+def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
+    """V := COL(i, T) of the snapshot, as op_col_get_asg checks and counts it; V becomes a view."""
+    if not (0 < i <= t[0].shape[0]) or (old[1] != t[1] and old[1] >= 0):
+        view_fail(old, i, t, cnt, st, nid, anid)
+    cnt[C_COL_GET] += 1
     return (cow_source(t, sv, dirty, i - 1), t[1])
 
 

@@ -426,9 +426,14 @@ class ModuleGen:
             self.cow[snaps[orig]] = (bt, bsv, dirty)
             self.cow_written[orig] = (bt, bsv, dirty, direct is not None)
         if cow:
+            words = f"{self.vars[cow[0]]}[0].shape[1]"
             for x in _views(s.src[2], set(self.cow)):
+                # the words of its own, sized as the table's columns and borrowed like them
+                own = self.new_tmp()
                 self.views[x] = self.new_tmp()
-                self.emit(ind, f"{self.views[x]} = np.empty(0, np.uint64)")
+                self.emit(ind, f"{own} = np.empty({words}, np.uint64)")
+                self.emit(ind, f"{self.views[x]} = borrow({own})")
+                alive.append(own)
         for orig, snap in snaps.items():
             if orig in cow:
                 continue

@@ -135,6 +135,34 @@ def test_a_failing_iteration_leaves_the_tables_as_the_interpreter_does(m):
     assert not np.array_equal(np.array(seen["on"][0]), start)
 
 
+ASG_ERROR = """
+proc G(var P, Q: table);
+var V: slice(Q); i: integer;
+begin
+  parallel for i := 1 to NCOLS(P) do
+  begin
+    V := COL(i, P);
+    COL(i, P) := not V;
+  end;
+end;
+"""
+
+
+def test_a_view_of_the_wrong_length_fails_as_the_assignment_does():
+    """V (a slice of Q's 5 rows) := COL(i, P) of 67 rows: the assignment's length error, after
+    the COL step, in both tiers."""
+    seen = {}
+    for jit in ("off", "on"):
+        mach = starvm.Machine(jit=jit, fuse=False)
+        mach.load(ASG_ERROR, "asg.star")
+        P, Q = mach.table(np.eye(67, 4, dtype=bool)), mach.table(rows=5, cols=2)
+        with pytest.raises(starvm.StarError) as e:
+            mach.call("G", P, Q)
+        seen[jit] = (e.value.render(), mach.last_call_stats, P.to_numpy().tolist())
+    assert seen["on"] == seen["off"]
+    assert "length mismatch in assignment: the variable has 5 bits, the value 67" in seen["on"][0]
+
+
 # ------------------------------------------------------------------ random bodies
 INDEX = ["i", "k", "1", "n - i + 1", "(i mod n) + 1", "j"]
 
