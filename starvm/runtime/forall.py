@@ -188,6 +188,9 @@ class ForallKernel:
             if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
                 raise self.fail(s, "a bit takes 0 or 1")
             self.count(Op.BIT_SET, mask)
+            if isinstance(target, _Vec):             # a private slice/word: each iteration its own
+                self.local[s.src[0].arg] = _set_bit(xp, target, j, b, mask, self.m)
+                return
             bits = _unpack(xp, self.B.to_words(target.v, target.n))
             jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
             bb = xp.broadcast_to(xp.asarray(b, dtype=bool), (self.m,))
@@ -369,6 +372,21 @@ def _shifts(xp):
     if xp not in _SHIFTS:
         _SHIFTS[xp] = xp.arange(64, dtype=xp.uint64)
     return _SHIFTS[xp]
+
+
+def _set_bit(xp, v: _Vec, j, b, mask, m: int) -> _Vec:
+    """Bit j (0-based; a number or one per iteration) of every iteration's copy of v set to b,
+    in the iterations the mask selects."""
+    words = xp.array(xp.broadcast_to(v.w, (m, v.w.shape[1])))
+    rows = xp.arange(m)
+    jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (m,))
+    bb = xp.broadcast_to(xp.asarray(b, dtype=xp.uint64), (m,))
+    if mask is not None:
+        rows, jj, bb = rows[mask], jj[mask], bb[mask]
+    shift = (jj & 63).astype(xp.uint64)
+    cur = words[rows, jj >> 6]
+    words[rows, jj >> 6] = (cur & ~(xp.uint64(1) << shift)) | (bb << shift)
+    return _Vec(words, v.n)
 
 
 def _unpack(xp, words):

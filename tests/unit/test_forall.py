@@ -76,6 +76,20 @@ begin
   end;
 end;
 """,
+    # bits of a private slice written: each iteration its own copy (once an internal error)
+    "private_bits": """
+proc BODY(n: integer; var P: table; var Z: slice; M: slice; t: integer);
+var V: slice; i: integer;
+begin
+  parallel for i := 1 to n do
+  begin
+    V := COL(i, P);
+    V(t) := 1;
+    if V(i) = 1 then V(i) := 0;
+    COL(i, P) := V;
+  end;
+end;
+""",
 }
 
 
@@ -95,6 +109,14 @@ def model(name, P, Z, M, t):
     if name == "xor_pivot":
         old = P[:, t - 1].copy()
         P ^= old[:, None]
+        return P, Z
+    if name == "private_bits":
+        for i in range(n):
+            v = P[:, i].copy()
+            v[t - 1] = True
+            if v[i]:
+                v[i] = False
+            P[:, i] = v
         return P, Z
     if name == "count_mark":
         return P, P.sum(axis=0) > t
@@ -141,7 +163,7 @@ def test_fused_equals_sequential_equals_model(backend, name, n):
 
 
 def test_bodies_are_fused():
-    """The five bodies above really take the fused path."""
+    """The bodies above really take the fused path."""
     for name, src in BODIES.items():
         m = starvm.Machine(backend="numpy")
         m.load(src, f"{name}.star")
