@@ -35,7 +35,10 @@ class RoutineProfile:
         self._stack: list[list] = []   # per active call: [child steps, child seconds]
 
     def reset(self) -> None:
-        self.routines.clear()
+        # in place: the wrapped routines keep their RoutineStats objects
+        for stats in self.routines.values():
+            stats.calls = stats.steps_total = stats.steps_self = 0
+            stats.time_total = stats.time_self = 0.0
 
     def install(self, ns: dict, routines) -> None:
         """Wrap each routine of ``routines`` (RoutineInfo) found in ``ns``."""

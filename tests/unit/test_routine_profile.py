@@ -92,7 +92,13 @@ def test_cli_prints_the_table(tmp_path):
 
 def test_compiled_routines_are_counted_as_a_whole():
     pytest.importorskip("numba")
-    m = profiled("numpy", jit="on")
+    # called from Python (with --jit on a main block compiles whole, calls and all)
+    m = starvm.Machine(backend="numpy", jit="on", out=None)
+    m.profile = True
+    m.load(PROGRAM.split("var X: slice; k")[0], "prof.star")
+    x = m.slice([False, True, True, False])
+    m.call("OUTER", x, 3)
+    m.call("OUTER", x, 2)
     r = {s.display: s for s in m.routine_profile.routines.values() if s.calls}
     # OUTER runs compiled with INNER inside it: one row holds both
     assert (r["OUTER"].calls, r["OUTER"].steps_total, r["OUTER"].steps_self) == (2, 12, 12)
@@ -107,3 +113,16 @@ def test_profile_off_unwraps_the_routines():
     assert m.ns[m.env.routines["inner"].pyname] is not plain
     m.profile = False
     assert m.ns[m.env.routines["inner"].pyname] is plain
+
+
+def test_reset_stats_keeps_counting_per_routine(backend):
+    # reset_stats() zeroes the table; the routines wrapped before it still report into it
+    m = profiled(backend)
+    m.reset_stats()
+    assert all(s.calls == 0 and s.steps_total == 0 for s in m.routine_profile.routines.values())
+    x = m.slice([True, False, True])
+    m.call("OUTER", x, 4)
+    r = {s.display: s for s in m.routine_profile.routines.values()}
+    assert (r["OUTER"].calls, r["INNER"].calls, r["COUNT"].calls) == (1, 4, 0)
+    assert r["OUTER"].steps_total == 1 + 2 * 4
+    assert "OUTER" in m.profile_report()
