@@ -145,8 +145,10 @@ class Tier:
         """Lines for --profile: which routines ran compiled, which did not and why."""
         if self.mode == "off":
             return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
-        how = "Numba" if isinstance(self.machine.backend, NumpyBackend) else "one CUDA kernel per routine"
-        lines = [f"compiled tier ({how}, --jit {self.mode}):"]
+        backend = self.machine.backend
+        how = ("Numba, " if isinstance(backend, NumpyBackend) else
+               "one CUDA kernel per routine, " if backend.name in ("cupy", "auto") else "")
+        lines = [f"compiled tier ({how}--jit {self.mode}):"]
         for r in self.routines.values():
             if not r.calls:
                 continue
