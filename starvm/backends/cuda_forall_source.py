@@ -143,11 +143,14 @@ class _Translator:
                       f"if (w < W) {t}[({i} - 1) * W + w] = {v}[r]; }}")
         elif op is Op.BIT_SET:
             sym = s.src[0].arg
-            if sym in self.info.private:
-                raise Untranslatable("bit write of a private slice")
             i, b = self.scalar(s.src[1]), self.scalar(s.src[2])
             self.fail(f"{i} < 1 || {i} > NBITS || ({b} != 0 && {b} != 1)")
             self.count(Op.BIT_SET)
+            if sym in self.info.private:     # the iteration's own words: the thread holding the word
+                self.emit(f"{{ long long wb = ({i} - 1) >> 6; unsigned long long m = 1ULL << (({i} - 1) & 63); "
+                          f"for (int r = 0; r < R; ++r) if (threadIdx.x + (long long)r * blockDim.x == wb) "
+                          f"{{ if ({b}) pv_{sym.pyname}[r] |= m; else pv_{sym.pyname}[r] &= ~m; }} }}")
+                return
             p = self.param_of[sym]
             self.emit(f"if (threadIdx.x == 0) {{ unsigned long long m = 1ULL << (({i} - 1) & 63); "
                       f"if ({b}) atomicOr(&{p}[({i} - 1) >> 6], m); else atomicAnd(&{p}[({i} - 1) >> 6], ~m); }}")
