@@ -142,7 +142,7 @@ def _profile(tmp_path, backend, native: bool) -> tuple[list, str, str]:
                          STARVM_AUTO_GPU_ROWS="64", STARVM_AUTO_GPU_BITS="4096")
     r = subprocess.run([sys.executable, "-m", "starvm", "run", "--backend", backend, "--profile",
                         "--generate", GRAPH, str(prog)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     rows = [m.groups() for m in map(re.compile(r"^([A-Za-z].*?)\s+(\d+)(?:\s+[\d.]+)*$").match,
                                     r.stderr.splitlines()) if m]
