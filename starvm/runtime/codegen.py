@@ -141,23 +141,30 @@ class CodeGen:
         params = ", ".join(p.pyname for p in info.params)
         self.emit(0, f"def {info.pyname}({params}):", info.node.loc)
         self.global_decl(body, 1)
-        self.tick(1, info.node.loc)
+        # the recursion limit counts Star calls exactly, as the compiled tier does: _depth is
+        # [calls in progress, Machine.max_depth]; _too_deep() reports at the caller's call
+        self.emit(1, "if _depth[0] >= _depth[1]: _too_deep()", info.node.loc)
+        self.emit(1, "_depth[0] += 1")
+        self.emit(1, "try:")
+        self.tick(2, info.node.loc)
         for p in info.params:
             if p.length_of is not None:
                 n = f"{p.length_of.pyname}.n" if p.type is T.SLICE else f"{p.length_of.pyname}.k"
                 what = f"argument {p.display!r} ({p.type}({p.length_of.display}))"
-                self.emit(1, f"_check_len({p.pyname}, {n}, {what!r})", p.loc)
+                self.emit(2, f"_check_len({p.pyname}, {n}, {what!r})", p.loc)
         for sym in info.locals + ([info.result] if info.result else []):
-            self.emit(1, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
+            self.emit(2, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
         self._entry = True
-        self.block(body, 1)
+        self.block(body, 2)
         outs = [p.pyname for p in info.out_params]
         if info.is_function:
             outs.insert(0, info.result.pyname)
         if len(outs) == 1 and info.is_function:
-            self.emit(1, f"return {outs[0]}")
+            self.emit(2, f"return {outs[0]}")
         elif outs:
-            self.emit(1, f"return ({', '.join(outs)},)")
+            self.emit(2, f"return ({', '.join(outs)},)")
+        self.emit(1, "finally:")
+        self.emit(2, "_depth[0] -= 1")
 
     # ------------------------------------------------------------------ statements
     def block(self, node: Node, indent: int) -> None:

@@ -5,8 +5,10 @@
   the top of every loop body and routine; without a limit no check is generated at all;
 * table size: a table larger than the free memory of the host (NumPy) or the device (CuPy)
   is refused before it is allocated, with the number of bytes it needs;
-* Star recursion depth (``Machine(max_depth=N)``, ``STARVM_MAX_DEPTH``): Python's recursion
-  limit is raised to the current depth + N + a margin while Star code runs, then restored.
+* Star recursion depth (``Machine(max_depth=N)``, ``STARVM_MAX_DEPTH``): every generated
+  routine counts the Star calls in progress and the (N+1)-th nested call fails at its call
+  site, as in compiled code; Python's recursion limit is raised to make room for them while
+  Star code runs, then restored.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import sys
 
 from ..errors import StarRuntimeError
 
-DEFAULT_MAX_DEPTH = 4000      # nested Star calls (each is one Python frame)
+DEFAULT_MAX_DEPTH = 4000      # nested Star calls (counted exactly by the generated code)
+_FRAMES_PER_CALL = 3          # Python frames a Star call may take (wrappers: profile, natives)
 _DEPTH_MARGIN = 150           # frames the machine layer and backends need below a Star frame
 _CHECK_FROM_BYTES = 16 << 20  # smaller tables are not worth a look at the free memory
 
@@ -65,7 +68,7 @@ class RecursionLimit:
 
     def __enter__(self):
         self.old = sys.getrecursionlimit()
-        sys.setrecursionlimit(frame_depth() + self.depth + _DEPTH_MARGIN)
+        sys.setrecursionlimit(frame_depth() + _FRAMES_PER_CALL * self.depth + _DEPTH_MARGIN)
         return self
 
     def __exit__(self, *exc):

@@ -25,7 +25,7 @@ from .codegen import CodeGen, GeneratedUnit
 from .counters import StepCounter, steps_between
 from .globals_view import Globals
 from .ops import make_helpers, make_ops, timed_ops
-from .tracemap import star_frames
+from .tracemap import shortened, star_frames
 from .values import Bits, Table, host_array
 
 # The only Python builtins generated code can reach.
@@ -73,6 +73,8 @@ class Machine:
         self.graph_directed: bool | None = directed
         self.graph_reading: bool | None = None
         self.ns["_graph"] = make_graph_helper(self)
+        self.ns["_depth"] = [0, self.max_depth]     # Star calls in progress, the limit (codegen.py)
+        self.ns["_too_deep"] = self._too_deep
         self._profile = False
         self.routine_profile = RoutineProfile(self.counts)   # --profile's per-routine table
         # the compiled tier (starvm/jit): auto | on | off; Numba is imported only to compile
@@ -395,12 +397,18 @@ class Machine:
         """Run generated code; turn what goes wrong into StarErrors with Star positions."""
         if self.max_steps is not None:
             self.ns["_tick"] = limits.ticker(self.max_steps)
+        self.ns["_depth"][1] = self.max_depth
         try:
             with limits.RecursionLimit(self.max_depth):
                 return fn(*args)
         except StarError as e:
             if e.__traceback__ is not None and not e.stack:
-                frames = star_frames(e.__traceback__, self.units)
+                if getattr(e, "at_the_call", False):   # too deep: the callee never began
+                    frames = star_frames(e.__traceback__, self.units, limit=1 << 62)
+                    frames = shortened(frames[:-1] if len(frames) > 1 else frames, 20)
+                    e.loc = frames[-1].loc
+                else:
+                    frames = star_frames(e.__traceback__, self.units)
                 if getattr(e, "jit_frames", None):   # raised by compiled code (starvm/jit/errors.py)
                     e.loc, e.stack = e.jit_frames[-1].loc, frames + e.jit_frames
                 elif frames:
@@ -419,6 +427,13 @@ class Machine:
             raise self._located(StarInterrupt("interrupted"), e.__traceback__) from None
         except MemoryError as e:
             raise self._located(StarRuntimeError("out of memory"), e.__traceback__) from None
+
+    def _too_deep(self):
+        """Called by a routine about to begin beyond Machine.max_depth nested Star calls."""
+        e = StarRuntimeError(f"recursion too deep (more than about {self.max_depth} nested Star calls)",
+                             hint="raise the limit with STARVM_MAX_DEPTH or Machine(max_depth=N)")
+        e.at_the_call = True
+        raise e
 
     def _located(self, err: StarError, tb, stack_limit: int = 200) -> StarError:
         frames = star_frames(tb, self.units, limit=stack_limit)

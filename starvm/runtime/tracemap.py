@@ -26,6 +26,11 @@ def star_frames(tb, units: dict[str, GeneratedUnit], limit: int = 200) -> list[F
             line, col, end_col = _position(tb)
             frames.append(Frame(unit.routine_names[code.co_name], _loc_at(unit, line, col, end_col)))
         tb = tb.tb_next
+    return shortened(frames, limit)
+
+
+def shortened(frames: list[Frame], limit: int) -> list[Frame]:
+    """A deep stack as its outermost and innermost limit/2 frames."""
     if len(frames) > limit:
         keep = limit // 2
         frames = frames[:keep] + [Frame(f"... {len(frames) - 2 * keep} more frames ...", None)] + frames[-keep:]
