@@ -1,0 +1,165 @@
+"""Where BORUVKA's time goes on the GPU, kernel by kernel (auto or cupy backend, CuPy needed).
+
+    python3 bench/profile_boruvka.py --scale 22 [--backend auto] [--out FILE]
+
+Generates an R-MAT graph on the GPU (bench_stdlib's model and seed, CuPy's random stream),
+builds the left/right/weight tables, runs BORUVKA once to warm up and ``--runs`` times timed
+(the device synchronised), then once more with every native routine call timed (wall time,
+synchronised: ``timed_call``) and every launch of the row, search and compare kernels and of
+the CuPy functions they call (cumsum, argsort) timed with CUDA events, each attributed to the
+native routine it ran in. Prints the routines' calls (with the table sizes) and the kernels,
+by time; the time outside native routines is the interpreted Star steps (a launch or a host
+read each). Checks the forest against SciPy. A measuring tool for issue 13, not a benchmark
+of record (bench_stdlib.py is that).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import starvm  # noqa: E402
+from starvm.graphs import rmat  # noqa: E402
+
+RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05, wmax=100)
+SEED = 2015
+
+
+class Profile:
+    def __init__(self, cp):
+        self.cp = cp
+        self.label = ["(interpreted)"]
+        self.events = []                     # (label, kernel, start event, end event)
+        self.calls = []                      # (label, seconds)
+
+    def wrap_kernel(self, name, fn):
+        cp = self.cp
+
+        def launch(*a, **k):
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            out = fn(*a, **k)
+            e.record()
+            self.events.append((self.label[-1], name, s, e))
+            return out
+        return launch
+
+    def wrap_call(self, real):
+        def timed_call(kernel, backend, meter, *args):
+            label = getattr(kernel, "__name__", "?")
+            shapes = [f"{a.n}x{a.k}" for a in args if hasattr(a, "k") and hasattr(a, "n")]
+            label = f"{label}({', '.join(shapes)})"
+            self.label.append(label)
+            t0 = time.perf_counter()
+            try:
+                return real(kernel, backend, meter, *args)
+            finally:
+                self.calls.append((label, time.perf_counter() - t0))
+                self.label.pop()
+        return timed_call
+
+    def install(self):
+        cp = self.cp
+        from starvm.native import compact_routines, compare_cupy, rows_cupy, rows_routines, search_cupy, \
+            search_routines
+        for mod in (rows_routines, compact_routines, search_routines):
+            mod.timed_call = self.wrap_call(mod.timed_call)
+        for fns in list(rows_cupy._modules.values()) + list(search_cupy._modules.values()):
+            for name in list(fns):
+                fns[name] = self.wrap_kernel(name, fns[name])
+        for name in list(compare_cupy._k):
+            compare_cupy._k[name] = self.wrap_kernel(name, compare_cupy._k[name])
+        for name in ("cumsum", "argsort"):
+            setattr(cp, name, self.wrap_kernel("cupy." + name, getattr(cp, name)))
+
+    def report(self) -> list[str]:
+        self.cp.cuda.Device().synchronize()
+        by_kernel = collections.defaultdict(lambda: [0, 0.0])
+        for label, name, s, e in self.events:
+            key = (label.split("(")[0], name)
+            by_kernel[key][0] += 1
+            by_kernel[key][1] += self.cp.cuda.get_elapsed_time(s, e) / 1e3
+        lines = ["native routine calls (wall, synchronised), slowest first:"]
+        for label, t in sorted(self.calls, key=lambda x: -x[1])[:40]:
+            lines.append(f"  {t * 1e3:9.2f} ms  {label}")
+        by_routine = collections.defaultdict(lambda: [0, 0.0])
+        for label, t in self.calls:
+            by_routine[label.split("(")[0]][0] += 1
+            by_routine[label.split("(")[0]][1] += t
+        lines.append("native routines, total:")
+        for r, (c, t) in sorted(by_routine.items(), key=lambda x: -x[1][1]):
+            lines.append(f"  {t * 1e3:9.2f} ms  {c:4d} calls  {r}")
+        lines.append("kernels (CUDA events), by routine:")
+        for (r, name), (c, t) in sorted(by_kernel.items(), key=lambda x: -x[1][1]):
+            lines.append(f"  {t * 1e3:9.2f} ms  {c:4d} launches  {r} / {name}")
+        return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=int, default=22)
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    import cupy as cp
+    from scipy.sparse.csgraph import minimum_spanning_tree
+    lines = []
+
+    def say(s):
+        print(s, flush=True)
+        lines.append(s)
+    m = starvm.Machine(backend=args.backend)
+    w = rmat(8, seed=1)
+    m.call("BORUVKA", w.n, *(m.table_from_ints(v, b) for v, b in ((w.src, w.vbits), (w.dst, w.vbits),
+                                                                 (w.weight, w.wbits))), m.slice(np.zeros(w.m, bool)))
+    t0 = time.perf_counter()
+    g = rmat(args.scale, seed=SEED, xp=cp, **RMAT)
+    cp.get_default_memory_pool().free_all_blocks()
+    L, R, W = (m.table_from_ints(v, b) for v, b in ((g.src, g.vbits), (g.dst, g.vbits), (g.weight, g.wbits)))
+    say(f"R-MAT scale {args.scale}: n = {g.n}, {g.m} arcs, made in {time.perf_counter() - t0:.1f} s; "
+        f"device {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, backend {args.backend}")
+    ref = minimum_spanning_tree(g.weight_matrix())
+    expect = (int(round(ref.sum())), ref.nnz)
+    times = []
+    for i in range(args.runs + 1):
+        Tr = m.slice(np.zeros(g.m, bool))
+        m.backend.synchronize()
+        t = time.perf_counter()
+        m.call("BORUVKA", g.n, L, R, W, Tr)
+        m.backend.synchronize()
+        times.append(time.perf_counter() - t)
+        tree = np.asarray(Tr.to_numpy(), bool)
+        got = (int(g.weight[tree].sum()), int(tree.sum()))
+        if got != expect:
+            say(f"MISMATCH: starvm {got} != SciPy {expect}")
+            return 1
+    med = float(np.median(times[1:]))
+    say(f"BORUVKA: runs {', '.join(f'{t:.4f}' for t in times)} s (first: warm-up); median {med:.4f} s = "
+        f"{g.m / 2 / med / 1e6:.0f} MTEPS; equal to SciPy {expect}")
+    prof = Profile(cp)
+    prof.install()
+    Tr = m.slice(np.zeros(g.m, bool))
+    m.backend.synchronize()
+    t = time.perf_counter()
+    m.call("BORUVKA", g.n, L, R, W, Tr)
+    m.backend.synchronize()
+    total = time.perf_counter() - t
+    native = sum(x for _, x in prof.calls)
+    say(f"profiled run: {total * 1e3:.1f} ms, native routines {native * 1e3:.1f} ms, "
+        f"outside them {(total - native) * 1e3:.1f} ms")
+    for s in prof.report():
+        say(s)
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
