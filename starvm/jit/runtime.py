@@ -17,7 +17,7 @@ from ..runtime.limits import tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from . import errors
-from .layout import S_FREE, S_LEFT, S_OUT, S_STACK, STATUS_SIZE
+from .layout import S_FREE, S_LEFT, S_OUT, S_SP, S_STACK, STATUS_SIZE
 
 _UNLIMITED = 1 << 62
 
@@ -123,7 +123,7 @@ class JitRoutine:
 
     def to_native(self, value, type_, memo):
         if type_ is T.TABLE:
-            if not isinstance(value, Table) or value.backend is not self.tier.machine.backend:
+            if not isinstance(value, Table) or value.backend is not self.tier.host_backend:
                 raise _Decline
             return (value.data, value.n)
         if type_.is_vector:
@@ -131,8 +131,10 @@ class JitRoutine:
             if key not in memo:
                 if isinstance(value, Unassigned):
                     memo[key] = (np.empty(0, np.uint64), -1 - self.unit.name_id(value.name))
+                elif type(value.v) is not int:     # a device vector (auto): not the host tier's
+                    raise _Decline
                 else:
-                    memo[key] = (self.tier.machine.backend.to_words(value.v, value.n), value.n)
+                    memo[key] = (self.tier.host_backend.to_words(value.v, value.n), value.n)
             return memo[key]
         if type_ is T.BOOL:
             return bool(value)
@@ -148,7 +150,7 @@ class JitRoutine:
             n = int(n)
             if n < 0:
                 return old if isinstance(old, Unassigned) else Unassigned(self.unit.lowered.names[-1 - n])
-            v = self.tier.machine.backend.from_words(words, n)
+            v = self.tier.host_backend.from_words(words, n)
             if isinstance(old, Bits):
                 old.v, old.n = v, n
                 return old
@@ -170,6 +172,15 @@ class JitRoutine:
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
         st[S_LEFT] = left
         st[S_FREE] = self.tier.free_bytes()
+        # the recursion limit counts the interpreted Star calls in progress too (codegen.py's
+        # _depth): this routine's own call is one more, the main block's none
+        base = 0
+        if self.pyname != "main_":
+            depth = machine.ns["_depth"]
+            if depth[0] >= depth[1]:
+                machine._too_deep(began=False)
+            base = depth[0] + 1
+        st[S_SP] = base
         t0 = perf_counter()
         try:
             result = self.dispatcher(*converted, cnt, st, ob)
@@ -178,7 +189,7 @@ class JitRoutine:
             if not isinstance(e, JitFault):
                 raise
             self.finish(cnt, st, ob, left, tick, t0)
-            raise errors.star_error(st, self.unit.lowered, machine.max_steps) from None
+            raise errors.star_error(st, self.unit.lowered, machine.max_steps, base) from None
         self.finish(cnt, st, result[-1], left, tick, t0)
         return self.results(args, result)
 

@@ -14,6 +14,7 @@ import time
 
 from ..config import jit_threshold
 from ..native import factory_for
+from ..backends.auto_backend import AutoBackend
 from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import BASE_OPS, Op
 from ..types import T
@@ -62,29 +63,46 @@ class Tier:
         candidates = dict(new)
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
+        if isinstance(self.machine.backend, AutoBackend):
+            # each call where its arguments are: Numba on the host, the GPU tier on the device
+            from .auto_tier import install_auto
+            return install_auto(self, candidates, main, _recursive, estimator)
         if not isinstance(self.machine.backend, NumpyBackend):
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
             return install_gpu(self, candidates, main, _recursive, estimator)
+        for pyname, routine in self.compile_host(candidates, main).items():
+            self.routines[pyname] = routine
+            if routine.compiled.info is None:
+                main = routine
+            else:
+                self.machine.ns[pyname] = routine
+        return main
+
+    @property
+    def host_backend(self):
+        """The NumPy backend whose tables compiled code takes (auto's host side on auto)."""
+        backend = self.machine.backend
+        return backend.host if isinstance(backend, AutoBackend) else backend
+
+    def compile_host(self, candidates: dict, main) -> dict[str, JitRoutine]:
+        """A JitRoutine (Numba) for each candidate the CPU tier takes, not yet installed;
+        the others get their reason in ``skipped``."""
         ok = self.support({**self.bodies, **candidates})
         chosen = [p for p in candidates if p in ok and (self.mode == "on" or _has_loop(candidates[p][1]))]
         if not chosen:
-            return main
+            return {}
         needed = _closure(chosen, {**self.bodies, **candidates})
         gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed})
-        unit = Unit(gen.render(sorted(needed)), self.machine.backend.name)
+        unit = Unit(gen.render(sorted(needed)), self.host_backend.name)
         unit.main_body = candidates.get("main_", (None, None))[1]
+        out = {}
         for pyname in chosen:
             info, body = candidates[pyname]
             display = info.display if info else "main block"
             self.skipped.pop(display, None)
             interpreted = main if info is None else self.machine.ns[pyname]
-            routine = JitRoutine(self, pyname, display, interpreted, unit, estimator(info, body, self))
-            self.routines[pyname] = routine
-            if info is None:
-                main = routine
-            else:
-                self.machine.ns[pyname] = routine
-        return main
+            out[pyname] = JitRoutine(self, pyname, display, interpreted, unit, estimator(info, body, self))
+        return out
 
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""
@@ -147,10 +165,15 @@ class Tier:
             return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
         backend = self.machine.backend
         how = ("Numba, " if isinstance(backend, NumpyBackend) else
+               "Numba where a call's arguments are on the host, one CUDA kernel per routine where they are on "
+               "the device, " if isinstance(backend, AutoBackend) else
                "one CUDA kernel per routine, " if backend.name in ("cupy", "auto") else "")
         lines = [f"compiled tier ({how}--jit {self.mode}):"]
         for r in self.routines.values():
             if not r.calls:
+                continue
+            if hasattr(r, "report_lines"):      # auto_tier.PlacedRoutine: per tier
+                lines += r.report_lines()
                 continue
             if r.state == "compiled":
                 inner = sorted(_closure([r.pyname], self.bodies_of(r)) - {r.pyname})

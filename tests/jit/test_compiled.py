@@ -193,17 +193,21 @@ def test_routines_it_cannot_compile_fall_back_and_say_why():
     assert "fact: compiled" in report
 
 
-def test_other_backends_fall_back_with_the_reason():
+def test_auto_backend_runs_host_calls_compiled_and_device_calls_interpreted_without_a_gpu():
+    """On auto the CPU tier takes calls whose tables are on the host; a table on the
+    (emulated) device keeps the call interpreted, with the reason (tests/jit/test_auto_tier.py)."""
     from starvm.backends.auto_backend import AutoBackend
     from starvm.backends import get_backend
     from starvm.backends.emulated_device import EmulatedDevice
-    backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), gpu_rows=64, gpu_bits=4096)
-    out = io.StringIO()
-    m = starvm.Machine(backend=backend, jit="on", out=out)
-    m.run(NESTED_ERROR.replace("outer(T);", "").replace("writeln('before');", "writeln(NCOLS(T));"), "a.star")
-    m.profile = True
-    assert "the auto backend keeps tables where the CPU tier does not run" in m.profile_report()
-    assert not m.jit.routines
+    text = NESTED_ERROR.replace("outer(T);", "").replace("writeln('before');", "writeln(NCOLS(T));")
+    for rows, compiled in ((5, True), (70, False)):
+        backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), gpu_rows=64, gpu_bits=4096)
+        m = starvm.Machine(backend=backend, jit="on", out=io.StringIO())
+        m.run(text.replace("table(5, 3)", f"table({rows}, 3)"), "a.star")
+        m.profile = True
+        report = m.profile_report()
+        assert m.jit.routines["main_"].compiled_calls == int(compiled), report
+        assert ("on the CPU tier (Numba)" if compiled else "its tables are on the device") in report, report
 
 
 def test_auto_compiles_only_routines_with_enough_work(monkeypatch):
