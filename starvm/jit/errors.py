@@ -66,7 +66,7 @@ def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], m
     raise AssertionError(f"unknown error code {code} from compiled code")
 
 
-def star_error(st, lowered: Lowered, max_steps) -> StarRuntimeError:
+def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeError:
     """The error compiled code reported, with its position and the compiled part of the Star
     call stack in ``jit_frames`` (Machine._guard puts the interpreted callers before it)."""
     site = lowered.sites[int(st[S_NODE])]
@@ -76,11 +76,10 @@ def star_error(st, lowered: Lowered, max_steps) -> StarRuntimeError:
                          site, lowered.names, max_steps)
     err = StarRuntimeError(text, site.loc, hint=hint)
     frames = []
-    for depth in range(int(st[S_SP])):
+    for depth in range(base, int(st[S_SP])):   # below base: the interpreted callers' calls
         call = lowered.sites[int(st[S_STACK + depth])]
         frames.append(Frame(call.routine, call.loc))
     frames.append(Frame(site.routine, site.loc))
-    if int(st[S_CODE]) == E.DEPTH and len(frames) > 20:   # as Machine._guard shortens a deep interpreted stack
-        frames = frames[:10] + [Frame(f"... {len(frames) - 20} more frames ...", None)] + frames[-10:]
     err.jit_frames = frames
+    err.deep = int(st[S_CODE]) == E.DEPTH    # Machine._guard shortens the whole stack, as for the interpreter's
     return err

@@ -403,14 +403,16 @@ class Machine:
                 return fn(*args)
         except StarError as e:
             if e.__traceback__ is not None and not e.stack:
-                if getattr(e, "at_the_call", False):   # too deep: the callee never began
+                if getattr(e, "at_the_call", None) is not None:   # too deep: the callee never began
                     frames = star_frames(e.__traceback__, self.units, limit=1 << 62)
-                    frames = shortened(frames[:-1] if len(frames) > 1 else frames, 20)
+                    frames = shortened(frames[:len(frames) - e.at_the_call] if len(frames) > 1 else frames, 20)
                     e.loc = frames[-1].loc
                 else:
                     frames = star_frames(e.__traceback__, self.units)
                 if getattr(e, "jit_frames", None):   # raised by compiled code (starvm/jit/errors.py)
                     e.loc, e.stack = e.jit_frames[-1].loc, frames + e.jit_frames
+                    if getattr(e, "deep", False):
+                        e.stack = shortened(e.stack, 20)
                 elif frames:
                     if e.loc is None:
                         e.loc = frames[-1].loc
@@ -428,11 +430,12 @@ class Machine:
         except MemoryError as e:
             raise self._located(StarRuntimeError("out of memory"), e.__traceback__) from None
 
-    def _too_deep(self):
-        """Called by a routine about to begin beyond Machine.max_depth nested Star calls."""
+    def _too_deep(self, began: bool = True):
+        """Called by a routine about to begin beyond Machine.max_depth nested Star calls: by its
+        generated code (``began``: its frame is on the traceback) or by the compiled tier."""
         e = StarRuntimeError(f"recursion too deep (more than about {self.max_depth} nested Star calls)",
                              hint="raise the limit with STARVM_MAX_DEPTH or Machine(max_depth=N)")
-        e.at_the_call = True
+        e.at_the_call = 1 if began else 0      # frames of the callee to leave off the stack
         raise e
 
     def _located(self, err: StarError, tb, stack_limit: int = 200) -> StarError:

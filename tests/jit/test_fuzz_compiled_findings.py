@@ -54,3 +54,34 @@ def test_the_default_recursion_limit_runs_the_same_program_alike():
     assert off[0] == on[0] == "done\n" and off[1] == on[1] and off[2] is on[2] is None
     # R ran compiled: called by the compiled main block (or by itself where the main block is not)
     assert {r.display for r in on[3].jit.routines.values() if r.compiled_calls} & {"main block", "R"}
+
+
+# An interpreted routine (no loop: --jit auto leaves it) calling a compiled recursive one: the
+# limit counts the interpreted calls in progress and the compiled ones as one stack.
+MIXED = """proc R(d: integer);
+var i: integer;
+begin
+  i := 0;
+  while i < 2 do i := i + 1;
+  if d > 0 then R(d - 1)
+end;
+proc A(d: integer);
+begin
+  R(d)
+end;
+begin
+  A({depth});
+  writeln('done')
+end.
+"""
+
+
+@pytest.mark.parametrize("depth, max_depth", [(2, 4), (3, 4), (9, 4), (4001, None)])
+def test_the_recursion_limit_counts_interpreted_and_compiled_calls_as_one_stack(depth, max_depth, monkeypatch):
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "0")
+    src = MIXED.format(depth=depth)
+    off = run(src, "rec.star", "off", max_depth=max_depth)
+    auto = run(src, "rec.star", "auto", max_depth=max_depth)
+    assert (auto[0], auto[1], auto[2]) == (off[0], off[1], off[2])
+    assert [r.display for r in auto[3].jit.routines.values() if r.compiled_calls] == ["R"]
+    assert (off[0] == "done\n") == (depth + 2 <= (max_depth or 4000))
