@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import StarRuntimeError, StarTypeError
 from ..frontend import ast as A
+from .generators import sorted_distinct
 
 # the built-in name (as in builtins.py) -> the helper's `what`
 OPS = {"GRAPH_N": "n", "GRAPH_M": "m", "GRAPH_VBITS": "vbits", "GRAPH_WBITS": "wbits",
@@ -173,7 +174,7 @@ def adjacency_words(g) -> np.ndarray:
     out = np.zeros((n, words), dtype=np.uint64)
     if g.m:
         row, col = g.src - 1, g.dst - 1
-        pos = np.unique(col * (words * 64) + row)          # repeated arcs set one bit
+        pos = sorted_distinct(col * (words * 64) + row)    # repeated arcs set one bit
         word = pos >> 6
         bit = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64))
         starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
