@@ -97,6 +97,82 @@ __device__ __forceinline__ void copy_rows(const u64* T, i64 WT, int k, const i64
     }
 }
 
+#define FULL 0xffffffffu
+
+// Warp helpers. A warp takes 32 consecutive rows base .. base+31 (base a multiple of 32: one
+// 32-bit half of a word), row base + l in lane l; every lane of the warp must call them.
+
+// The values of the warp's rows in columns c0 .. c0+kc-1 of a table (kc <= 64, column c0 the
+// most significant bit), lane l getting row base + l's: lane c reads column c's half-word once
+// and ballots turn the 32 x 32 bit block round (32 ballots for 32 rows, not 32 loads a row).
+__device__ __forceinline__ u64 warp_values(const u64* T, int c0, int kc, i64 W, i64 base, int lane) {
+    const i64 w = base >> 6;
+    const int sh = (int)(base & 63);
+    u64 v = 0ULL;
+    for (int lo = 0; lo < kc; lo += 32) {
+        const int n = min(32, kc - lo);
+        const unsigned int x = lane < n ? (unsigned int)(T[(i64)(c0 + lo + lane) * W + w] >> sh) : 0u;
+        unsigned int mine = 0u;
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+            const unsigned int b = __ballot_sync(FULL, (x >> j) & 1u);
+            if (lane == j) mine = b;
+        }
+        v = (v << n) | (u64)(__brev(mine) >> (32 - n));      // bit c of mine: column lo + c
+    }
+    return v;
+}
+
+// One lane's row s (any row), columns c0 .. c0+kc-1 (kc <= 64), read bit by bit.
+__device__ __forceinline__ u64 lane_value(const u64* T, int c0, int kc, i64 W, i64 s) {
+    const i64 w = s >> 6;
+    const int t = (int)(s & 63);
+    u64 v = 0ULL;
+    for (int c = 0; c < kc; ++c)
+        v = (v << 1) | ((T[(i64)(c0 + c) * W + w] >> t) & 1ULL);
+    return v;
+}
+
+// The warp's rows that mask marks (bit l: row base + l) take v's bits in columns c0 .. c0+kc-1
+// of R (kc <= 64, bit kc-1 of v into column c0); the other rows keep theirs. A ballot per column
+// makes its half-word, which lane c writes (32-bit halves: the warp of the word's other half
+// writes the other one).
+__device__ __forceinline__ void warp_write(u64* R, int c0, int kc, i64 W, i64 base, int lane, u64 v,
+                                           unsigned int mask) {
+    const i64 w = base >> 6;
+    const int half = (int)((base >> 5) & 1);
+    unsigned int* R32 = reinterpret_cast<unsigned int*>(R);
+    for (int lo = 0; lo < kc; lo += 32) {
+        const int n = min(32, kc - lo);
+        unsigned int mine = 0u;
+        for (int c = 0; c < n; ++c) {
+            const unsigned int b = __ballot_sync(FULL, (unsigned int)(v >> (kc - 1 - (lo + c))) & 1u);
+            if (lane == c) mine = b;
+        }
+        if (lane < n) {
+            unsigned int* dst = R32 + 2 * ((i64)(c0 + lo + lane) * W + w) + half;
+            *dst = (*dst & ~mask) | (mine & mask);
+        }
+    }
+}
+
+// The least of v over the lanes of the warp whose bit is set in peers (every lane calls it).
+__device__ __forceinline__ u64 peers_min(u64 v, unsigned int peers) {
+    u64 best = v;
+    if (__any_sync(FULL, __popc(peers) > 1)) {
+        for (int j = 0; j < 32; ++j) {
+            const u64 o = __shfl_sync(FULL, v, j);
+            if (((peers >> j) & 1u) && o < best) best = o;
+        }
+    }
+    return best;
+}
+
+// Grid-stride loops over the warps' 32-row units: every lane of a warp has the same base.
+#define FOR_UNITS(base, rows) \
+    for (i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5; base < (rows); \
+         base += ((i64)gridDim.x * blockDim.x))
+
 // Thread (x: word w, y: column c): T's column c, word w, holds bit k-1-c of the row numbers.
 extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -114,21 +190,22 @@ extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     }
 }
 
-// Thread per word w of IX: stats[0] += the rows X marks; stats[1] = 1 when a marked row's
-// number is not in 1..limit. Writes nothing else.
+// Warp per 32 rows of IX (grid-stride): stats[0] += the rows X marks; stats[1] = 1 when a marked
+// row's number is not in 1..limit. Writes nothing else.
 extern "C" __global__ void rows_check(const u64* IX, int ixk, i64 W, const u64* X, i64 limit, u64* stats) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
     u64 marked = 0ULL;
-    if (w < W) {
-        u64 m = X[w];
-        marked = __popcll(m);
-        while (m) {
-            const int t = __ffsll((long long)m) - 1;
-            m &= m - 1;
-            const u64 v = row_value(IX, ixk, W, w, t);        // ixk <= 63: fits an i64
-            if (v < 1ULL || v > (u64)limit) stats[1] = 1ULL;
+    bool bad = false;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) continue;
+        const u64 v = warp_values(IX, 0, ixk, W, base, lane);      // ixk <= 63: fits an i64
+        if ((xm >> lane) & 1u) {
+            marked += 1ULL;
+            if (v < 1ULL || v > (u64)limit) bad = true;
         }
     }
+    if (bad) stats[1] = 1ULL;
     warp_add(&stats[0], marked);
 }
 
@@ -150,28 +227,18 @@ extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* I
 
 // rows_gather for T of at most 64 columns, from vals[r] = the value of T's row r (rows_values
 // with every row listed): one load per moved row instead of one per row and column (the
-// bit-sliced columns of T put a row's bits in k different places: k random loads).
+// bit-sliced columns of T put a row's bits in k different places: k random loads). Warp per
+// 32 rows of R: IX's row numbers by warp_values, R's columns by warp_write.
 extern "C" __global__ void rows_gather_values(const u64* vals, int k, const u64* IX, int ixk,
                                               const u64* X, u64* R, i64 W) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    const u64 xm = X[w];
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
     if (!xm) return;
-    u64 v[64];
-    for (u64 m = xm; m; m &= m - 1) {
-        const int t = __ffsll((long long)m) - 1;
-        v[t] = vals[row_value(IX, ixk, W, w, t) - 1];
-    }
-    for (int c = 0; c < k; ++c) {
-        const int b = k - 1 - c;
-        u64 out = 0ULL;
-        for (u64 m = xm; m; m &= m - 1) {
-            const int t = __ffsll((long long)m) - 1;
-            out |= ((v[t] >> b) & 1ULL) << t;
-        }
-        u64* dst = R + (i64)c * W + w;
-        *dst = (*dst & ~xm) | out;
-    }
+    const u64 ix = warp_values(IX, 0, ixk, W, base, lane);
+    const u64 v = ((xm >> lane) & 1u) ? vals[ix - 1] : 0ULL;
+    warp_write(R, 0, k, W, base, lane, v, xm);
 }
 
 // Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
@@ -205,53 +272,114 @@ extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const
     copy_rows(T, WT, k, src, mask, R, W, w);
 }
 
-// Pass 1, thread per word: gmin[g] = the smallest K among the marked rows of group g.
+// GROUPMIN's passes: warp per 32 rows (grid-stride), G's and K's values by warp_values; lanes
+// of one group in a warp combine before their one atomic (a large component holds most arcs).
+// Pass 1: gmin[g] = the smallest K among the marked rows of group g.
 extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, u64* gmin) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    u64 m = X[w];
-    while (m) {
-        const int t = __ffsll((long long)m) - 1;
-        m &= m - 1;
-        atomicMin(&gmin[row_value(G, gk, W, w, t)], row_value(K, kk, W, w, t));
+    const int lane = threadIdx.x & 31;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) continue;
+        const bool on = (xm >> lane) & 1u;
+        u64 g = warp_values(G, 0, gk, W, base, lane);
+        u64 kv = warp_values(K, 0, kk, W, base, lane);
+        if (!on) { g = ~0ULL; kv = ~0ULL; }                     // G <= 26 bits: never a group
+        const unsigned int peers = __match_any_sync(FULL, g);
+        const u64 best = peers_min(kv, peers);
+        if (on && lane == __ffs(peers) - 1) atomicMin(&gmin[g], best);
     }
 }
 
-// Pass 2, thread per word: grow[g] = the first marked row of group g whose K is gmin[g].
+// Pass 2: grow[g] = the first marked row of group g whose K is gmin[g] (in a warp: the lowest
+// such lane of the group).
 extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, const u64* gmin, u64* grow) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    u64 m = X[w];
-    while (m) {
-        const int t = __ffsll((long long)m) - 1;
-        m &= m - 1;
-        const u64 g = row_value(G, gk, W, w, t);
-        if (row_value(K, kk, W, w, t) == gmin[g]) atomicMin(&grow[g], (u64)(w * 64 + t));
+    const int lane = threadIdx.x & 31;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) continue;
+        const bool on = (xm >> lane) & 1u;
+        u64 g = warp_values(G, 0, gk, W, base, lane);
+        const u64 kv = warp_values(K, 0, kk, W, base, lane);
+        if (!on) g = ~0ULL;
+        const bool cand = on && kv == gmin[g];
+        const unsigned int cm = __ballot_sync(FULL, cand);
+        if (!cm) continue;
+        const unsigned int peers = __match_any_sync(FULL, g) & cm;
+        if (cand && lane == __ffs(peers) - 1) atomicMin(&grow[g], (u64)(base + lane));
     }
 }
 
-// Pass 3, thread per word: Z's bit is 1 for the marked rows chosen for their group;
-// stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
+// Pass 3: Z's bit is 1 for the marked rows chosen for their group (every half-word of Z is
+// written); stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
 extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const u64* X,
                                               const u64* grow, u64* Z, u64* stats) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 z = 0ULL, ones = 0ULL;
-    if (w < W) {
-        u64 m = X[w];
-        while (m) {
-            const int t = __ffsll((long long)m) - 1;
-            m &= m - 1;
-            const u64 g = row_value(G, gk, W, w, t);
-            if (grow[g] == (u64)(w * 64 + t)) {
-                z |= 1ULL << t;
-                ones += __popcll(g);
-            }
+    const int lane = threadIdx.x & 31;
+    unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
+    u64 chosen = 0ULL, ones = 0ULL;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) {
+            if (lane == 0) Z32[base >> 5] = 0u;
+            continue;
         }
-        Z[w] = z;
+        const u64 g = warp_values(G, 0, gk, W, base, lane);
+        const bool ch = ((xm >> lane) & 1u) && grow[g] == (u64)(base + lane);
+        const unsigned int zb = __ballot_sync(FULL, ch);
+        if (lane == 0) Z32[base >> 5] = zb;
+        if (ch) {
+            chosen += 1ULL;
+            ones += __popcll(g);
+        }
     }
-    warp_add(&stats[0], __popcll(z));
+    warp_add(&stats[0], chosen);
+    warp_add(&stats[1], ones);
+}
+
+// GROUPMIN when K's bits and the row number fit 64 bits together: one number (K above the row)
+// per row, so one atomicMin pass finds both the least K and its first row.
+// Pass 1: gmin[g] = the least (K << rowbits | row) of the marked rows of group g.
+extern "C" __global__ void rows_groupmin_packed(const u64* G, int gk, const u64* K, int kk, i64 W,
+                                                const u64* X, int rowbits, u64* gmin) {
+    const int lane = threadIdx.x & 31;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) continue;
+        const bool on = (xm >> lane) & 1u;
+        u64 g = warp_values(G, 0, gk, W, base, lane);
+        u64 key = (warp_values(K, 0, kk, W, base, lane) << rowbits) | (u64)(base + lane);
+        if (!on) { g = ~0ULL; key = ~0ULL; }
+        const unsigned int peers = __match_any_sync(FULL, g);
+        const u64 best = peers_min(key, peers);
+        if (on && lane == __ffs(peers) - 1) atomicMin(&gmin[g], best);
+    }
+}
+
+// Pass 2: as rows_groupmin_mark, a row chosen when its packed number is its group's gmin.
+extern "C" __global__ void rows_groupmin_mark_packed(const u64* G, int gk, const u64* K, int kk, i64 W,
+                                                     const u64* X, int rowbits, const u64* gmin, u64* Z,
+                                                     u64* stats) {
+    const int lane = threadIdx.x & 31;
+    unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
+    u64 chosen = 0ULL, ones = 0ULL;
+    FOR_UNITS(base, W * 64) {
+        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        if (!xm) {
+            if (lane == 0) Z32[base >> 5] = 0u;
+            continue;
+        }
+        const u64 g = warp_values(G, 0, gk, W, base, lane);
+        const u64 key = (warp_values(K, 0, kk, W, base, lane) << rowbits) | (u64)(base + lane);
+        const bool ch = ((xm >> lane) & 1u) && gmin[g] == key;
+        const unsigned int zb = __ballot_sync(FULL, ch);
+        if (lane == 0) Z32[base >> 5] = zb;
+        if (ch) {
+            chosen += 1ULL;
+            ones += __popcll(g);
+        }
+    }
+    warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
 }
 
@@ -261,76 +389,95 @@ extern "C" __global__ void rows_popc(const u64* X, i64 W, i64* counts) {
     if (w < W) counts[w] = __popcll(X[w]);
 }
 
-// Thread per word w of X: the marked rows of the word go to rows[ends[w] - popc(X[w]) ...],
-// so rows lists every marked row in order (ends: the inclusive prefix sum of the popcounts).
+// Thread per row r of X: a marked row goes to rows[ends[w] - popc(X[w]) + the marked rows below
+// it in its word], so rows lists every marked row in order (ends: the inclusive prefix sum of
+// the popcounts).
 extern "C" __global__ void rows_list(const u64* X, i64 W, const i64* ends, i64* rows) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    const u64 xm = X[w];
-    i64 j = ends[w] - __popcll(xm);
-    for (u64 m = xm; m; m &= m - 1)
-        rows[j++] = w * 64 + (__ffsll((long long)m) - 1);
+    const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= W * 64) return;
+    const i64 w = r >> 6;
+    const int t = (int)(r & 63);
+    const u64 xw = X[w];
+    if ((xw >> t) & 1ULL)
+        rows[ends[w] - __popcll(xw) + __popcll(xw & ((1ULL << t) - 1ULL))] = r;
 }
 
 // Thread per listed row j < c: vals[j] = the value of row rows[j] of T (k <= 64 columns);
-// listed = 0: every row is listed, row j itself (no list).
+// listed = 0: every row is listed, row j itself (no list), read a warp of rows at a time.
 extern "C" __global__ void rows_values(const u64* T, int k, i64 W, const i64* rows, int listed, i64 c,
                                        u64* vals) {
     const i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= c) return;
-    const i64 r = listed ? rows[j] : j;
-    vals[j] = row_value(T, k, W, r >> 6, (int)(r & 63));
+    if (listed) {
+        if (j < c) vals[j] = lane_value(T, 0, k, W, rows[j]);
+        return;
+    }
+    const i64 base = j & ~31LL;
+    if (base >= c) return;
+    const u64 v = warp_values(T, 0, k, W, base, threadIdx.x & 31);
+    if (j < c) vals[j] = v;
 }
 
-// Thread per position i < c of the sorted order: the first of a run of equal G values is its
-// group's chosen row, marked in Z (zeroed before); stats as for rows_groupmin_mark.
+// Positions i < c of the sorted order, a warp of 32 at a time (grid-stride): the first of a run
+// of equal G values is its group's chosen row, marked in Z (zeroed before); stats as for
+// rows_groupmin_mark (summed per thread, one atomic per warp at the end).
 extern "C" __global__ void rows_group_first(const u64* g, const i64* order, const i64* rows, int listed,
                                             i64 c, u64* Z, u64* stats) {
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
     u64 chosen = 0ULL, ones = 0ULL;
-    if (i < c) {
-        const u64 v = g[order[i]];
-        if (i == 0 || g[order[i - 1]] != v) {
-            const i64 r = listed ? rows[order[i]] : order[i];
+    FOR_UNITS(base, c) {
+        const i64 i = base + lane;
+        const i64 o = i < c ? order[i] : 0;
+        const u64 v = i < c ? g[o] : 0ULL;
+        u64 prev = __shfl_up_sync(FULL, v, 1);
+        if (lane == 0) prev = i > 0 ? g[order[i - 1]] : ~v;
+        if (i < c && prev != v) {
+            const i64 r = listed ? rows[o] : o;
             atomicOr(&Z[r >> 6], 1ULL << (r & 63));
-            chosen = 1ULL;
-            ones = __popcll(v);
+            chosen += 1ULL;
+            ones += __popcll(v);
         }
     }
     warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
 }
 
-// Thread per word w of R with rows below c: rows j < c of R take T's row rows[j].
+// Warp per 32 rows j < c of R: they take T's rows rows[j], 64 columns at a time (each lane reads
+// its source row bit by bit; warp_write makes R's half-words).
 extern "C" __global__ void rows_gather_list(const u64* T, i64 WT, int k, const i64* rows, i64 c,
                                             u64* R, i64 W) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W || w * 64 >= c) return;
-    const i64 left = c - w * 64;
-    const u64 mask = left >= 64 ? ~0ULL : ((1ULL << left) - 1ULL);
-    i64 src[64];
-    for (u64 m = mask; m; m &= m - 1) {
-        const int t = __ffsll((long long)m) - 1;
-        src[t] = rows[w * 64 + t];
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= c) return;
+    const i64 left = c - base;
+    const unsigned int mask = left >= 32 ? FULL : ((1u << left) - 1u);
+    const i64 j = base + lane;
+    const i64 s = j < c ? rows[j] : 0;
+    for (int c0 = 0; c0 < k; c0 += 64) {
+        const int kc = min(64, k - c0);
+        const u64 v = j < c ? lane_value(T, c0, kc, WT, s) : 0ULL;
+        warp_write(R, c0, kc, W, base, lane, v, mask);
     }
-    copy_rows(T, WT, k, src, mask, R, W, w);
 }
 
-// Thread per word w of R: the j-th marked row of R (0-based, j from the inclusive prefix sum
-// ends of the popcounts) takes row j of T; the rows X does not mark keep their bits.
+// Warp per 32 rows of R: the j-th marked row of R (0-based, j from the inclusive prefix sum ends
+// of the popcounts) takes row j of T; the rows X does not mark keep their bits.
 extern "C" __global__ void rows_expand(const u64* T, i64 WT, int k, const u64* X, const i64* ends,
                                        u64* R, i64 W) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= W) return;
-    const u64 xm = X[w];
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const i64 w = base >> 6;
+    const u64 xw = X[w];
+    const unsigned int xm = (unsigned int)(xw >> (base & 63));
     if (!xm) return;
-    const i64 base = ends[w] - __popcll(xm);
-    i64 src[64];
-    for (u64 m = xm; m; m &= m - 1) {
-        const int t = __ffsll((long long)m) - 1;
-        src[t] = base + __popcll(xm & ((1ULL << t) - 1ULL));
+    const int t = (int)(base & 63) + lane;
+    const bool on = (xm >> lane) & 1u;
+    const i64 j = ends[w] - __popcll(xw) + __popcll(xw & ((1ULL << t) - 1ULL));
+    for (int c0 = 0; c0 < k; c0 += 64) {
+        const int kc = min(64, k - c0);
+        const u64 v = on ? lane_value(T, c0, kc, WT, j) : 0ULL;
+        warp_write(R, c0, kc, W, base, lane, v, xm);
     }
-    copy_rows(T, WT, k, src, xm, R, W, w);
 }
 """
 
@@ -339,8 +486,10 @@ _MAX_GRID_Y = 65535
 GROUP_BITS_SCRATCH = 26      # up to here GROUPMIN's kernels use a scratch of 2^NCOLS(G) entries
 GROUP_BITS_MAX = 64          # wider groups are sorted
 
+_STRIDE_BLOCKS = 2048       # grid-stride kernels (the ones that sum counters): 16 K warps, one atomic each
 _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_scatter_win", "rows_scatter_write",
-          "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_popc", "rows_list",
+          "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_groupmin_packed",
+          "rows_groupmin_mark_packed", "rows_popc", "rows_list",
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand")
 _modules: dict = {}          # device -> {kernel name: kernel}
 
@@ -356,6 +505,16 @@ def _kernels() -> dict:
 
 def _grid(count: int, cols: int = 1):
     return (max(1, -(-count // _BLOCK)), max(1, min(cols, _MAX_GRID_Y))), (_BLOCK,)
+
+
+def _rows_grid(rows: int):
+    """Thread per row (warps of 32 rows), ``rows`` rounded up to whole blocks."""
+    return (max(1, -(-rows // _BLOCK)),), (_BLOCK,)
+
+
+def _stride_grid(rows: int):
+    """A grid-stride kernel over ``rows`` rows, a warp per 32 rows a step."""
+    return (max(1, min(_STRIDE_BLOCKS, -(-rows // _BLOCK))),), (_BLOCK,)
 
 
 def _u64(a):
@@ -378,7 +537,7 @@ def decode(IX, X_v, limit: int):
     outside 1..limit (nothing written). The kernels that move the rows read IX themselves."""
     W = IX.data.shape[1]
     stats = cp.zeros(2, dtype=cp.uint64)
-    _kernels()["rows_check"](*_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
+    _kernels()["rows_check"](*_stride_grid(W * 64), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
                                          np.int64(limit), stats))
     marked, bad = _read(stats)
     if bad or IX.n >= (1 << 32) - 1:       # SCATTER's winners are 32-bit row numbers
@@ -396,7 +555,7 @@ def gather_apply(T, IX, plan, X_v, R) -> None:
         none = cp.zeros(1, dtype=cp.int64)
         fns["rows_values"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), none, np.int32(0),
                                          np.int64(T.n), vals))
-        fns["rows_gather_values"](*_grid(W), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k), _u64(X_v),
+        fns["rows_gather_values"](*_rows_grid(W * 64), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k), _u64(X_v),
                                               R.data, np.int64(W)))
         return
     fns["rows_gather"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
@@ -432,7 +591,7 @@ def _list(X_v, W: int, c: int):
     """The c marked rows of X, in order (int64)."""
     ends = _ends(X_v, W)
     rows = cp.empty(max(c, 1), dtype=cp.int64)
-    _kernels()["rows_list"](*_grid(W), (_u64(X_v), np.int64(W), ends, rows))
+    _kernels()["rows_list"](*_rows_grid(W * 64), (_u64(X_v), np.int64(W), ends, rows))
     return rows
 
 
@@ -464,7 +623,7 @@ def _groupmin_sorted(G, K, X_v):
     order = group_order(g, key, G.k, K.k, xp=cp)
     del key
     stats = cp.zeros(2, dtype=cp.uint64)
-    fns["rows_group_first"](*_grid(c), (g, order, rows, np.int32(listed), np.int64(c), Z, stats))
+    fns["rows_group_first"](*_stride_grid(c), (g, order, rows, np.int32(listed), np.int64(c), Z, stats))
     groups, ones = _read(stats)
     return Z, groups, ones
 
@@ -477,16 +636,30 @@ def groupmin_counted(G, K, X_v):
     W = G.data.shape[1]
     groups = 1 << G.k
     gmin = cp.full(groups, np.iinfo(np.uint64).max, dtype=cp.uint64)
-    grow = cp.full(groups, np.iinfo(np.uint64).max, dtype=cp.uint64)
     Gd, Kd, Xd = _u64(G.data), _u64(K.data), _u64(X_v)
-    grid, block = _grid(W)
-    fns["rows_groupmin_key"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin))
-    fns["rows_groupmin_row"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin, grow))
+    grid, block = _stride_grid(W * 64)
     Z = cp.empty(W, dtype=cp.uint64)
     stats = cp.zeros(2, dtype=cp.uint64)
-    fns["rows_groupmin_mark"](grid, block, (Gd, np.int32(G.k), np.int64(W), Xd, grow, Z, stats))
+    rowbits = packed_row_bits(G.n, K.k)
+    if rowbits:            # K and the row in one number: one atomic pass, then the marks
+        fns["rows_groupmin_packed"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd,
+                                                  np.int32(rowbits), gmin))
+        fns["rows_groupmin_mark_packed"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd,
+                                                       np.int32(rowbits), gmin, Z, stats))
+    else:
+        grow = cp.full(groups, np.iinfo(np.uint64).max, dtype=cp.uint64)
+        fns["rows_groupmin_key"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin))
+        fns["rows_groupmin_row"](grid, block, (Gd, np.int32(G.k), Kd, np.int32(K.k), np.int64(W), Xd, gmin, grow))
+        fns["rows_groupmin_mark"](grid, block, (Gd, np.int32(G.k), np.int64(W), Xd, grow, Z, stats))
     found, ones = _read(stats)
     return Z, found, ones
+
+
+def packed_row_bits(n: int, key_bits: int) -> int:
+    """The bits of a row number 0..n-1 when they fit beside a key of key_bits in 64 bits (GROUPMIN's
+    one-pass path), else 0."""
+    rowbits = max(1, (n - 1).bit_length())
+    return rowbits if key_bits + rowbits <= 64 else 0
 
 
 def groupmin(G, K, X_v):
@@ -518,7 +691,7 @@ def compact(T, X_v, R, marked: int) -> None:
     # in place: threads would read words others write, so the rows come from a copy
     source = T.data.copy() if R is T else T.data
     W = R.data.shape[1]
-    _kernels()["rows_gather_list"](*_grid(W), (_u64(source), np.int64(source.shape[1]), np.int32(T.k), rows,
+    _kernels()["rows_gather_list"](*_rows_grid(marked), (_u64(source), np.int64(source.shape[1]), np.int32(T.k), rows,
                                                np.int64(marked), R.data, np.int64(W)))
 
 
@@ -528,7 +701,7 @@ def expand(T, X_v, R, marked: int) -> None:
         return
     W = R.data.shape[1]
     ends = _ends(X_v, W)
-    _kernels()["rows_expand"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k), _u64(X_v),
+    _kernels()["rows_expand"](*_rows_grid(W * 64), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k), _u64(X_v),
                                           ends, R.data, np.int64(W)))
 
 

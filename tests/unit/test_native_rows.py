@@ -416,6 +416,71 @@ def test_cupy_kernels_equal_numpy_kernels():
             np.testing.assert_array_equal(hb.table_to_bools(th), db.table_to_bools(td), err_msg=f"iota {n} {k}")
 
 
+def test_cupy_groupmin_ties_and_packing_limit():
+    """The GPU's GROUPMIN (warp kernels: one packed atomic pass when K's bits and the row number fit
+    64 bits, else K then the row) against the NumPy kernel: many ties, one giant group (every lane
+    of a warp in one group), widths of K on both sides of the packing limit, row counts that are
+    not multiples of 32 or 64, and the sorted path for wide groups."""
+    cp, rc = _cupy_or_skip()
+    from starvm.backends import get_backend
+    from starvm.native import rows_numpy as rn
+    hb, db = get_backend("numpy"), get_backend("cupy")
+    rng = np.random.default_rng(77)
+    for n in (1, 31, 33, 100, 1000, 40_003):
+        rowbits = max(1, (n - 1).bit_length())
+        for kk in sorted({1, 7, 53, 64 - rowbits - 1, 64 - rowbits, 64 - rowbits + 1, 64} - {0}):
+            if not 1 <= kk <= 64:
+                continue
+            for gk, groups in ((1, 1), (8, 3), (26, max(1, n // 5)), (40, max(1, n // 7)), (64, 5)):
+                G = as_bits(rng.integers(0, min(groups, 1 << min(gk, 62)), n, dtype=np.uint64) << np.uint64(
+                    gk - min(gk, 62)), gk)
+                ties = rng.integers(0, 3, n, dtype=np.uint64) << np.uint64(kk - 2 if kk > 2 else 0)
+                K = as_bits(ties, kk)                                 # three K values: many ties
+                for X in (np.ones(n, bool), rng.random(n) < 0.3):
+                    zh, gh, oh = rn.groupmin_counted(hb.table(n, gk, G), hb.table(n, kk, K), hb.from_bools(X))
+                    zd, gd, od = rc.groupmin_counted(db.table(n, gk, G), db.table(n, kk, K), db.from_bools(X))
+                    what = f"groupmin n={n} gk={gk} kk={kk} marked={int(X.sum())}"
+                    np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
+                    assert (gh, oh) == (gd, od), what
+
+
+def test_cupy_compact_expand_and_moves_by_width():
+    """COMPACT, EXPAND and GATHER's warp kernels against the NumPy kernels for widths around 32
+    and 64 columns (the warp writes half-words, 64 columns at a time) and sparse or dense X."""
+    cp, rc = _cupy_or_skip()
+    from starvm.backends import get_backend
+    from starvm.native import rows_numpy as rn
+    hb, db = get_backend("numpy"), get_backend("cupy")
+    rng = np.random.default_rng(78)
+    for n in (1, 33, 64, 65, 2049, 30_001):
+        for k in (1, 31, 32, 33, 53, 64, 65, 129):
+            T = rng.random((n, k)) < 0.5
+            for X in (np.ones(n, bool), rng.random(n) < 0.02, rng.random(n) < 0.6):
+                c = int(X.sum())
+                R0 = rng.random((c + 7, k)) < 0.5
+                out = {}
+                for b, mod in ((hb, rn), (db, rc)):
+                    r = b.table(c + 7, k, R0)
+                    mod.compact(b.table(n, k, T), b.from_bools(X), r, c)
+                    e = b.table(n, k, T)
+                    mod.expand(b.table(c + 7, k, R0), b.from_bools(X), e, c)
+                    out[b.name] = (b.table_to_bools(r), b.table_to_bools(e))
+                for a, d in zip(out["numpy"], out["cupy"]):
+                    np.testing.assert_array_equal(a, d, err_msg=f"compact/expand n={n} k={k} c={c}")
+            if k <= 64 and n > 1:                                       # GATHER by values, IX of many widths
+                m_rows = max(1, n // 3)
+                cb = max(1, m_rows.bit_length())
+                IX = as_bits(rng.integers(1, m_rows + 1, n), cb)
+                X = rng.random(n) < 0.5
+                T2 = rng.random((m_rows, k)) < 0.5
+                got = {}
+                for b, mod in ((hb, rn), (db, rc)):
+                    r = b.table(n, k, T)
+                    mod.gather(b.table(m_rows, k, T2), b.table(n, cb, IX), b.from_bools(X), r)
+                    got[b.name] = b.table_to_bools(r)
+                np.testing.assert_array_equal(got["numpy"], got["cupy"], err_msg=f"gather n={n} k={k}")
+
+
 # ---------------------------------------------------------------- --max-steps before the work
 @pytest.mark.parametrize("n", [40, 300])            # auto: the CPU side, and the device side
 @pytest.mark.parametrize("name", ["GATHER", "SCATTER", "GROUPMIN", "COMPACT", "EXPAND"])

@@ -98,6 +98,20 @@ def model(launch) -> None:
                 _set(Z, r, 1)
                 stats[0] += np.uint64(1)
                 stats[1] += np.uint64(bin(g).count("1"))
+    elif name == "rows_groupmin_packed":
+        G, gk, K, kk, W, X, rowbits, gmin = a
+        for r in _marked(X, int(W)):
+            g = _value(G, int(gk), r)
+            gmin[g] = min(int(gmin[g]), (_value(K, int(kk), r) << int(rowbits)) | r)
+    elif name == "rows_groupmin_mark_packed":
+        G, gk, K, kk, W, X, rowbits, gmin, Z, stats = a
+        Z[:int(W)] = 0
+        for r in _marked(X, int(W)):
+            g = _value(G, int(gk), r)
+            if int(gmin[g]) == (_value(K, int(kk), r) << int(rowbits)) | r:
+                _set(Z, r, 1)
+                stats[0] += np.uint64(1)
+                stats[1] += np.uint64(bin(g).count("1"))
     elif name == "rows_popc":
         X, W, counts = a
         for w in range(int(W)):
@@ -227,7 +241,10 @@ def test_groupmin_both_paths(rc, n, gk, kk):
             got = int.from_bytes(np.asarray(z).tobytes(), "little")
             assert (got, groups, ones) == (zh, gh, oh)
             names = launched()
-            if gk <= rc.GROUP_BITS_SCRATCH:
+            if gk <= rc.GROUP_BITS_SCRATCH and rc.packed_row_bits(n, G.shape[1] if same else kk):
+                assert names == ["rows_groupmin_packed", "rows_groupmin_mark_packed"]
+                assert len(rc.reads) == 1
+            elif gk <= rc.GROUP_BITS_SCRATCH:
                 assert names == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
                 assert len(rc.reads) == 1
             elif X.all():                        # no list of rows
