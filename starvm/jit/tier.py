@@ -63,6 +63,10 @@ class Tier:
         candidates = dict(new)
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
+        if hasattr(self.machine.backend, "comm"):
+            # MPI ranks (starvm/distributed): Numba per rank over its rows, collectives inside
+            from .mpi_tier import install_mpi
+            return install_mpi(self, candidates, main, estimator, _closure, _has_loop)
         if isinstance(self.machine.backend, AutoBackend):
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto
@@ -167,7 +171,8 @@ class Tier:
         how = ("Numba, " if isinstance(backend, NumpyBackend) else
                "Numba where a call's arguments are on the host, one CUDA kernel per routine where they are on "
                "the device, " if isinstance(backend, AutoBackend) else
-               "one CUDA kernel per routine, " if backend.name in ("cupy", "auto") else "")
+               "one CUDA kernel per routine, " if backend.name in ("cupy", "auto") else
+               "Numba on each MPI rank's rows, " if backend.name == "mpi:numpy" else "")
         lines = [f"compiled tier ({how}--jit {self.mode}):"]
         for r in self.routines.values():
             if not r.calls:

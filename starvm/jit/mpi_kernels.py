@@ -1,0 +1,364 @@
+"""Base operations of compiled code on MPI ranks: kernels.py's, plus those that cross ranks.
+
+A compiled routine on a rank of the distributed backend sees what the interpreter's
+DistributedBackend holds: a table is ``(this rank's block of rows, global n)``; a **slice**
+is ``(this rank's words of it, global n)`` (partition.py's blocks), a **word** the whole
+value on every rank (replicated), integers and booleans likewise. So the lengths every check
+reads are global and the same on all ranks: a check fails alike everywhere, before any
+collective, and every rank stops with the same message (no rank is left waiting).
+
+Slice and word are told apart statically (mpi_lower.py picks an ``mp_*`` kernel where the
+operand is a slice): column and slice logic stay kernels.py's (local), and
+
+* SOME, NUMB: the local answer, then MPI_Allreduce (MAX, SUM);
+* FND, STEP, FRST: the first local 1 as a global row, MPI_Allreduce MIN; STEP and FRST
+  change the owner's words only;
+* X(i) of a slice: the owner reads, MPI_Allreduce MAX; X(i) := b: the owner writes;
+* `=`, `<>` of slices: local equality, MPI_Allreduce MIN;
+* ROW(i, T): the owner reads, MPI_Bcast of ⌈k/64⌉ words; ROW(i, T) := w: the owner writes;
+* SET, NOT of a slice: the tail mask of the rank's block; a BITS literal used as a slice
+  is cut to the rank's bits (mp_local).
+
+The MPI functions are called by name from nopython mode (distributed/jit_comm.py loads the
+library and keeps the context: rank, size, alignment, C handles). Step counts are kernels.py's
+on every rank: the machine's, not multiplied by the ranks.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.core.extending import intrinsic
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from ..distributed import jit_comm
+from ..distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL,
+                                    X_RANK, X_SIZE, X_SUM)
+from .kernels import *  # noqa: F401,F403 - generated code finds every kernel here
+from .kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
+    tail_mask, unassigned
+from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB, C_ROW_GET, C_ROW_SET,
+                     C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_ROW_INDEX, E_ROW_SET_LEN)
+
+LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
+_H = types.int32 if jit_comm.handle_size() == 4 else types.int64
+_h = np.int32 if jit_comm.handle_size() == 4 else np.int64
+_mpi_allreduce = types.ExternalFunction("MPI_Allreduce", types.int32(
+    types.voidptr, types.voidptr, types.int32, _H, _H, _H))
+_mpi_bcast = types.ExternalFunction("MPI_Bcast", types.int32(types.voidptr, types.int32, _H, types.int32, _H))
+_NONE = np.int64(1 << 62)          # "no 1 here" in a MIN reduction of positions
+
+
+@intrinsic
+def _ctx_address(typingctx):
+    """The address of jit_comm.CTX (the symbol starvm_mpi_ctx, resolved when linked)."""
+    sig = types.CPointer(types.int64)()
+
+    def codegen(context, builder, signature, args):
+        mod = builder.module
+        try:
+            gv = mod.get_global(jit_comm.SYMBOL)
+        except KeyError:
+            gv = ir.GlobalVariable(mod, ir.ArrayType(ir.IntType(64), CTX_LEN), name=jit_comm.SYMBOL)
+            gv.linkage = "external"
+        return builder.bitcast(gv, ir.IntType(64).as_pointer())
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def ctx():
+    return carray(_ctx_address(), CTX_LEN)
+
+
+@njit(cache=True)
+def allreduce(x, which):
+    """x reduced over the ranks; which: X_SUM, X_MIN or X_MAX."""
+    c = ctx()
+    if c[X_SIZE] == 1:
+        return np.int64(x)
+    buf = np.empty(2, np.int64)
+    buf[0] = x
+    _mpi_allreduce(buf.ctypes.data, buf[1:].ctypes.data, np.int32(1), _h(c[X_INT64]), _h(c[which]), _h(c[X_COMM]))
+    c[X_NCOLL] += 1
+    c[X_NBYTES] += 8
+    return buf[1]
+
+
+@njit(cache=True)
+def bcast_words(words, root):
+    c = ctx()
+    if c[X_SIZE] == 1 or words.shape[0] == 0:
+        return
+    _mpi_bcast(words.ctypes.data, np.int32(words.shape[0]), _h(c[X_INT64]), np.int32(root), _h(c[X_COMM]))
+    c[X_NCOLL] += 1
+    c[X_NBYTES] += 8 * words.shape[0]
+
+
+@njit(cache=True, inline="always")
+def block(n):
+    """(start, stop, per): this rank's rows [start, stop) of an n-row table or slice, and
+    the rows per rank (partition.Layout)."""
+    c = ctx()
+    align, size, rank = c[X_ALIGN], c[X_SIZE], c[X_RANK]
+    units = (n + align - 1) // align
+    per = align * ((units + size - 1) // size) if units else np.int64(0)
+    return min(n, rank * per), min(n, (rank + 1) * per), per
+
+
+@njit(cache=True, inline="always")
+def local_first(w, start):
+    """The global 1-based row of the first 1 of local words w, _NONE if none; and its word."""
+    t = first_one(w)
+    if t < 0:
+        return _NONE, t
+    return np.int64(start + t * 64 + trailing_zeros(w[t]) + 1), t
+
+
+# ------------------------------------------------------------------ forms
+@njit(cache=True)
+def mp_vzeros(n):
+    """A fresh slice variable of n bits: this rank's words."""
+    start, stop, _per = block(n)
+    return (np.zeros(nwords(stop - start), np.uint64), np.int64(n))
+
+
+@njit(cache=True)
+def mp_local(x):
+    """A whole (replicated) vector used as a slice: this rank's bits of it."""
+    if x[1] < 0:
+        return x
+    start, stop, _per = block(x[1])
+    return (extract(x[0], start, stop - start), x[1])
+
+
+# ------------------------------------------------------------------ slices
+@njit(cache=True)
+def mp_set(x, cnt, st, nid):
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    cnt[C_SET] += 1
+    start, stop, _per = block(x[1])
+    w = x[0]
+    for t in range(w.shape[0]):
+        w[t] = ALL
+    if w.shape[0]:
+        w[w.shape[0] - 1] = tail_mask(stop - start)
+
+
+@njit(cache=True)
+def mp_not(x, cnt, st, nid):
+    cnt[C_NOT] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    start, stop, _per = block(x[1])
+    w = x[0]
+    out = np.empty(w.shape[0], np.uint64)
+    for t in range(w.shape[0]):
+        out[t] = ~w[t]
+    if w.shape[0]:
+        out[w.shape[0] - 1] &= tail_mask(stop - start)
+    return (out, x[1])
+
+
+@njit(cache=True)
+def mp_bit_get(x, i, cnt, st, nid):
+    n = x[1]
+    if not (0 < i <= n):
+        if n < 0:
+            unassigned(st, nid, n)
+        fail(st, nid, E_BIT_INDEX, i, n, 0, 0)
+    cnt[C_BIT_GET] += 1
+    start, stop, _per = block(n)
+    bit = np.int64(0)
+    if start <= i - 1 < stop:
+        p = i - 1 - start
+        bit = np.int64((x[0][p >> 6] >> np.uint64(p & 63)) & U1)
+    return allreduce(bit, X_MAX)
+
+
+@njit(cache=True)
+def mp_bit_set(x, i, b, cnt, st, nid):
+    n = x[1]
+    if not (0 < i <= n):
+        if n < 0:
+            unassigned(st, nid, n)
+        fail(st, nid, E_BIT_INDEX, i, n, 0, 0)
+    if b != 0 and b != 1:
+        fail(st, nid, E_BIT_VALUE, b, 0, 0, 0)
+    cnt[C_BIT_SET] += 1
+    start, stop, _per = block(n)
+    if start <= i - 1 < stop:
+        p = i - 1 - start
+        m = U1 << np.uint64(p & 63)
+        if b:
+            x[0][p >> 6] |= m
+        else:
+            x[0][p >> 6] &= ~m
+
+
+@njit(cache=True)
+def mp_fnd(x, cnt, st, nid):
+    cnt[C_FND] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    start, stop, _per = block(x[1])
+    pos, _t = local_first(x[0], start)
+    pos = allreduce(pos, X_MIN)
+    return np.int64(0) if pos == _NONE else pos
+
+
+@njit(cache=True)
+def clear_if_mine(w, t, pos, start):
+    """STEP's and FRST's owner: the rank whose first 1 is the global one."""
+    if t >= 0 and start + t * 64 + trailing_zeros(w[t]) + 1 == pos:
+        return True
+    return False
+
+
+@njit(cache=True)
+def mp_step(x, cnt, st, nid):
+    cnt[C_STEP] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    start, stop, _per = block(x[1])
+    w = x[0]
+    mine, t = local_first(w, start)
+    pos = allreduce(mine, X_MIN)
+    if pos == _NONE:
+        return np.int64(0)
+    if mine == pos:
+        v = w[t]
+        w[t] = v & (v - U1)
+    return pos
+
+
+@njit(cache=True)
+def mp_step_h(x, h, cnt, st, nid):
+    """mp_step with kernels.op_step_h's hint: h[0] leading local words known to be 0."""
+    cnt[C_STEP] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    start, stop, _per = block(x[1])
+    w = x[0]
+    t = h[0]
+    while t < w.shape[0] and w[t] == U0:
+        t += 1
+    h[0] = t
+    mine = _NONE
+    if t < w.shape[0]:
+        mine = np.int64(start + t * 64 + trailing_zeros(w[t]) + 1)
+    pos = allreduce(mine, X_MIN)
+    if pos == _NONE:
+        return np.int64(0)
+    if mine == pos:
+        v = w[t]
+        w[t] = v & (v - U1)
+    return pos
+
+
+@njit(cache=True)
+def mp_numb(x, cnt, st, nid):
+    cnt[C_NUMB] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    s = 0
+    w = x[0]
+    for t in range(w.shape[0]):
+        s += popcount(w[t])
+    return allreduce(np.int64(s), X_SUM)
+
+
+@njit(cache=True)
+def mp_some(x, cnt, st, nid):
+    cnt[C_SOME] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    return allreduce(np.int64(first_one(x[0]) >= 0), X_MAX) != 0
+
+
+@njit(cache=True)
+def mp_some_h(x, h, cnt, st, nid):
+    """mp_some with the hint of a STEPped slice (kernels.op_some_h)."""
+    cnt[C_SOME] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    t = h[0]
+    while t < w.shape[0] and w[t] == U0:
+        t += 1
+    h[0] = t
+    return allreduce(np.int64(t < w.shape[0]), X_MAX) != 0
+
+
+@njit(cache=True)
+def mp_frst(x, cnt, st, nid):
+    cnt[C_FRST] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    start, stop, _per = block(x[1])
+    w = x[0]
+    out = np.zeros(w.shape[0], np.uint64)
+    mine, t = local_first(w, start)
+    pos = allreduce(mine, X_MIN)
+    if pos != _NONE and mine == pos:
+        v = w[t]
+        out[t] = v & (~v + U1)
+    return (out, x[1])
+
+
+@njit(cache=True)
+def mp_eq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_EQ, cnt, st, nid)
+    return allreduce(np.int64(compare(a, b) == 0), X_MIN) != 0
+
+
+@njit(cache=True)
+def mp_noteq(a, b, cnt, st, nid):
+    cmp_prologue(a, b, C_NOTEQ, cnt, st, nid)
+    return allreduce(np.int64(compare(a, b) == 0), X_MIN) == 0
+
+
+# ------------------------------------------------------------------ rows
+@njit(cache=True)
+def mp_row_get(i, t, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    cnt[C_ROW_GET] += 1
+    data = t[0]
+    k = data.shape[0]
+    out = np.zeros(nwords(k), np.uint64)
+    start, stop, per = block(t[1])
+    if start <= i - 1 < stop:
+        p = i - 1 - start
+        w = p >> 6
+        sh = np.uint64(p & 63)
+        for c in range(k):
+            out[c >> 6] |= ((data[c, w] >> sh) & U1) << np.uint64(c & 63)
+    bcast_words(out, (i - 1) // per)
+    return (out, np.int64(k))
+
+
+@njit(cache=True)
+def mp_row_get_asg(old, i, t, cnt, st, nid, anid):
+    return asg(old, mp_row_get(i, t, cnt, st, nid), st, anid)
+
+
+@njit(cache=True)
+def mp_row_set(i, t, v, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    data = t[0]
+    k = data.shape[0]
+    if v[1] != k:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
+    cnt[C_ROW_SET] += 1
+    start, stop, _per = block(t[1])
+    if start <= i - 1 < stop:
+        p = i - 1 - start
+        w = p >> 6
+        sh = np.uint64(p & 63)
+        m = ~(U1 << sh)
+        for c in range(k):
+            data[c, w] = (data[c, w] & m) | (((v[0][c >> 6] >> np.uint64(c & 63)) & U1) << sh)

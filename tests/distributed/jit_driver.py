@@ -1,0 +1,172 @@
+"""Run under mpiexec by tests/distributed/test_mpi_jit.py: the compiled tier on MPI ranks.
+
+    mpiexec -n P python jit_driver.py OUT.json ALIGN
+
+Every rank runs each program of ``programs()`` three ways: on one NumPy machine of its own,
+interpreted (the reference); on the distributed machine (rows in blocks of ALIGN) with
+--jit off; and with --jit on. Rank 0 writes {name: {"ref", "off", "on": {"out", "err",
+"steps"}, "compiled": {routine: compiled calls}, "same_on_all_ranks"}} to OUT.json.
+"""
+import io
+import json
+import sys
+
+from mpi4py import MPI
+
+import starvm
+from starvm.backends import get_backend
+from starvm.distributed import distribute
+from starvm.errors import StarError
+
+# a routine whose loops use every base operation that crosses ranks, on a table of n rows
+COUNTER = """
+proc COUNTER(var P: table; n: integer; var total: integer; var firsts: integer);
+var X, Y: slice(P); w: word(P); i, j, c: integer;
+begin
+  total := 0; firsts := 0;
+  for i := 1 to NCOLS(P) do
+  begin
+    X := COL(i, P);
+    total := total + NUMB(X);
+    if SOME(X) then firsts := firsts + FND(X);
+    Y := FRST(X);
+    firsts := firsts + 7 * NUMB(Y) + FND(Y);
+    c := 0;
+    j := STEP(X);
+    while j > 0 do begin c := c + j; j := STEP(X) end;
+    total := total + c + 3 * NUMB(X);
+    if X(n) = 1 then total := total + 1000;
+    Y := COL(i, P);
+    while SOME(Y) do begin j := STEP(Y); firsts := firsts + j * i end;
+  end;
+  for j := 1 to n - 1 do
+  begin
+    w := ROW(j, P);
+    if w(1) = 1 then ROW(j + 1, P) := w or ROW(j + 1, P);
+  end;
+  X := COL(1, P);
+  Y := not X;
+  SET(X);
+  X(n) := 0;
+  X(1) := X(n);
+  COL(2, P) := X;
+  COL(3, P) := Y;
+  if X = Y then total := total + 1;
+  if X <> Y then total := total + 2;
+  if X = COL(2, P) then total := total + 4;
+end;
+
+var P: table(N_ROWS, 5); t, f, i, s: integer; Z: slice(P); x: word(P);
+begin
+  s := 7;
+  for i := 1 to N_ROWS do
+  begin
+    s := (s * 1103 + 12345) mod 32749;
+    x := BITS('00000');
+    if s mod 2 = 1 then x(1) := 1;
+    if s mod 3 = 1 then x(2) := 1;
+    if s mod 5 < 2 then x(3) := 1;
+    if s mod 7 = 3 then x(4) := 1;
+    if i mod 9 = 0 then x(5) := 1;
+    ROW(i, P) := x;
+  end;
+  COUNTER(P, N_ROWS, t, f);
+  writeln(t, ' ', f);
+  writeln(P);
+  Z := COL(4, P);
+  writeln(Z);
+end.
+"""
+
+# WARSHALL-C (Listing 2) and MIN under users' names: no native kernel applies
+CLOSURE = """
+proc MY-CLOSURE(n: integer; var P: table);
+var x: word; V, W: Slice; i, k: integer;
+begin for k := 1 to n do
+  begin
+    x := ROW(k, P); W := COL(k, P);
+    i := STEP(x);
+    while i > 0 do begin V := COL(i, P); V := V or W; COL(i, P) := V; i := STEP(x) end;
+  end;
+end;
+
+proc MY-MIN(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do begin Y := Z and not COL(j, T); if SOME(Y) then Z := Y end;
+end;
+
+var P: table(N_ROWS, N_ROWS); Q: table(N_ROWS, 3); X, Z: slice(Q); i: integer; r: word(P);
+begin
+  for i := 1 to N_ROWS - 1 do if i mod 3 <> 0 then begin r := ROW(i, P); r(i + 1) := 1; ROW(i, P) := r end;
+  for i := 2 to N_ROWS do if i mod 5 = 0 then begin r := ROW(i, P); r(1) := 1; ROW(i, P) := r end;
+  MY-CLOSURE(N_ROWS, P);
+  writeln(P);
+  for i := 1 to N_ROWS do ROW(i, Q) := TRIM(1, 3, ROW(i, P));
+  SET(X); X(1) := 0;
+  MY-MIN(Q, X, Z);
+  writeln(FND(Z), ' ', NUMB(Z));
+end.
+"""
+
+# an index out of range inside a compiled loop: every rank stops with the same message
+ROW_ERROR = """
+proc WALK(var P: table; n: integer; var s: integer);
+var i: integer; w: word(P);
+begin s := 0; for i := 1 to n + 1 do begin w := ROW(i, P); s := s + NUMB(w) end end;
+var P: table(N_ROWS, 3); s: integer;
+begin ROW(1, P) := BITS('111'); WALK(P, N_ROWS, s); writeln(s) end.
+"""
+
+BIT_ERROR = """
+proc POKE(var X: slice; n: integer; var s: integer);
+var i: integer;
+begin s := 0; for i := n downto 0 do s := s + X(i) end;
+var P: table(N_ROWS, 3); X: slice(P); s: integer;
+begin SET(X); POKE(X, N_ROWS, s); writeln(s) end.
+"""
+
+
+def programs() -> dict[str, str]:
+    out = {}
+    for n in (1, 2, 70, 130):
+        out[f"counter{n}"] = COUNTER.replace("N_ROWS", str(n))
+    for n in (3, 67):
+        out[f"closure{n}"] = CLOSURE.replace("N_ROWS", str(n))
+    out["row_error"] = ROW_ERROR.replace("N_ROWS", "5")
+    out["bit_error"] = BIT_ERROR.replace("N_ROWS", "66")
+    return out
+
+
+def run(text: str, name: str, backend, jit: str) -> tuple[dict, starvm.Machine]:
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, out=out, jit=jit)
+    err = ""
+    try:
+        m.run(text, filename=f"{name}.star")
+    except StarError as e:
+        err = e.render()
+    return {"out": out.getvalue(), "err": err, "steps": m.stats}, m
+
+
+def main() -> None:
+    dest, align = sys.argv[1], int(sys.argv[2])
+    comm = MPI.COMM_WORLD
+    results = {}
+    for name, text in programs().items():
+        r = {"ref": run(text, name, get_backend("numpy"), "off")[0],
+             "off": run(text, name, distribute(get_backend("numpy"), comm, align), "off")[0]}
+        r["on"], m = run(text, name, distribute(get_backend("numpy"), comm, align), "on")
+        r["compiled"] = {rt.display: rt.compiled_calls for rt in m.jit.routines.values()}
+        everyone = comm.allgather(json.dumps(r, sort_keys=True))
+        r["same_on_all_ranks"] = all(e == everyone[0] for e in everyone)
+        r["report"] = m.jit.report()         # rank 0's (its times differ between ranks)
+        results[name] = r
+    if comm.rank == 0:
+        with open(dest, "w") as fh:
+            json.dump(results, fh)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The compiled tier on MPI ranks (starvm/jit/mpi_*.py): routines run as Numba code per
+rank over its rows, the collectives inside the compiled code; run by mpiexec from pytest.
+
+Each mpiexec start runs jit_driver.py's programs (loops over SOME, NUMB, FND, STEP, FRST, bit
+reads and writes, ROW reads and writes, `=` of slices; WARSHALL-C and MIN under users' names;
+index errors inside compiled loops) three ways per rank: one NumPy machine, the distributed
+machine with --jit off, and with --jit on; the output, the error message and the step counts
+must be the reference's, on every rank alike, and the routines must have run compiled.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_mpi import mpirun, serial, star_cli  # noqa: F401  (skips without mpi4py)
+
+DRIVER = Path(__file__).with_name("jit_driver.py")
+
+pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install '.[mpi]' (or '.[test]')")
+pytest.importorskip("numba")
+
+ROUTINES = {"counter": {"COUNTER"}, "closure": {"MY-CLOSURE", "MY-MIN"}}
+
+
+@pytest.mark.parametrize("ranks, align", [(1, 64), (2, 64), (3, 1)], ids=["1rank", "2ranks", "3ranks-rows1"])
+def test_compiled_routines_on_ranks_match_the_interpreter(tmp_path, ranks, align):
+    """Tables of 1, 2, 70 and 130 rows (blocks of 64: 70 rows are 64 + 6 on two ranks; blocks
+    of one row over 3 ranks: uneven blocks, a 1- and a 2-row table leave ranks empty)."""
+    dest = tmp_path / "jit.json"
+    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align)], timeout=400)
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    for name, r in got.items():
+        assert r["same_on_all_ranks"], name
+        for how in ("off", "on"):
+            assert r[how]["out"] == r["ref"]["out"], (name, how)
+            assert r[how]["err"] == r["ref"]["err"], (name, how)
+            assert r[how]["steps"] == r["ref"]["steps"], (name, how)
+        kind = name.rstrip("0123456789")
+        if kind in ROUTINES:
+            assert r["ref"]["out"] and not r["ref"]["err"], name
+            assert {k for k, calls in r["compiled"].items() if calls} == ROUTINES[kind], (name, r["report"])
+        else:      # the error programs: the main block (and the failing routine with it) ran compiled
+            assert "out of range" in r["ref"]["err"] and r["compiled"]["main block"] == 1, (name, r["report"])
+    assert any("Numba on each MPI rank's rows" in line for line in got["counter70"]["report"])
+
+
+def test_index_error_in_compiled_code_stops_every_rank_once(tmp_path):
+    """`star run --distributed --jit on`: an index out of range inside a compiled loop, on a
+    row that one rank holds: one message (the interpreter's), exit 1, no rank left waiting;
+    --profile names what ran compiled and why the rest did not."""
+    prog = tmp_path / "walk.star"
+    prog.write_text("proc WALK(var P: table; n: integer; var s: integer);\n"
+                    "var i: integer; w: word(P);\n"
+                    "begin s := 0; for i := 1 to n + 1 do begin w := ROW(i, P); s := s + NUMB(w) end end;\n"
+                    "var P: table(100, 3); s: integer;\n"
+                    "begin ROW(70, P) := BITS('111'); WALK(P, 100, s); writeln(s) end.\n")
+    src, sout, serr = serial("run", str(prog), "--jit", "off")
+    assert src == 1 and "row index 101 out of range 1..100" in serr
+    rc, out, err = mpirun(2, star_cli("run", str(prog), "--distributed", "--jit", "on"), timeout=200)
+    assert (rc, out, err) == (1, sout, serr)
+    ok = tmp_path / "ok.star"
+    ok.write_text(prog.read_text().replace("n + 1 do", "n do"))
+    rc, out, err = mpirun(2, star_cli("run", str(ok), "--distributed", "--jit", "on", "--profile"), timeout=200)
+    assert (rc, out) == (0, "3\n"), err[-2000:]
+    assert "main block (with WALK): compiled; 1 call(s) ran compiled" in err, err[-2000:]
