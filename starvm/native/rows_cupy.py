@@ -102,9 +102,23 @@ __device__ __forceinline__ void copy_rows(const u64* T, i64 WT, int k, const i64
 // Warp helpers. A warp takes 32 consecutive rows base .. base+31 (base a multiple of 32: one
 // 32-bit half of a word), row base + l in lane l; every lane of the warp must call them.
 
+// The warp's 32 x 32 bit block turned round: bit j of lane c's x becomes bit c of lane j's result.
+// Five butterfly steps, each swapping the off-diagonal s x s blocks of every 2s x 2s block (one
+// shuffle each, instead of 32 ballots).
+__device__ __forceinline__ unsigned int warp_transpose(unsigned int x, int lane) {
+#pragma unroll
+    for (int s = 16; s >= 1; s >>= 1) {
+        const unsigned int m = s == 16 ? 0x0000FFFFu : s == 8 ? 0x00FF00FFu : s == 4 ? 0x0F0F0F0Fu
+                             : s == 2 ? 0x33333333u : 0x55555555u;          // the bits j with (j & s) == 0
+        const unsigned int y = __shfl_xor_sync(FULL, x, s);
+        x = (lane & s) ? ((x & ~m) | ((y >> s) & m)) : ((x & m) | ((y << s) & ~m));
+    }
+    return x;
+}
+
 // The values of the warp's rows in columns c0 .. c0+kc-1 of a table (kc <= 64, column c0 the
 // most significant bit), lane l getting row base + l's: lane c reads column c's half-word once
-// and ballots turn the 32 x 32 bit block round (32 ballots for 32 rows, not 32 loads a row).
+// and warp_transpose turns the 32 x 32 bit block round (not 32 loads a row).
 __device__ __forceinline__ u64 warp_values(const u64* T, int c0, int kc, i64 W, i64 base, int lane) {
     const i64 w = base >> 6;
     const int sh = (int)(base & 63);
@@ -112,12 +126,7 @@ __device__ __forceinline__ u64 warp_values(const u64* T, int c0, int kc, i64 W, 
     for (int lo = 0; lo < kc; lo += 32) {
         const int n = min(32, kc - lo);
         const unsigned int x = lane < n ? (unsigned int)(T[(i64)(c0 + lo + lane) * W + w] >> sh) : 0u;
-        unsigned int mine = 0u;
-#pragma unroll
-        for (int j = 0; j < 32; ++j) {
-            const unsigned int b = __ballot_sync(FULL, (x >> j) & 1u);
-            if (lane == j) mine = b;
-        }
+        const unsigned int mine = warp_transpose(x, lane);
         v = (v << n) | (u64)(__brev(mine) >> (32 - n));      // bit c of mine: column lo + c
     }
     return v;
@@ -134,9 +143,9 @@ __device__ __forceinline__ u64 lane_value(const u64* T, int c0, int kc, i64 W, i
 }
 
 // The warp's rows that mask marks (bit l: row base + l) take v's bits in columns c0 .. c0+kc-1
-// of R (kc <= 64, bit kc-1 of v into column c0); the other rows keep theirs. A ballot per column
-// makes its half-word, which lane c writes (32-bit halves: the warp of the word's other half
-// writes the other one).
+// of R (kc <= 64, bit kc-1 of v into column c0); the other rows keep theirs. warp_transpose makes
+// the columns' half-words, lane c writing column c's (32-bit halves: the warp of the word's
+// other half writes the other one).
 __device__ __forceinline__ void warp_write(u64* R, int c0, int kc, i64 W, i64 base, int lane, u64 v,
                                            unsigned int mask) {
     const i64 w = base >> 6;
@@ -144,11 +153,9 @@ __device__ __forceinline__ void warp_write(u64* R, int c0, int kc, i64 W, i64 ba
     unsigned int* R32 = reinterpret_cast<unsigned int*>(R);
     for (int lo = 0; lo < kc; lo += 32) {
         const int n = min(32, kc - lo);
-        unsigned int mine = 0u;
-        for (int c = 0; c < n; ++c) {
-            const unsigned int b = __ballot_sync(FULL, (unsigned int)(v >> (kc - 1 - (lo + c))) & 1u);
-            if (lane == c) mine = b;
-        }
+        // this lane's bits of columns lo .. lo+n-1, column lo + c as bit c
+        const unsigned int u = (unsigned int)((v >> (kc - lo - n)) & ((1ULL << n) - 1ULL));
+        const unsigned int mine = warp_transpose(__brev(u) >> (32 - n), lane);
         if (lane < n) {
             unsigned int* dst = R32 + 2 * ((i64)(c0 + lo + lane) * W + w) + half;
             *dst = (*dst & ~mask) | (mine & mask);
