@@ -871,6 +871,160 @@ def col_rmw(v, i, t, w, kind, cnt, st, sites):
     return v
 
 
+@njit(cache=True, inline="always")
+def op_some_h(x, h, cnt, st, nid):
+    """SOME(x) for a STEPped x: its first h[0] words are known to be 0 (op_step_h), so a
+    `while SOME(X) do ... i := STEP(X)` loop scans X once, not once per step."""
+    cnt[C_SOME] += 1
+    if x[1] < 0:
+        unassigned(st, nid, x[1])
+    w = x[0]
+    for t in range(h[0], w.shape[0]):
+        if w[t] != U0:
+            h[0] = t
+            return True
+    h[0] = w.shape[0]
+    return False
+
+
+# ------------------------------------------------------------------ rows kept as words (lower._row_cached)
+# In a routine that changes a table T only by ROW(i, T) := w and calls nothing, compiled code
+# keeps T's rows as words beside its columns (rc = (rows, valid)): row i is gathered from the
+# k columns once, at its first ROW; later ROW reads copy its ceil(k/64) words, and a ROW write
+# stores the words and flips only the column bits that change. The columns stay current, so
+# every other read of T (COL, an alias of T, output, an error) sees what the interpreter's does.
+@njit(cache=True)
+def rc_new(t):
+    return (np.empty((t[1], nwords(t[0].shape[0])), np.uint64), np.zeros(t[1], np.bool_))
+
+
+@njit(cache=True)
+def rc_gather(rc, t, r):
+    """Row r (0-based) gathered from the k columns into rc's words."""
+    rows, valid = rc
+    data = t[0]
+    k = data.shape[0]
+    w = r >> 6
+    sh = np.uint64(r & 63)
+    for q in range(rows.shape[1]):
+        x = U0
+        base = q * 64
+        for b in range(min(64, k - base)):
+            x |= ((data[base + b, w] >> sh) & U1) << np.uint64(b)
+        rows[r, q] = x
+    valid[r] = True
+
+
+@njit(cache=True, inline="always")
+def rc_flip(t, r, q, d):
+    """Flip bit r of the columns 64q + (the 1s of d): the columns follow a changed row word."""
+    data = t[0]
+    k = data.shape[0]
+    w = r >> 6
+    bit = U1 << np.uint64(r & 63)
+    while d != U0:
+        c = q * 64 + trailing_zeros(d)
+        if c < k:                  # bits past a word's length are 0; never write past the table
+            data[c, w] ^= bit
+        d &= d - U1
+
+
+@njit(cache=True)
+def op_row_get_rc(i, t, rc, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    cnt[C_ROW_GET] += 1
+    rows, valid = rc
+    if not valid[i - 1]:
+        rc_gather(rc, t, i - 1)
+    return (rows[i - 1].copy(), np.int64(t[0].shape[0]))
+
+
+@njit(cache=True)
+def op_row_get_asg_rc(old, i, t, rc, cnt, st, nid, anid):
+    if old[1] >= 0 and 0 < i <= t[1]:
+        k = t[0].shape[0]
+        cnt[C_ROW_GET] += 1
+        asg_check(old, k, st, anid)
+        rows, valid = rc
+        r = i - 1
+        if not valid[r]:
+            rc_gather(rc, t, r)
+        out = old[0]
+        for q in range(out.shape[0]):
+            out[q] = rows[r, q]
+        return old
+    return asg(old, op_row_get_rc(i, t, rc, cnt, st, nid), st, anid)
+
+
+@njit(cache=True)
+def op_row_set_rc(i, t, v, rc, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    k = t[0].shape[0]
+    if v[1] != k:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
+    cnt[C_ROW_SET] += 1
+    rows, valid = rc
+    r = i - 1
+    if not valid[r]:
+        rc_gather(rc, t, r)
+    src = v[0]
+    for q in range(rows.shape[1]):
+        x = src[q]
+        d = rows[r, q] ^ x
+        if d != U0:
+            rc_flip(t, r, q, d)
+            rows[r, q] = x
+
+
+@njit(cache=True, inline="always")
+def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
+    """v := ROW(i, T); v := v op w; ROW(i, T) := v in one pass over the row's words when
+    nothing can fail; else the three statements one by one (sites as col_rmw's)."""
+    k = t[0].shape[0]
+    if 0 < i <= t[1] and v[1] == k and w[1] == k:
+        cnt[C_ROW_GET] += 1
+        cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+        cnt[C_ROW_SET] += 1
+        rows, valid = rc
+        r = i - 1
+        if not valid[r]:
+            rc_gather(rc, t, r)
+        dst, src = v[0], w[0]
+        if kind == 1:
+            for q in range(dst.shape[0]):
+                old = rows[r, q]
+                x = old | src[q]
+                dst[q] = x
+                if x != old:
+                    rc_flip(t, r, q, old ^ x)
+                    rows[r, q] = x
+        elif kind == 0:
+            for q in range(dst.shape[0]):
+                old = rows[r, q]
+                x = old & src[q]
+                dst[q] = x
+                if x != old:
+                    rc_flip(t, r, q, old ^ x)
+                    rows[r, q] = x
+        else:
+            for q in range(dst.shape[0]):
+                old = rows[r, q]
+                x = old ^ src[q]
+                dst[q] = x
+                if x != old:
+                    rc_flip(t, r, q, old ^ x)
+                    rows[r, q] = x
+        return v
+    v = op_row_get_asg_rc(v, i, t, rc, cnt, st, sites[0], sites[1])
+    v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
+    op_row_set_rc(i, t, v, rc, cnt, st, sites[4])
+    return v
+
+
 # ------------------------------------------------------------------ parallel for without a snapshot of the table
 # A `parallel for` writes only COL(i, T) in iteration i (check/parallel.py), and its reads of
 # T must see T as before the loop. Instead of copying T before the loop, the first write that

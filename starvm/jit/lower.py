@@ -197,6 +197,10 @@ class ModuleGen:
         for x in _stepped(body):
             self.hints[x] = f"h{len(self.hints)}"
             self.emit(1, f"{self.hints[x]} = np.zeros(1, np.int64)")
+        self.row_caches: dict[Symbol, str] = {}              # table -> its rows as words (kernels.rc_*)
+        for x in row_cached(body):
+            self.row_caches[x] = f"rc{len(self.row_caches)}"
+            self.emit(1, f"{self.row_caches[x]} = rc_new({self.vars[x]})")
         self.block(body, 1)
         returned_globals = [g for g in globs if g.type is not T.TABLE]
         outs = ([self.vars[info.result]] if info and info.result else [])
@@ -230,7 +234,7 @@ class ModuleGen:
             self.emit(ind, "pass")
         stmts, k = list(node.src), 0
         while k < len(stmts):
-            if self.column_rmw(stmts[k:k + 3], ind):
+            if self.column_rmw(stmts[k:k + 3], ind) or self.row_rmw(stmts[k:k + 3], ind):
                 k += 3
                 continue
             self.own_views(stmts[k], ind)
@@ -291,6 +295,38 @@ class ModuleGen:
                        f"np.int64({kind}), cnt, st, ({s0}, {s1}, {s2}, {s3}, {s4}))")
         return True
 
+    def row_rmw(self, three: list[Node], ind: int) -> bool:
+        """v := ROW(i, T); v := v op w; ROW(i, T) := v  (op: and, or, xor) as one kernel, where
+        T's rows are kept as words (row_cached)."""
+        if len(three) < 3:
+            return False
+        a, b, c = three
+        if not (a.op is Op.ASSIGN and b.op is Op.ASSIGN and c.op is Op.ROW_SET and a.arg is b.arg
+                and a.arg.type is T.WORD and a.src[0].op is Op.ROW_GET and b.src[0].op in (Op.AND, Op.OR, Op.XOR)):
+            return False
+        get, logic = a.src[0], b.src[0]
+        i, table = get.src
+        ci, ctable, cv = c.src
+        same = lambda x, y: x.op is Op.VAR and y.op is Op.VAR and x.arg is y.arg   # noqa: E731
+        if not (same(i, ci) and i.arg.type is T.INT and same(table, ctable) and table.arg in self.row_caches
+                and cv.op is Op.VAR and cv.arg is a.arg and logic.src[0].op is Op.VAR and logic.src[0].arg is a.arg
+                and logic.src[1].op is Op.VAR and logic.src[1].arg.type.is_vector and a.arg not in self.hints):
+            return False
+        saved = self.stmt_loc
+        self.stmt_loc = a.loc or saved
+        s0, s1 = self.site(get.loc, get.op), self.site(a.loc)
+        self.stmt_loc = b.loc or saved
+        s2, s3 = self.site(logic.loc, logic.op), self.site(b.loc)
+        self.stmt_loc = c.loc or saved
+        s4 = self.site(c.loc, c.op)
+        self.stmt_loc = saved
+        kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[logic.op]
+        v = self.vars[a.arg]
+        self.emit(ind, f"{v} = row_rmw_rc({v}, {self.vars[i.arg]}, {self.vars[table.arg]}, "
+                       f"{self.row_caches[table.arg]}, {self.vars[logic.src[1].arg]}, np.int64({kind}), cnt, st, "
+                       f"({s0}, {s1}, {s2}, {s3}, {s4}))")
+        return True
+
     def stmt(self, s: Node, ind: int) -> None:
         saved = self.stmt_loc
         self.stmt_loc = s.loc or saved
@@ -343,9 +379,13 @@ class ModuleGen:
             self.emit(ind, f"{v} = asg({v}, {self.vector(value)}, st, {self.site(s.loc)})")
         elif sym.type.is_vector and value.op in _FUSED_ASSIGN:
             args = [self.vector(a) if a.type is not None and a.type is not T.INT else self.scalar(a) for a in value.src]
+            kernel = _FUSED_ASSIGN[value.op]
+            rc = self.row_cache_of(value)
+            if rc is not None:
+                kernel, args = "op_row_get_asg_rc", args + [rc]
             nid = self.site(value.loc, value.op)
             counters = "" if value.op is Op.COPY else "cnt, "
-            self.emit(ind, f"{v} = {_FUSED_ASSIGN[value.op]}({v}, {', '.join(args)}, {counters}st, {nid}, "
+            self.emit(ind, f"{v} = {kernel}({v}, {', '.join(args)}, {counters}st, {nid}, "
                            f"{self.site(s.loc)})")
         elif sym.type.is_vector:
             self.emit(ind, f"{v} = asg({v}, {self.vector(value)}, st, {self.site(s.loc)})")
@@ -477,6 +517,12 @@ class ModuleGen:
             return self.cow.get(e.src[1].arg)
         return None
 
+    def row_cache_of(self, e: Node) -> str | None:
+        """The rows-as-words of the table e reads or writes a ROW of, if it keeps them."""
+        if e.op in (Op.ROW_GET, Op.ROW_SET) and e.src[1].op is Op.VAR:
+            return self.row_caches.get(e.src[1].arg)
+        return None
+
     def new_tmp(self) -> str:
         self.tmp += 1
         return f"t{self.tmp}"
@@ -527,11 +573,15 @@ class ModuleGen:
         if cow is not None:
             kernel = "cow_col_get" if e.op is Op.COL_GET else "cow_row_get"
             return f"{kernel}({self.scalar(e.src[0])}, {', '.join(cow)}, cnt, st, {self.site(e.loc, e.op)})"
-        if e.op is Op.STEP and e.src[0].op is Op.VAR and e.src[0].arg in self.hints:
+        if e.op in (Op.STEP, Op.SOME) and e.src[0].op is Op.VAR and e.src[0].arg in self.hints:
             x = e.src[0].arg
-            return f"op_step_h({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
+            kernel = "op_step_h" if e.op is Op.STEP else "op_some_h"
+            return f"{kernel}({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
         args = [self.vector(a) if a.type is not None and (a.type.is_vector or a.type is T.TABLE)
                 else self.scalar(a) for a in e.src]
+        rc = self.row_cache_of(e)
+        if rc is not None:
+            return f"{_OP_KERNEL[e.op]}_rc({', '.join(args)}, {rc}, cnt, st, {self.site(e.loc, e.op)})"
         return f"{_OP_KERNEL[e.op]}({', '.join(args)}, cnt, st, {self.site(e.loc, e.op)})"
 
     def vector(self, e: Node) -> str:
@@ -623,6 +673,28 @@ def _writes_output(bodies, pyname: str, seen=None) -> bool:
         if n.op is Op.WRITE or (n.op is Op.CALL and _writes_output(bodies, n.arg[0].pyname, seen)):
             return True
     return False
+
+
+def row_cached(body: Node) -> list[Symbol]:
+    """The tables whose rows compiled code keeps as words beside the columns (kernels.rc_*):
+    where a loop reads or writes their ROWs and nothing else can change them behind the
+    cache's back: the body calls nothing, has no parallel for or graph input, assigns no
+    table, writes no COL, and writes ROWs of one table only (two could be one table passed
+    twice). Then that table, or, when no table is written, every table whose ROWs a loop reads."""
+    nodes = list(walk(body))
+    if any(n.op in (Op.CALL, Op.PFOR, Op.GRAPH, Op.COL_SET) or (n.op is Op.ASSIGN and n.arg.type is T.TABLE)
+           for n in nodes):
+        return []
+    written = {n.src[1].arg for n in nodes if n.op is Op.ROW_SET and n.src[1].op is Op.VAR}
+    if any(n.op is Op.ROW_SET and n.src[1].op is not Op.VAR for n in nodes) or len(written) > 1:
+        return []
+    in_loops = []
+    for loop in nodes:
+        if loop.op in (Op.FOR, Op.WHILE, Op.REPEAT):
+            for n in walk(loop):
+                if n.op in (Op.ROW_GET, Op.ROW_SET) and n.src[1].op is Op.VAR and n.src[1].arg not in in_loops:
+                    in_loops.append(n.src[1].arg)
+    return [x for x in in_loops if not written or x in written]
 
 
 def _stepped(body: Node) -> list[Symbol]:
