@@ -6,6 +6,7 @@
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads comm,min --min-log2 28 --name cpu16_min --timeout 280
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16_bfs --timeout 280
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16_warshall
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads jit --jit-n 2500 --min-log2 26 --runs 2 --no-serial --name cpu16_jit --timeout 580
 
 On the GPU machine (nvidia-h100-x1: one GPU, so 2 ranks share it and the array collectives
 stage through the host; NCCL needs 2 GPUs: nvidia-h200-x2). The image has CuPy, NCCL and
@@ -44,6 +45,12 @@ one rank per core, and measures, on the distributed machine (rows in 64-row bloc
             G(n, p) with 4n arcs;
   comm      the collectives' cost: a barrier-separated loop of Allreduce of one integer (alpha)
             and of Bcast / Allgatherv / Alltoallv of 8 B .. 16 MB (alpha + beta * bytes, fitted).
+  jit       the compiled tier per rank (starvm/jit/mpi_*.py) against the interpreter, on two
+            machines over the same ranks (--jit off, --jit on): WARSHALL-C as printed under a
+            user's name on n = --jit-n vertices (G(n, p), 4n arcs) and the MIN body under a
+            user's name over 2^--min-log2 rows x 32 bits; warm (compiled on a small instance
+            first); results and step counts of both tiers equal, the closure checked against
+            a NumPy machine.
 
 Each workload's time is the slowest rank's, the ranks started together by a barrier; the
 median of --runs runs is kept. Every result is checked: MIN's count and first row against
@@ -74,7 +81,7 @@ if str(ROOT) not in sys.path:        # run from a checkout where starvm is not i
     sys.path.insert(0, str(ROOT))
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
-WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall")
+WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall", "jit")
 
 from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 
@@ -260,6 +267,70 @@ def work_warshall(r: Rank, n: int, runs: int) -> dict:
     return {"n": n, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
 
 
+JIT_PROGRAM = """
+proc MY_WARSHALL_C(n: integer; var P: table);
+var x: word; V, W: slice; i, k: integer;
+begin for k := 1 to n do
+  begin
+    x := ROW(k, P); W := COL(k, P);
+    i := STEP(x);
+    while i > 0 do begin V := COL(i, P); V := V or W; COL(i, P) := V; i := STEP(x) end;
+  end;
+end;
+
+proc MY_MIN(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do begin Y := Z and not COL(j, T); if SOME(Y) then Z := Y end;
+end;
+"""
+
+
+def work_jit(r: Rank, n: int, log2: int, runs: int) -> dict:
+    """User-named WARSHALL-C and MIN bodies, interpreted and compiled, on r's backend."""
+    import starvm
+    machines = {jit: starvm.Machine(backend=r.B, out=open(os.devnull, "w"), jit=jit) for jit in ("off", "on")}
+    for m in machines.values():
+        m.compile(JIT_PROGRAM, "jit_bench.star")
+    rng = np.random.default_rng(SEED)
+    arcs = rng.integers(0, n, (4 * n, 2))
+    adj = np.zeros((n, n), dtype=bool)
+    adj[arcs[:, 0], arcs[:, 1]] = True
+    small = np.eye(8, k=1, dtype=bool)
+    out = {"n": n, "rows": 1 << log2}
+    closures, mins = {}, {}
+    rows = 1 << log2
+    for jit, m in machines.items():
+        m.call("MY_WARSHALL_C", 8, m.table(small))                 # compiles (jit on) or loads
+        fresh = iter([m.table(adj) for _ in range(runs)])           # made before the clock starts
+        times, P = r.timed(lambda m=m, fresh=fresh: (lambda P: (m.call("MY_WARSHALL_C", n, P), P)[1])(next(fresh)), runs)
+        closures[jit] = (P.to_numpy(), m.last_call_stats)          # to_numpy: a collective
+        out[f"warshallc_{jit}_s"] = Timing(times).median_s
+        T = m.table(rows=rows, cols=32)
+        r.B.table_set_ints(T, splitmix(np.arange(rows)) >> np.uint64(32))
+        X = bits(r.B, rows, True)
+        m.call("MY_MIN", T, X, bits(r.B, rows, False))
+        times, Z = r.timed(lambda m=m, T=T, X=X: (lambda Z: (m.call("MY_MIN", T, X, Z), Z)[1])(bits(r.B, rows, False)), runs)
+        mins[jit] = (r.B.numb(Z.v), r.B.fnd(Z.v), m.last_call_stats)
+        out[f"minbody_{jit}_s"] = Timing(times).median_s
+    tier = machines["on"].jit
+    out["compiled_calls"] = {rt.display: rt.compiled_calls for rt in tier.routines.values()}
+    out["compile_s"] = {rt.display: rt.compile_seconds for rt in tier.routines.values()}
+    vals = splitmix(np.arange(rows)) >> np.uint64(32)
+    ok = (np.array_equal(closures["off"][0], closures["on"][0]) and closures["off"][1] == closures["on"][1]
+          and mins["off"] == mins["on"] and mins["on"][:2] == (int((vals == vals.min()).sum()), int(np.argmax(vals == vals.min())) + 1)
+          and all(c >= runs for c in out["compiled_calls"].values()))
+    if r.comm.rank == 0:
+        ref = starvm.Machine(backend="numpy", out=open(os.devnull, "w"))
+        Q = ref.table(adj)
+        ref.call("WARSHALL_adapt", n, Q)
+        ok = ok and bool((Q.to_numpy() == closures["on"][0]).all())
+    out.update({"ok": r.comm.bcast(bool(ok)), "times_s": [out["warshallc_on_s"]],
+                "steps": closures["on"][1], **collectives(r)})
+    return out
+
+
 def work_comm(r: Rank, runs: int) -> dict:
     """alpha and beta of the collectives on this rank count."""
     MPI, c = r.MPI, r.comm
@@ -356,6 +427,8 @@ def worker(args) -> None:
                 res = work_warshall(r, args.warshall_n, args.runs)
             elif w == "comm":
                 res = work_comm(r, args.runs)
+            elif w == "jit":
+                res = work_jit(r, args.jit_n, args.min_log2, args.runs)
             else:
                 raise SystemExit(f"unknown workload {w}")
             res["median_s"] = Timing(res["times_s"]).median_s
@@ -412,7 +485,8 @@ def run_ranks(args, report: dict, stem: Path) -> int:
             tmp = out / f".scale_{args.name}_{P}_{w}.json"
             cmd = [mpiexec(), *args.mpiexec_args.split(), "-n", str(P), sys.executable, __file__, "--worker",
                    "--workloads", w, "--out", str(tmp), "--backend", args.backend, "--runs", str(args.runs),
-                   "--min-log2", str(args.min_log2), "--scale", str(args.scale), "--warshall-n", str(args.warshall_n)]
+                   "--min-log2", str(args.min_log2), "--scale", str(args.scale), "--warshall-n", str(args.warshall_n),
+                   "--jit-n", str(args.jit_n)]
             if args.no_serial:
                 cmd.append("--no-serial")
             print(" ".join(cmd[:4]), w, flush=True)
@@ -482,7 +556,7 @@ def markdown(rep: dict) -> str:
     for P, entry in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0])):
         for key, res in entry.items():
             w, _, label = key.partition("/")
-            if label == "serial" or w == "comm":
+            if label == "serial" or w in ("comm", "jit"):
                 continue
             if "error" in res:
                 lines.append(f"| {w} | | {P} | {res['error']} | | | | |")
@@ -516,6 +590,19 @@ def markdown(rep: dict) -> str:
             lines.append(f"| {P} | {d['path']} | {d['allreduce']['alpha_s'] * 1e6:.1f} | "
                          f"{d['allreduce']['beta_s_per_byte'] * 1e9:.3f} | {d['bcast']['alpha_s'] * 1e6:.1f} | "
                          f"{d['bcast']['beta_s_per_byte'] * 1e9:.3f} | {d['allgather']['beta_s_per_byte'] * 1e9:.3f} |")
+    jit = [(P, label, res) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+           for label in ("distributed", "serial") if isinstance(res := e.get(f"jit/{label}"), dict) and "error" not in res]
+    if jit:
+        lines += ["", "The compiled tier per rank (--jit on) against the interpreter (--jit off), warm, the median "
+                  "of the runs, the slowest rank's time: WARSHALL-C as printed under a user's name and the MIN "
+                  "body under a user's name (work_jit).", "",
+                  "| P | machine | WARSHALL-C n | interpreted, s | compiled, s | speed-up | MIN body rows | "
+                  "interpreted, s | compiled, s | speed-up | check |",
+                  "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for P, label, res in jit:
+            wo, wc, mo, mc = (res["warshallc_off_s"], res["warshallc_on_s"], res["minbody_off_s"], res["minbody_on_s"])
+            lines.append(f"| {P} | {label} | {res['n']} | {wo:.4f} | {wc:.4f} | {wo / wc:.1f} | {res['rows']} | "
+                         f"{mo:.4f} | {mc:.4f} | {mo / mc:.1f} | {'ok' if res['ok'] else 'MISMATCH'} |")
     paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()
                     if isinstance(res, dict) and res.get("collective_path")})
     if paths:
@@ -530,6 +617,7 @@ def main() -> int:
     ap.add_argument("--min-log2", type=int, default=20, help="MIN over 2^this rows (default 20)")
     ap.add_argument("--scale", type=int, default=12, help="R-MAT scale of BFS-adapt and BORUVKA (default 12)")
     ap.add_argument("--warshall-n", type=int, default=256, help="WARSHALL-adapt's n (default 256)")
+    ap.add_argument("--jit-n", type=int, default=400, help="WARSHALL-C's n in the jit workload (default 400)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--backend", default="numpy", help="the local backend of every rank (numpy, cupy, auto)")
     ap.add_argument("--name", default="cpu", help="results go to bench/results/scale_<name>.{json,md}")
