@@ -3,20 +3,28 @@ plain kernels.
 
 Tables are k x W uint64 device arrays (column c = row c of the array, row r = bit r%64 of
 word r//64); row numbers in an index table are unsigned, column 1 the most significant bit.
-A thread owns whole output words, so no two threads write the same word; the only atomics
-are on scratch arrays and counters (a warp adds its sum once). A thread that moves rows
-finds the source row of each of its 64 rows once, then copies every column: the row
-numbers are read once per call, not once per column.
 
-  IOTA      thread per (word, column): column c holds bit k-1-c of the row number r+1.
-  GATHER    rows_check (thread per word of IX): counts the marked rows and flags a row
+Most kernels are *warp kernels*: a warp takes 32 consecutive rows (one 32-bit half of a word),
+a row per lane. Rows' values (an index, a group, a key: up to 64 columns) are read with
+``warp_values``: lane c loads column c's half-word and five shuffle steps turn the 32 x 32 bit
+block round (``warp_transpose``), so every lane holds its row's number; results go back the
+same way (``warp_write``: lane c writes column c's half-word, merged under the mask of the rows
+that change). No thread keeps a 64-entry array, and no two warps write the same 32 bits. The
+kernels that sum counters loop over the rows (grid-stride) and add once per warp at the end.
+Issue 13's profile (bench/profile_boruvka.py, R-MAT scale 22 on an H100) took BORUVKA from
+0.40 s to 0.14 s with them; the per-thread word loops they replace are still used by SCATTER
+and by GATHER's column path.
+
+  IOTA      thread per (word, column): column c holds bit k-1-c of the row numbers, in closed
+            form (the low 6 bits repeat every word; above them one bit of the word number).
+  GATHER    rows_check (warp kernel over IX): counts the marked rows and flags a row
             number out of 1..NROWS(T); the host reads both in one transfer (the call's only
             synchronisation) and runs the Star body when the flag is set, before anything
             is written. Then, for T of at most 64 columns and at most 64 rows per moved row,
             rows_values reads every row of T as a number (one pass over T) and
-            rows_gather_values (thread per word of R) decodes
-            IX's row numbers of the word's marked rows, loads one number per row and deals its
-            bits out to R's columns, merged with R's old word under X's mask: one random load
+            rows_gather_values (warp kernel over R) decodes
+            IX's row numbers of the marked rows, loads one number per row and deals its
+            bits out to R's columns, merged with R's old words under X's mask: one random load
             per moved row (BORUVKA's GATHER of the vertex labels by the arcs: 128 M loads at
             R-MAT scale 22, not 128 M x 23); otherwise rows_gather, column by column.
   SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
@@ -24,11 +32,16 @@ numbers are read once per call, not once per column.
             wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
             more runs the Star body); rows_scatter_write (thread per word of R): the rows of
             the word that have a winner take T's bits at the winner, column by column.
-  GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries): pass 1 atomicMin of K
-            into gmin[G] (init all ones), pass 2 atomicMin of the row number into grow[G]
-            among the marked rows whose K equals gmin[G], pass 3 (thread per word) Z's bit is
-            1 for the rows that are grow of their group, and it counts the groups and the 1
-            bits of their G values (the step report), read in one transfer. Wider groups (up
+  GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries), warp kernels: the lanes of
+            one group in a warp combine first (__match_any_sync, then the least value over
+            the peers) and one lane does the atomic, after a plain read shows it lowers the
+            minimum (a large component holds most arcs: one address for them all). When K's
+            bits and the row number fit 64 bits together, pass 1 atomicMin of K << rowbits
+            | row into gmin[G] and pass 2 marks the rows equal to their group's gmin; else
+            pass 1 atomicMin of K into gmin[G] (init all ones), pass 2 atomicMin of the row
+            number into grow[G] among the marked rows whose K equals gmin[G], pass 3 Z's bit
+            is 1 for the rows that are grow of their group. The last pass counts the groups
+            and the 1 bits of their G values (the step report), read in one transfer. Wider groups (up
             to 64 bits, e.g. BORUVKA's edge keys grouped by themselves) list the marked rows
             (rows_list), read their G (and K) values (rows_values), sort them stably by G and
             K (cupy.argsort: one radix sort of G when K is G, of one combined number when G
@@ -38,11 +51,13 @@ numbers are read once per call, not once per column.
             made. Device memory: about 8 bytes a marked row for G's values, 8 for the order,
             16 for the sort's buffers (and 8 for the list, 8 for K's values when they are needed).
   COMPACT   rows_list: the marked rows of T, in order (from an inclusive prefix sum of the
-            words' popcounts, rows_popc + cupy.cumsum); rows_gather_list (thread per word of
-            R): rows 1..c of R take T's rows at the list. The marked count comes from the
+            words' popcounts, rows_popc + cupy.cumsum); rows_gather_list (warp kernel over
+            R): rows 1..c of R take T's rows at the list (32 rows that come from a run of
+            32 rows of T: a shifted copy, copy_run). The marked count comes from the
             routine (compact_routines.py), which reads it once.
-  EXPAND    rows_expand (thread per word of R): the j-th marked row of R takes row j of T,
-            j from the prefix sum and the popcount of the word's lower bits.
+  EXPAND    rows_expand (warp kernel over R): the j-th marked row of R takes row j of T,
+            j from the prefix sum and the popcount of the word's lower bits (32 marked rows
+            in a row: a shifted copy, copy_run).
 
 Unusual arguments (see rows_numpy.py; also empty tables or zero columns here) run the Star
 body. Results equal the NumPy kernels' and the Star bodies' bit for bit
@@ -175,25 +190,47 @@ __device__ __forceinline__ u64 peers_min(u64 v, unsigned int peers) {
     return best;
 }
 
+// Rows base .. base+31 of R (all of them) take T's rows s0 .. s0+31: lane c copies column c (and
+// c + 32, ...), the 32 bits from s0 on (two words where they straddle one) into R's half-word.
+__device__ __forceinline__ void copy_run(const u64* T, i64 WT, int k, i64 s0, u64* R, i64 W, i64 base,
+                                         int lane) {
+    const i64 ws = s0 >> 6;
+    const int sh = (int)(s0 & 63);
+    unsigned int* R32 = reinterpret_cast<unsigned int*>(R);
+    const i64 dst = 2 * (base >> 6) + ((base >> 5) & 1);
+    for (int c = lane; c < k; c += 32) {
+        const u64* col = T + (i64)c * WT;
+        u64 bits = col[ws] >> sh;
+        if (sh > 32) bits |= col[ws + 1] << (64 - sh);       // s0 + 31 < NROWS(T): that word exists
+        R32[2 * (i64)c * W + dst] = (unsigned int)bits;
+    }
+}
+
 // Grid-stride loops over the warps' 32-row units: every lane of a warp has the same base.
 #define FOR_UNITS(base, rows) \
     for (i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5; base < (rows); \
          base += ((i64)gridDim.x * blockDim.x))
 
-// Thread (x: word w, y: column c): T's column c, word w, holds bit k-1-c of the row numbers.
+// Thread (x: word w, y: column c): T's column c, word w, holds bit b = k-1-c of the row numbers
+// w*64 + t + 1 (t = 0..63), in closed form: below bit 6 the word is the same for every w (t + 1 <= 64
+// never reaches bit 6 of w*64 except at t = 63, where bits 0..5 of 64 are 0); from bit 6 on, rows
+// t < 63 hold bit b-6 of w and row t = 63 (the row number (w+1)*64) bit b-6 of w+1.
+__constant__ u64 IOTA_LOW[6] = {0x5555555555555555ULL, 0x6666666666666666ULL, 0x7878787878787878ULL,
+                                0x7F807F807F807F80ULL, 0x7FFF80007FFF8000ULL, 0x7FFFFFFF80000000ULL};
 extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= W) return;
+    const i64 left = n - w * 64;                       // rows of this word that exist
+    const u64 live = left >= 64 ? ~0ULL : ((1ULL << left) - 1ULL);
     for (int c = blockIdx.y; c < k; c += gridDim.y) {
         const int b = k - 1 - c;
         u64 out = 0ULL;
-        if (b < 64) {
-            for (int t = 0; t < 64; ++t) {
-                const i64 r = w * 64 + t;
-                if (r < n) out |= (((u64)(r + 1) >> b) & 1ULL) << t;
-            }
-        }
-        T[(i64)c * W + w] = out;
+        if (b < 6)
+            out = IOTA_LOW[b];
+        else if (b < 64)
+            out = ((((u64)w >> (b - 6)) & 1ULL) ? 0x7FFFFFFFFFFFFFFFULL : 0ULL)
+                | ((((u64)(w + 1) >> (b - 6)) & 1ULL) << 63);
+        T[(i64)c * W + w] = out & live;
     }
 }
 
@@ -294,7 +331,9 @@ extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K,
         if (!on) { g = ~0ULL; kv = ~0ULL; }                     // G <= 26 bits: never a group
         const unsigned int peers = __match_any_sync(FULL, g);
         const u64 best = peers_min(kv, peers);
-        if (on && lane == __ffs(peers) - 1) atomicMin(&gmin[g], best);
+        // a plain read first: most rows of a large group are not below its minimum so far (the
+        // minimum only falls, so a stale read only lets an atomic through)
+        if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
     }
 }
 
@@ -314,7 +353,7 @@ extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K,
         const unsigned int cm = __ballot_sync(FULL, cand);
         if (!cm) continue;
         const unsigned int peers = __match_any_sync(FULL, g) & cm;
-        if (cand && lane == __ffs(peers) - 1) atomicMin(&grow[g], (u64)(base + lane));
+        if (cand && lane == __ffs(peers) - 1 && (u64)(base + lane) < grow[g]) atomicMin(&grow[g], (u64)(base + lane));
     }
 }
 
@@ -359,7 +398,7 @@ extern "C" __global__ void rows_groupmin_packed(const u64* G, int gk, const u64*
         if (!on) { g = ~0ULL; key = ~0ULL; }
         const unsigned int peers = __match_any_sync(FULL, g);
         const u64 best = peers_min(key, peers);
-        if (on && lane == __ffs(peers) - 1) atomicMin(&gmin[g], best);
+        if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
     }
 }
 
@@ -459,6 +498,11 @@ extern "C" __global__ void rows_gather_list(const u64* T, i64 WT, int k, const i
     const unsigned int mask = left >= 32 ? FULL : ((1u << left) - 1u);
     const i64 j = base + lane;
     const i64 s = j < c ? rows[j] : 0;
+    const i64 s0 = __shfl_sync(FULL, s, 0);
+    if (__all_sync(FULL, j < c && s == s0 + lane)) {          // a run of 32 rows of T
+        copy_run(T, WT, k, s0, R, W, base, lane);
+        return;
+    }
     for (int c0 = 0; c0 < k; c0 += 64) {
         const int kc = min(64, k - c0);
         const u64 v = j < c ? lane_value(T, c0, kc, WT, s) : 0ULL;
@@ -480,6 +524,10 @@ extern "C" __global__ void rows_expand(const u64* T, i64 WT, int k, const u64* X
     const int t = (int)(base & 63) + lane;
     const bool on = (xm >> lane) & 1u;
     const i64 j = ends[w] - __popcll(xw) + __popcll(xw & ((1ULL << t) - 1ULL));
+    if (xm == FULL) {                       // 32 marked rows: T's rows j0 .. j0+31, a shifted copy
+        copy_run(T, WT, k, __shfl_sync(FULL, j, 0), R, W, base, lane);
+        return;
+    }
     for (int c0 = 0; c0 < k; c0 += 64) {
         const int kc = min(64, k - c0);
         const u64 v = on ? lane_value(T, c0, kc, WT, j) : 0ULL;

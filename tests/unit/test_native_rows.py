@@ -446,7 +446,8 @@ def test_cupy_groupmin_ties_and_packing_limit():
 
 def test_cupy_compact_expand_and_moves_by_width():
     """COMPACT, EXPAND and GATHER's warp kernels against the NumPy kernels for widths around 32
-    and 64 columns (the warp writes half-words, 64 columns at a time) and sparse or dense X."""
+    and 64 columns (the warp writes half-words, 64 columns at a time), sparse or dense X, and
+    runs of 32 marked rows (copied as shifted words) at every offset."""
     cp, rc = _cupy_or_skip()
     from starvm.backends import get_backend
     from starvm.native import rows_numpy as rn
@@ -455,7 +456,10 @@ def test_cupy_compact_expand_and_moves_by_width():
     for n in (1, 33, 64, 65, 2049, 30_001):
         for k in (1, 31, 32, 33, 53, 64, 65, 129):
             T = rng.random((n, k)) < 0.5
-            for X in (np.ones(n, bool), rng.random(n) < 0.02, rng.random(n) < 0.6):
+            # every row, a few, many; runs of marked rows that start off a word's edge (a shifted copy
+            # of 32 rows at a time, straddling two words of the source)
+            for X in (np.ones(n, bool), rng.random(n) < 0.02, rng.random(n) < 0.6, np.arange(n) >= 17,
+                      np.arange(n) % 100 != 5):
                 c = int(X.sum())
                 R0 = rng.random((c + 7, k)) < 0.5
                 out = {}
