@@ -107,6 +107,7 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-check", action="store_true", help="skip SciPy's forest (bench_stdlib checks it)")
     args = ap.parse_args(argv)
     import cupy as cp
     from scipy.sparse.csgraph import minimum_spanning_tree
@@ -125,8 +126,10 @@ def main(argv=None) -> int:
     L, R, W = (m.table_from_ints(v, b) for v, b in ((g.src, g.vbits), (g.dst, g.vbits), (g.weight, g.wbits)))
     say(f"R-MAT scale {args.scale}: n = {g.n}, {g.m} arcs, made in {time.perf_counter() - t0:.1f} s; "
         f"device {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, backend {args.backend}")
-    ref = minimum_spanning_tree(g.weight_matrix())
-    expect = (int(round(ref.sum())), ref.nnz)
+    expect = None
+    if not args.no_check:
+        ref = minimum_spanning_tree(g.weight_matrix())
+        expect = (int(round(ref.sum())), ref.nnz)
     times = []
     for i in range(args.runs + 1):
         Tr = m.slice(np.zeros(g.m, bool))
@@ -137,12 +140,13 @@ def main(argv=None) -> int:
         times.append(time.perf_counter() - t)
         tree = np.asarray(Tr.to_numpy(), bool)
         got = (int(g.weight[tree].sum()), int(tree.sum()))
-        if got != expect:
+        if expect is not None and got != expect:
             say(f"MISMATCH: starvm {got} != SciPy {expect}")
             return 1
     med = float(np.median(times[1:]))
     say(f"BORUVKA: runs {', '.join(f'{t:.4f}' for t in times)} s (first: warm-up); median {med:.4f} s = "
-        f"{g.m / 2 / med / 1e6:.0f} MTEPS; equal to SciPy {expect}")
+        f"{g.m / 2 / med / 1e6:.0f} MTEPS; "
+        + (f"equal to SciPy {expect}" if expect else f"forest {got} (not checked)"))
     prof = Profile(cp)
     prof.install()
     Tr = m.slice(np.zeros(g.m, bool))
