@@ -354,6 +354,76 @@ def bench_cache(results):
         print(row, flush=True)
 
 
+COLD_PROBE = """
+import json, sys, time
+t0 = time.perf_counter(); import numba; from numba.core import event; t1 = time.perf_counter()
+import starvm
+source, name, call = sys.argv[1], sys.argv[2], sys.argv[3]
+m = starvm.Machine(jit="on")
+m.load(source, "bench.star")
+args = {"table": (64, m.table(rows=64, cols=64)), "colloop": (10, 2, m.table(rows=64, cols=64)), "int": (1000,)}[call]
+with event.install_recorder("numba:llvm_lock") as llvm:
+    t2 = time.perf_counter(); m.call(name, *args); t3 = time.perf_counter()
+held, starts = 0.0, []
+for ts, ev in llvm.buffer:
+    if ev.is_start:
+        starts.append(ts)
+    else:
+        held += ts - starts.pop()
+r = m.jit.routines["r_" + name.lower()]
+print(json.dumps({"numba_import_s": t1 - t0, "first_call_s": t3 - t2, "compile_s": r.compile_seconds, "llvm_s": held}))
+"""
+COLD_ROUTINES = (("WARSHALL-C", WARSHALL_C, "MY_WARSHALL_C", "table"), ("WARSHALL (Listing 1)", WARSHALL, "MY_WARSHALL", "table"),
+                 ("WARSHALL-adapt body", WARSHALL_ADAPT, "MY_WARSHALL_ADAPT", "table"),
+                 ("for i := 1 to m do s := s + i", SUMLOOP, "MY_SUMLOOP", "int"),
+                 ("COL/or/COL loop", COLLOOP, "MY_COLLOOP", "colloop"))
+
+
+def bench_cold_compiles(results):
+    """Each routine compiled in a fresh process with an empty module cache (the kernels it
+    calls come from Numba's cache beside kernels.py, filled by the runs above): how long,
+    and how much of it LLVM took (under Numba's LLVM lock); the rest is Numba's typing,
+    inlining and lowering."""
+    for label, source, name, call in COLD_ROUTINES:
+        with tempfile.TemporaryDirectory(prefix="starvm-cold-") as empty:
+            out = subprocess.run([sys.executable, "-c", COLD_PROBE, source, name, call], capture_output=True,
+                                 text=True, env={**os.environ, "STARVM_JIT_CACHE": empty}, check=True, timeout=600)
+        row = {"workload": f"cold compile of {name} (fresh process, empty cache)", "routine": label,
+               **json.loads(out.stdout.strip().splitlines()[-1])}
+        results.append(row)
+        print(row, flush=True)
+
+
+def bench_auto_warshall_c(n, results, problems):
+    """WARSHALL-C as printed on --backend auto with the default placement: a table of n < 2^20
+    rows stays on the host, so the call runs on the CPU tier (auto_tier.py). Without a GPU
+    the device side is the emulated one (STARVM_AUTO_EMULATE=1's)."""
+    from starvm import config
+    from starvm.backends import get_backend
+    from starvm.backends.auto_backend import AutoBackend
+    from starvm.backends.emulated_device import EmulatedDevice
+    backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), config.auto_gpu_rows(), config.auto_gpu_bits())
+    adj = random_digraph(n)
+    want = closure_numpy(adj)
+    m = starvm.Machine(backend=backend, jit="on", out=open(os.devnull, "w"))
+    m.load(WARSHALL_C, "bench.star")
+    P = m.table(adj)
+    cold, _ = time_call(m, "MY_WARSHALL_C", n, P)
+    P = m.table(adj)
+    warm, _ = time_call(m, "MY_WARSHALL_C", n, P)
+    r = m.jit.routines["r_my_warshall_c"]
+    if not np.array_equal(P.to_numpy(), want) or P.backend is not backend.host:
+        problems.append(f"WARSHALL-C on auto n={n}: wrong closure or the table moved")
+    if r.host is None or r.host.compiled_calls != 2:
+        problems.append(f"WARSHALL-C on auto n={n}: not run on the CPU tier ({r.why})")
+    row = {"workload": "WARSHALL-C as printed, --backend auto (emulated device), default placement: CPU tier",
+           "n": n, "cold_s": cold, "warm_s": warm, "compile_s": r.compile_seconds,
+           "gpu_rows": backend.gpu_rows, "tier_calls": {"cpu": r.host.compiled_calls if r.host else 0,
+                                                        "interpreted": r.calls - r.compiled_calls}}
+    results.append(row)
+    print(row, flush=True)
+
+
 def new_document(results, problems) -> dict:
     """The harness's header (this machine, the NumPy backend), then the results."""
     return document("compiled_cpu", TITLE, machine=machine_info(("numba",)),
@@ -397,6 +467,16 @@ def write(doc, path, quick):
             lines.append(f"- {r['workload']}: `import numba` {r['numba_import_s']:.2f} s, then the first routine's "
                          f"load {r['load_s']:.3f} s (with Numba's start-up)"
                          + (f", the second's {second:.3f} s" if second is not None else ""))
+    colds = [r for r in results if "llvm_s" in r]
+    if colds:
+        lines += ["", "Cold compiles, each routine in a fresh process with an empty module cache (the kernels it "
+                  "calls loaded from Numba's cache beside starvm/jit/kernels.py): the first call, of which LLVM "
+                  "(time under Numba's LLVM lock); the rest is Numba's typing, inlining and lowering:", "",
+                  "| routine | `import numba`, s | compile (first call), s | of which LLVM, s | typing and lowering, s |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
+        for r in colds:
+            lines.append(f"| {r['routine']} | {r['numba_import_s']:.2f} | {r['compile_s']:.2f} | {r['llvm_s']:.2f} | "
+                         f"{r['compile_s'] - r['llvm_s']:.2f} |")
     lines += ["", "What bounds each figure:", "",
               "- WARSHALL-C: one pass over the column's words per inner iteration (col_rmw: load column and W, "
               "store V and the column) against the hand loop's load-load-store; the rest is per-iteration "
@@ -407,8 +487,13 @@ def write(doc, path, quick):
               "nothing else is copied); V := COL(i, P) is a view, so an iteration whose bit k is 0 touches one "
               "word; one with bit k set reads column i and W and writes V's own words and column i (4 passes over "
               "the column against the hand loop's read-read-write), plus the per-iteration checks and counters.",
-              "- WARSHALL (Listing 1): every ROW read/write gathers or scatters one bit from each of the k "
-              "columns (k cache lines); the layout, not the tier, bounds it.",
+              "- WARSHALL (Listing 1): the routine changes P only by ROW writes, so compiled code keeps P's rows "
+              "as words beside the columns (kernels.rc_*): a row is gathered from the k columns once, then a "
+              "ROW read copies ceil(k/64) words and `v := ROW; v := v or w; ROW := v` is one pass over them "
+              "(row_rmw_rc) that flips in the columns only the bits that change (at most n^2 in the whole run, "
+              "each a store to another column: cache misses bound it beside the word passes).",
+              "- WARSHALL-C on auto: the same compiled code as on the NumPy backend (the table stays on the host "
+              "below STARVM_AUTO_GPU_ROWS rows); PlacedRoutine's placement check is per call, not per iteration.",
               "- The scalar loop: one checked 64-bit add, the step-budget decrement and the loop per iteration.",
               "- Cold compiles include Numba compiling the kernels each routine uses (they are cached too, "
               "beside starvm/jit/kernels.py); a fresh process pays `import numba` and Numba's first-call "
@@ -463,12 +548,13 @@ def main() -> int:
                    results, problems)
     bench_warshall("WARSHALL-adapt body", WARSHALL_ADAPT, "MY_WARSHALL_ADAPT", n, 100 if args.quick else 300,
                    results, problems)
-    bench_warshall("WARSHALL (Listing 1)", WARSHALL, "MY_WARSHALL", 200 if args.quick else 1000,
-                   100 if args.quick else 300, results, problems)
+    bench_warshall("WARSHALL (Listing 1)", WARSHALL, "MY_WARSHALL", n, 100 if args.quick else 300, results, problems)
+    bench_auto_warshall_c(n, results, problems)
     bench_sumloop(10_000 if args.quick else 1_000_000, results, problems)
     bench_colloop(n, 10_000 if args.quick else 1_000_000, results, problems)
     bench_natives(2000 if args.quick else 1 << 16, 300 if args.quick else n, results, problems)
     bench_cache(results)
+    bench_cold_compiles(results)
     write(new_document(results, problems), out, args.quick)
     for p in problems:
         print("WRONG:", p)
@@ -539,7 +625,7 @@ def gpu_warshall_adapt(n, results, problems, interp=True, compare=True, label=""
         if not np.array_equal(got, closure_numpy(adj)):
             problems.append(f"WARSHALL-adapt body n={n} {label}: wrong closure")
         row = {"workload": f"WARSHALL-adapt body (user name){label}", "n": n, "cold_s": first, "warm_s": warm,
-               "us_per_pivot": warm / n * 1e6, "barriers": 2 * n, "target_s": 0.015,
+               "us_per_pivot": warm / n * 1e6, "barriers": _barriers(n), "target_s": 0.015 if n <= 5000 else 0.150,
                **_kernel_shape(m, "r_my_warshall_adapt")}
         results.append(row)
         print(row, flush=True)
@@ -562,7 +648,7 @@ def gpu_warshall_adapt(n, results, problems, interp=True, compare=True, label=""
     _, plain_s = _gpu_times(plain, runs=3)
     row = {"workload": "WARSHALL-adapt body (user name)", "n": n, "cold_s": first, "warm_s": warm,
            "hand_kernel_s": hand_s, "plain_cupy_s": plain_s, **_kernel_shape(m, "r_my_warshall_adapt"),
-           "barriers": 2 * n, "target_s": 0.015 if n <= 5000 else 0.150}
+           "barriers": _barriers(n), "target_s": 0.015 if n <= 5000 else 0.150}
     row["us_per_pivot"] = warm / n * 1e6
     if interp:
         mi = starvm.Machine(backend="cupy", jit="off", native=False)
@@ -572,6 +658,12 @@ def gpu_warshall_adapt(n, results, problems, interp=True, compare=True, label=""
     results.append(row)
     print(row, flush=True)
     cp.get_default_memory_pool().free_all_blocks()
+
+
+def _barriers(n):
+    """Grid barriers of one WARSHALL-adapt call: one a pivot and one at the end (a pivot loop),
+    or two a pivot (STARVM_GPU_PIVOT_LOOP=0)."""
+    return 2 * n if os.environ.get("STARVM_GPU_PIVOT_LOOP", "1") == "0" else n + 1
 
 
 def _table_of_values(m, vals):
@@ -723,11 +815,21 @@ def main_gpu(args) -> int:
     quick = args.quick
     for n in ((300,) if quick else (5000, 16384)):
         gpu_warshall_adapt(n, results, problems, interp=(n <= 5000))
-    for per_sm in (2, 4):      # parallel for's grid: fewer blocks, cheaper barriers, more iterations a warp
-        os.environ["STARVM_GPU_PFOR_BLOCKS_PER_SM"] = str(per_sm)
-        gpu_warshall_adapt(300 if quick else 5000, results, problems, compare=False,
-                           label=f", {per_sm} block(s) an SM")
-    os.environ.pop("STARVM_GPU_PFOR_BLOCKS_PER_SM", None)
+    # parallel for's grid and the pivot loop, one change each: the barrier's cost grows with the
+    # blocks, an iteration's latency with the iterations a warp runs
+    variants = [(", two barriers a pivot (STARVM_GPU_PIVOT_LOOP=0)", {"STARVM_GPU_PIVOT_LOOP": "0"}, (5000,)),
+                (", 512 threads a block", {"STARVM_GPU_PFOR_THREADS": "512"}, (5000,)),
+                (", 1024 threads a block", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000, 16384)),
+                (", 2 blocks an SM", {"STARVM_GPU_PFOR_BLOCKS_PER_SM": "2"}, (5000,)),
+                (", 4 blocks an SM", {"STARVM_GPU_PFOR_BLOCKS_PER_SM": "4"}, (5000,))]
+    for label, env, sizes in variants:
+        os.environ.update(env)
+        try:
+            for n in ((300,) if quick else sizes):
+                gpu_warshall_adapt(n, results, problems, compare=False, label=label)
+        finally:
+            for k in env:
+                os.environ.pop(k, None)
     gpu_search(1 << (20 if quick else 27), results, problems)
     gpu_colloop(300 if quick else 5000, 10_000 if quick else 1_000_000, results, problems)
     gpu_warshall_c_auto(300 if quick else 5000, results, problems)

@@ -20,6 +20,7 @@ expressions to routines with `var` parameters, output or global writes, tables p
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ..ir.ops import BASE_OPS, Node, Op
@@ -50,6 +51,7 @@ class KernelPlan:
     has_pfor: bool = False
     scratch_regions: int = 1
     writes_tables: bool = False
+    barrier_free: bool = False           # no grid barrier anywhere: blocks need not be resident together
 
 
 class CudaRenderer:
@@ -123,8 +125,10 @@ class CudaRenderer:
         source = (defines(len(BASE_OPS)) + PRELUDE + "\n" + "\n".join(self.funcs) + "\n" + kernel)
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
         lowered = Lowered(source, compiled, self.sites, self.names, self.strings)
+        funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
+        free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
-                          self.has_pfor, self.nscr, self.writes_tables)
+                          self.has_pfor, self.nscr, self.writes_tables, free)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -260,7 +264,7 @@ class CudaRenderer:
                "    Ctx c_;\n"
                "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
                "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
-               "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0;\n"
+               "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = ((volatile unsigned int*)bar)[1];\n"
                "#pragma unroll\n    for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }\n"
                + "".join(f"    {b}\n" for b in body)
                + f"    f_{root}({', '.join(call)});\n"
@@ -383,14 +387,31 @@ class CudaRenderer:
         lo, hi, it = self.tmp("lo"), self.tmp("hi"), self.tmp("it")
         self.emit(f"i64 {lo} = {self.scalar(start)};")
         self.emit(f"i64 {hi} = {self.scalar(stop)};")
+        stmts = body.src if body.op is Op.BLOCK else [body]
+        pivot = None
+        if (self.grid and len(stmts) == 1 and stmts[0].op is Op.PFOR
+                and os.environ.get("STARVM_GPU_PIVOT_LOOP", "1") != "0"):
+            pivot = {"pfor": stmts[0], "var": var, "downto": downto, "eligible": False, "first": lo}
+        at = len(self.lines)
+        saved, self.pivot = getattr(self, "pivot", None), pivot
         cmp, step = (">=", "--") if downto else ("<=", "++")
         self.emit(f"for (i64 {it} = {lo}; {it} {cmp} {hi}; {step}{it}) {{")
         self.ind += 1
         self.emit(f"{self.vars[var]} = {it};")
         self.tick(s.loc)
         self.block(body)
+        if pivot is not None and pivot["eligible"]:
+            self.emit("pp_ ^= 1;")
         self.ind -= 1
         self.emit("}")
+        self.pivot = saved
+        if pivot is not None and pivot["eligible"]:
+            # one barrier a pivot (see _s_PFOR): the first pivot's columns copied before the loop,
+            # the last pivot's writes and failures passed through one barrier after it
+            pro = ["{ int wf_ = 0; int pp_ = 0;     // a pivot loop: one barrier a pivot"] + pivot["prologue"]
+            self.lines[at:at] = ["    " * self.ind + line for line in pro]
+            self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
+            self.emit("}")
 
     def _s_ASSIGN(self, s):
         sym, value = s.arg, s.src[0]
@@ -486,9 +507,12 @@ class CudaRenderer:
         self.private = info.private
         self.snap_of = {snap: orig for orig, snap in snaps.items()}
         self.loop_var = var
+        pivot = getattr(self, "pivot", None)
+        self.pivoting = pivot is not None and pivot["pfor"] is s
         self.pre: list[str] = []          # grid-mode lines before the barrier
         self.spilled: dict = {}           # shared slice symbol -> region
-        self.precopied: dict = {}         # (snapshot, index text) -> region
+        self.precopied: dict = {}         # (snapshot, index text) -> _Precopy
+        self.col_sets: list = []          # (line number in the body, table, vector) of COL(i, T) := v
         self.written: set = set()         # tables written so far in the body (textual order)
         self.set_mode(False)
         lv = self.tmp("lv")
@@ -510,25 +534,70 @@ class CudaRenderer:
         body = self.lines
         self.set_mode(True)
         self.lines, self.ind, self.vars, self.hints = outer
-        for line in self.pre:
-            self.emit(line)
-        self.emit("gsync(c_);")
-        self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
+        pivot_mode = self.pivoting and not self.spilled and all(
+            pc.sym is pivot["var"] for pc in self.precopied.values())
+        self.pivoting = False
+        if pivot_mode:
+            pivot["eligible"] = True
+            pivot["prologue"] = [f"if (1 <= {pivot['first']} && {pivot['first']} <= {pc.t}.k) {{ V<R> cp_; "
+                                 f"d_col_get(cp_, {pc.t}, {pivot['first']}, c_.gt, c_.G); "
+                                 f"d_store({pc.buf('0')}, cp_, c_.gt, c_.G); }}" for pc in self.precopied.values()]
+            nx = f"{self.vars[pivot['var']]} {'-' if pivot['downto'] else '+'} 1"
+            # a column is written only by its own iteration (COL(e, T) := with e the index),
+            # so pivot k+1's column is final when iteration k+1 of this loop has run: its warp
+            # copies it (and each write of it) to the other buffer, read after the next barrier
+            # (a write through another table parameter counts where both are one table)
+            for line_no, t, v in self.col_sets:
+                stores = [f"if ({lv} == nx_{'' if pc.t == t else f' && {t}.d == {pc.t}.d'}) "
+                          f"d_store({pc.buf('1 - pp_')}, {v}, ln_, 32);" for pc in self.precopied.values()]
+                body[line_no] = body[line_no] + " " + " ".join(stores)
+            self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
+            self.emit(f"{{ i64 ln_ = threadIdx.x & 31; i64 nx_ = {nx};")
+        else:
+            for line in self.pre:
+                self.emit(line)
+            self.emit("gsync(c_);")
+            self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
         self.ind += 1
+        for pc in self.precopied.values():     # the same columns for every iteration: loaded once a warp
+            self.emit(f"V<RP> {pc.name}; d_load({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
+                      f"{pc.t}.n, ln_, 32);")
+        if pivot_mode:
+            inside = (f"({b} <= nx_ && nx_ <= {a})" if downto else f"({a} <= nx_ && nx_ <= {b})")
+            for pc in self.precopied.values():
+                copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
+                        f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
+                self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
         self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
         self.ind += 1
         self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
+        if pivot_mode:
+            for pc in self.precopied.values():
+                self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
+                          f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
-        self.emit("if (grid_red(c_, wf_ ? 1ULL : 0ULL, 0)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
+        if pivot_mode:      # checked at the next barrier; the host also sees it if a step limit comes first
+            self.emit("if (wf_) c_.red[9] = 1ULL;")
+        else:
+            self.emit("if (grid_red(c_, wf_ ? 1ULL : 0ULL, 0)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
         self.ind -= 1
         self.emit("}")
         if var not in info.private:
             self.emit(f"{self.vars[var]} = {b};")
+        if pivot_mode:      # no iteration: the next pivot's columns copied by their owners after a barrier
+            self.ind -= 1
+            self.emit("} else {")
+            self.ind += 1
+            self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
+            self.emit(f"i64 nx_ = {nx};")
+            for pc in self.precopied.values():
+                self.emit(f"if (1 <= nx_ && nx_ <= {pc.t}.k) {{ V<R> cp_; d_col_get(cp_, {pc.t}, nx_, c_.gt, c_.G); "
+                          f"d_store({pc.buf('1 - pp_')}, cp_, c_.gt, c_.G); }}")
         self.ind -= 1
         self.emit("}")
 
@@ -592,6 +661,8 @@ class CudaRenderer:
                       f"{self.fail(sid, 'E_COL_SET_LEN', i, f'{v}.n', f'{t}.n')} }}")
             self.count(op)
             self.emit(f"d_col_set({t}, {i}, {v}, {self.B}, {self.S});")
+            if not self.grid:
+                self.col_sets.append((len(self.lines) - 1, t, v))
         elif op is Op.ROW_SET:
             if not self.grid:
                 raise Unsupported("ROW(i, T) := ... inside parallel for", s.loc)
@@ -783,7 +854,7 @@ class CudaRenderer:
             if self.grid:
                 self.emit("gsync(c_);")      # the bits of row i are in every owner's column words
             o = self.new_vec(T.WORD)
-            self.emit(f"r_row_get({o}, {t}, {i});")
+            self.emit(f"r_row_get{'_grid' if self.grid else ''}({o}, {t}, {i});")
             return o
         if op is Op.FRST:
             x = self.vector(e.src[0])
@@ -866,11 +937,15 @@ class CudaRenderer:
             if idx.op not in (Op.VAR, Op.CONST):
                 raise Unsupported("a parallel for reading a column at a computed index", e.loc)
             reg = self.region()
-            self.precopied[key] = reg
+            if self.pivoting:        # a second region: the pivot loop's other buffer
+                self.nscr += 1
             ix = self.vars[idx.arg] if idx.op is Op.VAR else f"{int(idx.arg)}LL"
+            pc = _Precopy(self.tmp("sn"), reg, self.nscr - (2 if self.pivoting else 1), t,
+                          idx.arg if idx.op is Op.VAR else None)
+            self.precopied[key] = pc
             self.pre.append(f"if (1 <= {ix} && {ix} <= {t}.k) {{ V<R> cp_; d_col_get(cp_, {t}, {ix}, c_.gt, c_.G); "
                             f"d_store({reg}, cp_, c_.gt, c_.G); }}")
-        self.emit(f"d_load({o}, {self.precopied[key]}, {t}.n, ln_, 32);")
+        self.emit(f"{o} = {self.precopied[key].name};")
         return o
 
     def scalar(self, e: Node) -> str:
@@ -989,6 +1064,20 @@ class CudaRenderer:
             self.emit(f"i64 {r}; if ({fn}({a}, {b}, {r})) {self.fail(sid, 'E_OVERFLOW', a, b, c)}")
             return r
         return f"({a} {_SCALAR_C[o]} {b})"
+
+
+@dataclass
+class _Precopy:
+    """A column of a snapshot read by every iteration of a parallel for (COL(k, S), k not the
+    iteration's index): copied to scratch before the loop's barrier, loaded once a warp."""
+    name: str            # the warp's copy (V<RP>)
+    region: str          # its scratch region (C expression)
+    index: int           # the region's number (a pivot loop uses it and the next one)
+    t: str               # the table's C name
+    sym: object          # the index variable (None for a constant)
+
+    def buf(self, parity: str) -> str:
+        return f"(c_.scr + ({self.index} + {parity}) * c_.caps)"
 
 
 def _invariant(e: Node, private, loop_var) -> bool:

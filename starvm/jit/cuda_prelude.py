@@ -33,6 +33,7 @@ struct Tb { u64* d; i64 n; i64 k; i64 W; };
 struct Ctx {
     i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; unsigned int* bar; u64* scr; i64 caps;
     i64 gt; i64 G; i64 left; i64 op; int sp; int failed; int ri;
+    unsigned int gen;   // the barrier's generation word as this block last saw it (thread 0)
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
 };
@@ -55,24 +56,40 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 #define UNASSIGNED(site, n) FAIL(site, E_UNASSIGNED, n, 0, 0, 0)
 
 // ---------------------------------------------------------------- the grid barrier and reductions
-__device__ __forceinline__ void gsync(Ctx& c) {
-    __syncthreads();
-    if (gridDim.x == 1) return;
+// gsync_or: a grid barrier that also returns the OR of ``f`` over the grid, at no extra cost:
+// bar[0] counts arrivals (low 16 bits) and arriving blocks that bring a 1 (high 16 bits); the
+// last arrival resets it and publishes the next generation in bar[1] (steps of 2) with that OR
+// in its low bit. Each block keeps the generation it last saw (c.gen, read at kernel start:
+// nothing changes bar[1] before every block has arrived once), so a barrier costs the arrival
+// atomic and the spin, not a read of bar[1] first.
+__device__ __forceinline__ int gsync_or(Ctx& c, int f) {
+    __shared__ int sflag_;
+    f = __syncthreads_or(f);
+    if (gridDim.x == 1) return f;
     if (threadIdx.x == 0) {
         volatile unsigned int* vb = c.bar;
-        unsigned int g = vb[1];
+        unsigned int g = c.gen, nf;
         __threadfence();
-        if (atomicAdd(&c.bar[0], 1u) == gridDim.x - 1) {
+        unsigned int old = atomicAdd(&c.bar[0], f ? 0x10001u : 1u);
+        if ((old & 0xFFFFu) == gridDim.x - 1) {
+            nf = (f || (old >> 16)) ? 1u : 0u;
             c.bar[0] = 0u;
             __threadfence();
-            atomicAdd(&c.bar[1], 1u);
+            c.gen = ((g & ~1u) + 2u) | nf;
+            atomicExch(&c.bar[1], c.gen);
         } else {
-            while (vb[1] == g) { }
+            unsigned int v;
+            while ((v = vb[1]) == g) { }
+            c.gen = v;
+            nf = v & 1u;
         }
         __threadfence();
+        sflag_ = (int)nf;
     }
     __syncthreads();
+    return sflag_;
 }
+__device__ __forceinline__ void gsync(Ctx& c) { (void)gsync_or(c, 0); }
 
 // kind 0: or, 1: add, 2: min
 __device__ __forceinline__ u64 warp_red(u64 v, int kind) {
@@ -185,6 +202,11 @@ template <int N> __device__ __forceinline__ void d_only_bit(V<N>& o, const V<N>&
 }
 template <int N, bool GRID> __device__ __forceinline__ u64 d_word_at(Ctx& c, const V<N>& x, i64 wi, i64 b, i64 s) {
     u64 v = 0ULL;
+    if (!GRID) {       // a warp's slice: word wi is lane wi & 31's word wi >> 5 (one shuffle, no reduction)
+#pragma unroll
+        for (int r = 0; r < N; ++r) if (r == (wi >> 5)) v = x.w[r];
+        return __shfl_sync(FULLMASK, v, (int)(wi & 31));
+    }
 #pragma unroll
     for (int r = 0; r < N; ++r) if (b + r * s == wi) v = x.w[r];
     return red<GRID>(c, v, 0);
@@ -273,6 +295,28 @@ template <int N> __device__ __forceinline__ void r_row_get(V<N>& o, const Tb& t,
     for (int q = 0; q < N; ++q) o.w[q] = 0ULL;
     i64 w = (i - 1) >> 6; int sh = (int)((i - 1) & 63);
     for (i64 c = 0; c < t.k; ++c) o.w[c >> 6] |= ((ldt(t.d + c * t.W + w) >> sh) & 1ULL) << (c & 63);
+    o.n = t.k;
+}
+// ROW(i, T) in the grid's uniform code: each block's warps read 32 columns at a time (one
+// word each, independent loads) and ballot their bits into shared memory, then every thread
+// takes the words (was: every thread reading all k columns one after another)
+template <int N> __device__ __forceinline__ void r_row_get_grid(V<N>& o, const Tb& t, i64 i) {
+    __shared__ unsigned int rb_[2 * N];
+    i64 w = (i - 1) >> 6; int sh = (int)((i - 1) & 63);
+    int lane = threadIdx.x & 31;
+    i64 chunks = (t.k + 31) >> 5;
+    __syncthreads();                  // an earlier call's readers are done with rb_
+    for (i64 ch = threadIdx.x >> 5; ch < chunks; ch += blockDim.x >> 5) {
+        i64 c = ch * 32 + lane;
+        unsigned int bit = c < t.k ? (unsigned int)((ldt(t.d + c * t.W + w) >> sh) & 1ULL) : 0u;
+        unsigned int m = __ballot_sync(FULLMASK, bit);
+        if (lane == 0) rb_[ch] = m;
+    }
+    __syncthreads();
+    for (int q = 0; q < N; ++q) {
+        u64 lo = 2 * q < chunks ? (u64)rb_[2 * q] : 0ULL, hi = 2 * q + 1 < chunks ? (u64)rb_[2 * q + 1] : 0ULL;
+        o.w[q] = lo | (hi << 32);
+    }
     o.n = t.k;
 }
 // the owner of word (i-1)>>6 of every column writes it

@@ -31,6 +31,7 @@ THREADS = 256
 MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
 MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
 MAX_R = 64
+FREE_R = int(os.environ.get("STARVM_GPU_FREE_R", "4"))    # words a thread of a kernel with no grid barrier
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
 NK = len(BASE_OPS)
 
@@ -143,6 +144,15 @@ class GpuRoutine(JitRoutine):
                 fn = self.module(1, kw, rp)
                 self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
             return self.kernels[key]
+        if self.plan.barrier_free:
+            # no grid barrier: an ordinary launch of as many blocks as the slices need, a few
+            # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
+            # resident grid took 255 registers and spilled)
+            R = min(_pow2(max(1, -(-caps // THREADS))), FREE_R)
+            key = (R, kw, rp, "free")
+            if key not in self.kernels:
+                self.kernels[key] = (self.module(R, kw, rp), THREADS, -(-caps // (R * THREADS)), R)
+            return self.kernels[key]
         sms = _sm_count()
         R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
         while True:
@@ -153,7 +163,7 @@ class GpuRoutine(JitRoutine):
                 fn = self.module(R, kw, rp)
                 # 256 threads a block: 1024 (fewer iterations a warp in parallel for) measured
                 # 61 instead of 45 ms for WARSHALL-adapt n = 5000 on the H100 (run 6)
-                threads = THREADS
+                threads = _pfor_threads() if self.plan.has_pfor else THREADS
                 per_sm = _blocks_per_sm(fn, threads)
                 if per_sm < 1:
                     raise _TooLarge(f"the kernel does not fit an SM with {threads} threads")
@@ -197,9 +207,9 @@ class GpuRoutine(JitRoutine):
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
         nout = len(self.plan.outputs)
         vcap = max(caps, kw)
-        # one int64 block: status | counts | results | reduction ring (uint64 view)
-        io_host = np.zeros(STATUS_SIZE + NK + nout + 9, np.int64)
-        io_host[-3:] = -1                    # the min ring starts at its identity (all ones)
+        # one int64 block: status | counts | results | reduction ring (uint64 view) | rerun flag
+        io_host = np.zeros(STATUS_SIZE + NK + nout + 10, np.int64)
+        io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
         io = cp.asarray(io_host)
         st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
         res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
@@ -219,10 +229,13 @@ class GpuRoutine(JitRoutine):
                   res, vout]
         t0 = perf_counter()
         try:
-            try:
-                fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
-            except TypeError:       # a CuPy whose Function takes no such keyword
+            if self.plan.barrier_free:      # blocks need not be resident together: an ordinary launch
                 fn((blocks,), (threads,), tuple(kargs))
+            else:
+                try:
+                    fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
+                except TypeError:       # a CuPy whose Function takes no such keyword
+                    fn((blocks,), (threads,), tuple(kargs))
         except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
             self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
             self.restore_tables(saved)
@@ -230,7 +243,7 @@ class GpuRoutine(JitRoutine):
         self.launches += 1
         back = io.get()
         sth = back[:STATUS_SIZE]
-        if sth[S_CODE] == E_RERUN:
+        if sth[S_CODE] == E_RERUN or back[-1]:     # back[-1]: a pivot loop's failure not yet checked
             self.reruns += 1
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
@@ -328,6 +341,15 @@ class GpuRoutine(JitRoutine):
 
 
 _SMS = []
+
+
+def _pfor_threads() -> int:
+    """Threads a block of a `parallel for` kernel (STARVM_GPU_PFOR_THREADS: 32..1024, a multiple of 32)."""
+    try:
+        t = int(os.environ.get("STARVM_GPU_PFOR_THREADS", THREADS))
+    except ValueError:
+        return THREADS
+    return t if 32 <= t <= 1024 and t % 32 == 0 else THREADS
 
 
 def _sm_count() -> int:

@@ -211,6 +211,8 @@ def compiled_routines() -> tuple:
     out = []
     texts = [(f"stdlib/{p.name}", renamed(p.read_text())) for p in sorted((ROOT / "stdlib").glob("*.star"))]
     texts += [(f"programs/{p.name}", p.read_text()) for p in sorted((ROOT / "programs").glob("*.star"))]
+    texts += [(f"tests/gpu_sources/routines/{p.name}", p.read_text())          # the GPU tier's own cases
+              for p in sorted((HERE / "routines").glob("*.star"))]
     for name, text in texts:
         try:
             bodies = routine_bodies(text, name)

@@ -67,17 +67,29 @@ def test_what_the_renderer_refuses_says_why():
         render(bodies, "r_local")
 
 
+ON_DEVICE = """
+var T: table(100, 8);
+proc LOOPY(var T: table; n: integer);
+var i: integer;
+begin for i := 1 to n do COL(1, T) := not COL(2, T); end;
+begin LOOPY(T, 3); writeln(NUMB(COL(1, T))); end.
+"""
+
+
 def test_refusals_are_in_the_profile_without_a_gpu():
-    """No CuPy here: every routine on the cupy/auto backends says why it is interpreted."""
+    """No CuPy here: a routine whose table auto keeps on the (emulated) device runs interpreted
+    and --profile says why the GPU tier did not take it (host-resident calls go to Numba)."""
     from starvm.backends.auto_backend import AutoBackend
     from starvm.backends import get_backend
     from starvm.backends.emulated_device import EmulatedDevice
     backend = AutoBackend(get_backend("numpy"), EmulatedDevice(), gpu_rows=64, gpu_bits=4096)
-    m = starvm.Machine(backend=backend, jit="on", out=io.StringIO())
-    m.run(REFUSED.replace("begin end.", "begin writeln(FACT(4)); end."), "r.star")
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, jit="on", out=out)
     m.profile = True
-    report = m.profile_report()
-    assert "FACT: interpreted: recursive" in report or "GPU tier" in report
+    m.run(ON_DEVICE, "r.star")
+    assert out.getvalue().split() == ["100"]
+    line = next(x for x in m.profile_report().splitlines() if x.strip().startswith("LOOPY:"))
+    assert "1 interpreted" in line and "GPU tier" in line, line
 
 
 # ------------------------------------------------------------------ on the GPU
@@ -279,3 +291,53 @@ def test_star_programs_in_a_routine_equal_the_interpreter(name):
 
 
 NOT_COMPILED = ("params", "parallel_forall")
+
+
+# ------------------------------------------------------------------ pivot loops: one barrier a pivot
+# A FOR whose body is one parallel for renders with one grid barrier a pivot (cuda_lower
+# _s_FOR/_s_PFOR): the next pivot's column is copied by the iteration that owns it (or by
+# warp 0 when no iteration does), into the other of two buffers; a failing iteration is
+# checked at the next barrier. These bodies reach each path: a descending loop whose next
+# column no iteration owns, empty iteration ranges, writes under a condition, a failure in
+# a middle pivot (checked one pivot later) and step limits that stop the loop after it.
+PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text()
+
+
+def test_pivot_loops_render_with_one_barrier_a_pivot():
+    from starvm.jit.cuda_lower import render
+    bodies = routine_bodies(PIVOTS, "piv.star")
+    for name in ("r_piv_down", "r_piv_grow", "r_piv_fail"):
+        src = render(bodies, name).source
+        body = src.split(f"void f_{name}(")[1].split("\n}\n")[0]
+        assert "a pivot loop" in body and "grid_red" not in body, name
+        assert body.count("gsync_or(") == 3, name       # the pivot's barrier, an empty pivot's, the loop's end
+
+
+@pytest.mark.parametrize("call, limit", [
+    ("PIV_DOWN(n, P)", None), ("PIV_GROW(n, P)", None), ("PIV_FAIL(n, 0, P)", None),
+    ("PIV_FAIL(n, 3, P)", None), ("PIV_FAIL(n, 3, P)", 260), ("PIV_FAIL(n, 3, P)", 400),
+    ("PIV_FAIL(n, 3, P)", 3000), ("PIV_DOWN(n, P)", 150)])
+@pytest.mark.parametrize("n", [5, 37, 130])
+def test_pivot_loops_equal_the_interpreter(call, limit, n):
+    cupy_or_skip()
+    rng = np.random.default_rng(n)
+    adj = rng.random((n, n)) < (3.0 / n)
+    name, rest = call.split("(")
+    runs = {}
+    for jit in ("off", "on"):
+        m = starvm.Machine(backend="cupy", jit=jit, native=False, out=io.StringIO(), max_steps=limit)
+        m.load(PIVOTS.replace("begin end.", ""), "piv.star")
+        P = m.table(adj.copy())
+        args = [n if a.strip() == "n" else P if a.strip() == "P" else int(a) for a in rest[:-1].split(",")]
+        err = None
+        try:
+            m.call(name, *args)
+        except starvm.StarError as e:
+            err = e.render()
+        runs[jit] = (P.to_numpy().tolist(), list(m.counts), err)
+        if jit == "on" and limit is None:
+            r = m.jit.routines[f"r_{name.lower()}"]
+            assert r.compiled_calls + r.reruns == 1 and (r.reruns == 1) == (err is not None), m.profile_report()
+    assert runs["on"] == runs["off"], call
+    if "3, P" in call and limit is None:
+        assert runs["on"][2] is not None and "bit index" in runs["on"][2], runs["on"][2]
