@@ -18,6 +18,7 @@ operand is a slice): column and slice logic stay kernels.py's (local), and
 * ROW(i, T): the owner reads, MPI_Bcast of ⌈k/64⌉ words; ROW(i, T) := w: the owner writes;
 * SET, NOT of a slice: the tail mask of the rank's block; a BITS literal used as a slice
   is cut to the rank's bits (mp_local).
+* writeln of a slice or table, CONVERT of a slice: the whole value, MPI_Allgatherv (mp_whole).
 
 The MPI functions are called by name from nopython mode (distributed/jit_comm.py loads the
 library and keeps the context: rank, size, alignment, C handles). Step counts are kernels.py's
@@ -362,3 +363,63 @@ def mp_row_set(i, t, v, cnt, st, nid):
         m = ~(U1 << sh)
         for c in range(k):
             data[c, w] = (data[c, w] & m) | (((v[0][c >> 6] >> np.uint64(c & 63)) & U1) << sh)
+
+
+# ------------------------------------------------------------------ whole values (output, CONVERT)
+_mpi_allgatherv = types.ExternalFunction("MPI_Allgatherv", types.int32(
+    types.voidptr, types.int32, _H, types.voidptr, types.voidptr, types.voidptr, _H, _H))
+
+
+@njit(cache=True)
+def gather_words(w, n):
+    """The whole n-bit vector whose blocks the ranks hold (w: this rank's words): one
+    MPI_Allgatherv of the blocks' words (their sizes follow from the layout, so no rank asks),
+    then each block's bits put at its first row."""
+    c = ctx()
+    size = c[X_SIZE]
+    out = np.zeros(nwords(n), np.uint64)
+    if size == 1:
+        out[:w.shape[0]] = w
+        return out
+    align = c[X_ALIGN]
+    units = (n + align - 1) // align
+    per = align * ((units + size - 1) // size) if units else np.int64(0)
+    counts = np.empty(size, np.int32)
+    displs = np.empty(size, np.int32)
+    total = 0
+    for r in range(size):
+        counts[r] = nwords(min(n, (r + 1) * per) - min(n, r * per))
+        displs[r] = total
+        total += counts[r]
+    recv = np.zeros(max(total, 1), np.uint64)
+    _mpi_allgatherv(w.ctypes.data, counts[c[X_RANK]], _h(c[X_INT64]), recv.ctypes.data, counts.ctypes.data,
+                    displs.ctypes.data, _h(c[X_INT64]), _h(c[X_COMM]))
+    c[X_NCOLL] += 1
+    c[X_NBYTES] += 8 * w.shape[0]
+    for r in range(size):
+        start = min(n, r * per)
+        q0, sh = start >> 6, np.uint64(start & 63)
+        for t in range(counts[r]):
+            word = recv[displs[r] + t]
+            out[q0 + t] |= word << sh
+            if sh and q0 + t + 1 < out.shape[0]:
+                out[q0 + t + 1] |= word >> (np.uint64(64) - sh)
+    return out
+
+
+@njit(cache=True)
+def mp_whole(x):
+    """A slice as a whole (replicated) vector; an unassigned one as it is (its user reports it)."""
+    if x[1] < 0:
+        return x
+    return (gather_words(x[0], x[1]), x[1])
+
+
+@njit(cache=True)
+def mp_whole_table(t):
+    """A table's rows from every rank, column by column (writeln of a table)."""
+    data = t[0]
+    out = np.zeros((data.shape[0], nwords(t[1])), np.uint64)
+    for col in range(data.shape[0]):
+        out[col] = gather_words(data[col], t[1])
+    return (out, t[1])

@@ -6,10 +6,10 @@ that reduces over its bits or touches one bit, every ROW read and write, fresh s
 variables (this rank's words), and BITS literals used as slices (cut to this rank's bits).
 Words, integers and booleans are replicated, so everything else is lower.py's code as is.
 
-What needs the whole of a partitioned value, or rows held by other ranks, is refused
-(``Unsupported``: the routine runs interpreted and --profile says why): `parallel for`,
-CONVERT of a slice, writeln of a slice or table, local tables, a BITS literal handed to a
-slice parameter, and the row caches of lower.py (they keep a table's rows beside it).
+writeln of a slice or table and CONVERT of a slice gather the whole value first (mp_whole:
+one all-gather). Refused (``Unsupported``: the routine runs interpreted and --profile says
+why): `parallel for`, local tables, a BITS literal handed to a slice parameter, and the row
+caches of lower.py (they keep a table's rows beside it).
 """
 from __future__ import annotations
 
@@ -56,10 +56,22 @@ class MpiModuleGen(ModuleGen):
         raise Unsupported(f"parallel for {_WHERE} (it runs fused per rank: distributed/forall.py)", s.loc)
 
     def _s_WRITE(self, s, ind):
+        """lower.py's output records; a slice or table is gathered whole first (an all-gather)."""
         for a in s.src:
-            if a.type in (T.SLICE, T.TABLE):
-                raise Unsupported(f"writeln of a {a.type} {_WHERE} (it needs the whole value: an all-gather)", a.loc)
-        super()._s_WRITE(s, ind)
+            if a.type is T.STR:
+                self.strings.append(a.arg)
+                self.emit(ind, f"ob = out_str(ob, st, np.int64({len(self.strings) - 1}))")
+            elif a.type is T.INT:
+                self.emit(ind, f"ob = out_int(ob, st, {self.scalar(a)})")
+            elif a.type is T.BOOL:
+                self.emit(ind, f"ob = out_bool(ob, st, {self.scalar(a)})")
+            elif a.type is T.TABLE:
+                self.emit(ind, f"ob = out_table(ob, st, mp_whole_table({self.vector(a)}))")
+            elif a.type is T.SLICE:
+                self.emit(ind, f"ob = out_bits(ob, st, mp_whole({self.vector(a)}), {self.site(a.loc)})")
+            else:
+                self.emit(ind, f"ob = out_bits(ob, st, {self.vector(a)}, {self.site(a.loc)})")
+        self.emit(ind, f"ob = out_end(ob, st, np.int64({int(bool(s.arg))}))")
 
     # lower.py's row caches keep a table's rows beside its columns: not for split tables
     def emit(self, ind: int, text: str) -> None:
@@ -92,8 +104,8 @@ class MpiModuleGen(ModuleGen):
     def base_op(self, e: Node) -> str:
         op = e.op
         slice_operand = any(a.type is T.SLICE for a in e.src[:2] if a.type is not None)
-        if op is Op.CONVERT and slice_operand:
-            raise Unsupported(f"CONVERT of a slice {_WHERE} (it needs the whole slice: an all-gather)", e.loc)
+        if op is Op.CONVERT and slice_operand:    # a word: the whole slice on every rank
+            return f"op_convert(mp_whole({self.vector(e.src[0])}), cnt, st, {self.site(e.loc, op)})"
         if op in (Op.ROW_GET, Op.ROW_SET) or (op in _SLICE_OPS and slice_operand):
             site = self.site(e.loc, op)
             x = e.src[0]

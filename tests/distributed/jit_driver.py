@@ -21,7 +21,7 @@ from starvm.errors import StarError
 # a routine whose loops use every base operation that crosses ranks, on a table of n rows
 COUNTER = """
 proc COUNTER(var P: table; n: integer; var total: integer; var firsts: integer);
-var X, Y: slice(P); w: word(P); i, j, c: integer;
+var X, Y: slice(P); w: word(P); u: word; i, j, c: integer;
 begin
   total := 0; firsts := 0;
   for i := 1 to NCOLS(P) do
@@ -31,6 +31,8 @@ begin
     if SOME(X) then firsts := firsts + FND(X);
     Y := FRST(X);
     firsts := firsts + 7 * NUMB(Y) + FND(Y);
+    u := CONVERT(X);
+    firsts := firsts + 11 * FND(u) + NUMB(u);
     c := 0;
     j := STEP(X);
     while j > 0 do begin c := c + j; j := STEP(X) end;
@@ -107,6 +109,8 @@ begin
   SET(X); X(1) := 0;
   MY-MIN(Q, X, Z);
   writeln(FND(Z), ' ', NUMB(Z));
+  parallel for i := 1 to 3 do COL(i, Q) := not COL(i, Q);
+  writeln(Q);
 end.
 """
 
