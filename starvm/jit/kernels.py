@@ -865,6 +865,12 @@ def col_rmw(v, i, t, w, kind, cnt, st, sites):
                 dst[q] = x
                 data[r, q] = x
         return v
+    return col_rmw_steps(v, i, t, w, kind, cnt, st, sites)
+
+
+@njit(cache=True)
+def col_rmw_steps(v, i, t, w, kind, cnt, st, sites):
+    """col_rmw's three statements one by one (out of line: the rare path)."""
     v = op_col_get_asg(v, i, t, cnt, st, sites[0], sites[1])
     v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
     op_col_set(i, t, v, cnt, st, sites[4])
@@ -1019,6 +1025,12 @@ def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
                     rc_flip(t, r, q, old ^ x)
                     rows[r, q] = x
         return v
+    return row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites)
+
+
+@njit(cache=True)
+def row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites):
+    """row_rmw_rc's three statements one by one (out of line: the rare path)."""
     v = op_row_get_asg_rc(v, i, t, rc, cnt, st, sites[0], sites[1])
     v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
     op_row_set_rc(i, t, v, rc, cnt, st, sites[4])
