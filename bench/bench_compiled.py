@@ -716,6 +716,24 @@ def gpu_search(rows, results, problems):
         results.append(row)
         print(row, flush=True)
         del HT, HX, HZ
+    # MATCH launched as the resident grid of the barrier kernels (STARVM_GPU_FREE_R=0: R = 64 words a
+    # thread, 255 registers) and with 8 words a thread instead of 4
+    want = cp.asnumpy(vals == vals[rows // 3])
+    for free_r in ("0", "8"):
+        os.environ["STARVM_GPU_FREE_R"] = free_r
+        try:
+            Z = m.slice(np.zeros(rows, bool))
+            first, warm = _gpu_times(lambda: m.call("MY_MATCH", T, X, m.word(np.array(pattern, bool)), Z), runs=7)
+            if not np.array_equal(Z.to_numpy(), want):
+                problems.append(f"MY_MATCH over {rows} rows, STARVM_GPU_FREE_R={free_r}: wrong rows marked")
+            row = {"workload": f"MATCH body (user name), {rows} rows x 32 bits, STARVM_GPU_FREE_R={free_r}",
+                   "n": rows, "cold_s": first, "warm_s": warm, "cupy_min_s": cupy_min_s,
+                   "ratio_to_cupy_min": warm / cupy_min_s, "target": "<= 2x cupy.min", "bytes_read": 32 * rows // 8,
+                   **_kernel_shape(m, "r_my_match")}
+            results.append(row)
+            print(row, flush=True)
+        finally:
+            os.environ.pop("STARVM_GPU_FREE_R", None)
     del T, X
     cp.get_default_memory_pool().free_all_blocks()
 
@@ -798,19 +816,27 @@ def write_gpu(doc, path):
         warm = f"{r['warm_s']:.5f}" + (f" ({r['warm_us_per_iteration']:.3f} us/it)" if "warm_us_per_iteration" in r else "")
         lines.append(f"| {r['workload']} | {r['n']} | {r['cold_s']:.3f} | {warm} | {target} | {plain} | {shape} |")
     lines += ["", "What bounds each figure:", "",
-              "- WARSHALL-adapt body: per pivot k the kernel copies column k (the forall snapshot of the one "
-              "column other iterations read), passes one grid barrier, runs the n iterations one per warp "
-              "(a few words per lane) and passes a second barrier (a grid OR of the failure flags): 2n barriers "
-              "in all, so the per-pivot time (us_per_pivot) is about two barriers of the whole grid plus one "
-              "iteration's latency; the hand kernel does 64 pivots per launch in shared memory.",
-              "- MIN / MATCH bodies: 32 COL reads of rows/64 words each (bytes_read) at HBM bandwidth, plus one "
-              "grid barrier per column for MIN (SOME) and none for MATCH (its bit tests read a word every "
-              "thread holds); cupy.min reads rows x 4 bytes once.",
+              "- WARSHALL-adapt body: a pivot loop (a FOR whose body is one parallel for): per pivot one grid "
+              "barrier (n + 1 in all; `barriers`), which also carries the OR of the failure flags; the n "
+              "iterations run one per warp (a few words per lane, ceil(n / warps) iterations a warp one after "
+              "another, each an L2 round trip for its column, a shuffle for bit k, an OR and a store); the pivot "
+              "column is read once a warp from the buffer that iteration k of the previous pivot filled. So "
+              "us_per_pivot is about one barrier plus ceil(n / warps) iteration latencies; the variants below the "
+              "first rows change one of these (the grid's blocks and threads, or two barriers a pivot as before). "
+              "The hand kernel does 64 pivots per launch in shared memory.",
+              "- MIN body: 32 COL reads of rows/64 words each (bytes_read) at HBM bandwidth plus one grid barrier "
+              "per column (SOME): its slices Z and Y (16 MB each at 2^27 rows) must stay in the registers of a "
+              "resident grid (33 MB on the H100), so R = 64 words a thread at 255 registers and spills; "
+              "cupy.min reads rows x 4 bytes once.",
+              "- MATCH body: no grid barrier (its bit tests read a word every thread holds), so it is an ordinary "
+              "launch of 4 words a thread (56 registers): one pass over the 32 columns, bound by HBM bandwidth "
+              "(bytes_read).",
               "- COL/or/COL loop: one block of threads (79 words for n = 5000), no barrier: each iteration is a "
               "load, an OR and a store per word plus the uniform bookkeeping (steps, the step budget) in every "
               "thread: latency-bound.",
-              "- WARSHALL-C: one grid barrier per pivot (ROW(k, P) reads a bit of every column) and n^2 inner "
-              "iterations of scalar bookkeeping run by every thread: latency-bound, one block for n = 5000."]
+              "- WARSHALL-C: one block for n = 5000; per pivot a ROW read (the block's warps ballot 32 columns' "
+              "bits at a time into shared memory) and the inner iterations, each a dependent L2 round trip for "
+              "column i plus the scalar bookkeeping run by every thread: latency-bound."]
     write_results(doc, path.with_suffix(".json"), lines)
 
 

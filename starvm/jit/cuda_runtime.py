@@ -31,7 +31,7 @@ THREADS = 256
 MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
 MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
 MAX_R = 64
-FREE_R = int(os.environ.get("STARVM_GPU_FREE_R", "4"))    # words a thread of a kernel with no grid barrier
+FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
 NK = len(BASE_OPS)
 
@@ -144,11 +144,12 @@ class GpuRoutine(JitRoutine):
                 fn = self.module(1, kw, rp)
                 self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
             return self.kernels[key]
-        if self.plan.barrier_free:
+        free_r = _free_r()
+        if self.plan.barrier_free and free_r > 0:
             # no grid barrier: an ordinary launch of as many blocks as the slices need, a few
             # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
             # resident grid took 255 registers and spilled)
-            R = min(_pow2(max(1, -(-caps // THREADS))), FREE_R)
+            R = min(_pow2(max(1, -(-caps // THREADS))), free_r)
             key = (R, kw, rp, "free")
             if key not in self.kernels:
                 self.kernels[key] = (self.module(R, kw, rp), THREADS, -(-caps // (R * THREADS)), R)
@@ -229,7 +230,7 @@ class GpuRoutine(JitRoutine):
                   res, vout]
         t0 = perf_counter()
         try:
-            if self.plan.barrier_free:      # blocks need not be resident together: an ordinary launch
+            if self.plan.barrier_free and _free_r() > 0:    # no grid barrier: blocks need not be resident
                 fn((blocks,), (threads,), tuple(kargs))
             else:
                 try:
@@ -341,6 +342,13 @@ class GpuRoutine(JitRoutine):
 
 
 _SMS = []
+
+
+def _free_r() -> int:
+    try:
+        return max(0, min(MAX_R, int(os.environ.get("STARVM_GPU_FREE_R", FREE_R))))
+    except ValueError:
+        return FREE_R
 
 
 def _pfor_threads() -> int:
