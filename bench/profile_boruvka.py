@@ -25,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import starvm  # noqa: E402
+from starvm.bench import clock, device_info, device_label, git_state, machine_info, synchronizer  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
 
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05, wmax=100)
@@ -125,19 +126,17 @@ def main(argv=None) -> int:
     cp.get_default_memory_pool().free_all_blocks()
     L, R, W = (m.table_from_ints(v, b) for v, b in ((g.src, g.vbits), (g.dst, g.vbits), (g.weight, g.wbits)))
     say(f"R-MAT scale {args.scale}: n = {g.n}, {g.m} arcs, made in {time.perf_counter() - t0:.1f} s; "
-        f"device {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, backend {args.backend}")
+        f"device {device_label(device_info(m), machine_info())}, backend {args.backend}, "
+        f"git {(git_state().get('commit') or '?')[:12]}")
     expect = None
     if not args.no_check:
         ref = minimum_spanning_tree(g.weight_matrix())
         expect = (int(round(ref.sum())), ref.nnz)
     times = []
+    sync = synchronizer(m)
     for i in range(args.runs + 1):
         Tr = m.slice(np.zeros(g.m, bool))
-        m.backend.synchronize()
-        t = time.perf_counter()
-        m.call("BORUVKA", g.n, L, R, W, Tr)
-        m.backend.synchronize()
-        times.append(time.perf_counter() - t)
+        times.append(clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync))
         tree = np.asarray(Tr.to_numpy(), bool)
         got = (int(g.weight[tree].sum()), int(tree.sum()))
         if expect is not None and got != expect:
@@ -150,11 +149,7 @@ def main(argv=None) -> int:
     prof = Profile(cp)
     prof.install()
     Tr = m.slice(np.zeros(g.m, bool))
-    m.backend.synchronize()
-    t = time.perf_counter()
-    m.call("BORUVKA", g.n, L, R, W, Tr)
-    m.backend.synchronize()
-    total = time.perf_counter() - t
+    total = clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync)
     native = sum(x for _, x in prof.calls)
     say(f"profiled run: {total * 1e3:.1f} ms, native routines {native * 1e3:.1f} ms, "
         f"outside them {(total - native) * 1e3:.1f} ms")
