@@ -143,6 +143,9 @@ def hand_numba():
     return warshall_cols
 
 
+WARM_RUNS = 3
+
+
 def star_table(m, adj):
     return m.table(adj)
 
@@ -166,10 +169,13 @@ def bench_warshall(label, source, name, n, interp_n, results, problems):
         problems.append(f"{label} n={n}: compiled result wrong")
     routine = m.jit.routines[f"r_{name.lower()}"]
     row["compile_s"] = routine.compile_seconds
-    P = m.table(adj)
-    row["warm_s"], _ = time_call(m, name, n, P)
-    if not np.array_equal(P.to_numpy(), want):
-        problems.append(f"{label} n={n}: compiled result wrong (warm)")
+    row["warm_runs_s"] = []
+    for _ in range(WARM_RUNS):     # the fastest of a few: the shared host's bursts only slow a run down
+        P = m.table(adj)
+        row["warm_runs_s"].append(time_call(m, name, n, P)[0])
+        if not np.array_equal(P.to_numpy(), want):
+            problems.append(f"{label} n={n}: compiled result wrong (warm)")
+    row["warm_s"] = min(row["warm_runs_s"])
     steps_compiled = m.last_call_stats
     # the interpreter, at interp_n
     small = random_digraph(interp_n)
@@ -409,15 +415,19 @@ def bench_auto_warshall_c(n, results, problems):
     m.load(WARSHALL_C, "bench.star")
     P = m.table(adj)
     cold, _ = time_call(m, "MY_WARSHALL_C", n, P)
-    P = m.table(adj)
-    warm, _ = time_call(m, "MY_WARSHALL_C", n, P)
+    warms = []
+    for _ in range(WARM_RUNS):
+        P = m.table(adj)
+        warms.append(time_call(m, "MY_WARSHALL_C", n, P)[0])
+    warm = min(warms)
     r = m.jit.routines["r_my_warshall_c"]
     if not np.array_equal(P.to_numpy(), want) or P.backend is not backend.host:
         problems.append(f"WARSHALL-C on auto n={n}: wrong closure or the table moved")
-    if r.host is None or r.host.compiled_calls != 2:
+    if r.host is None or r.host.compiled_calls != 1 + WARM_RUNS:
         problems.append(f"WARSHALL-C on auto n={n}: not run on the CPU tier ({r.why})")
-    row = {"workload": "WARSHALL-C as printed, --backend auto (emulated device), default placement: CPU tier",
-           "n": n, "cold_s": cold, "warm_s": warm, "compile_s": r.compile_seconds,
+    row = {"workload": "WARSHALL-C as printed, --backend auto (emulated device), default placement: CPU tier "
+                       "(cold: the module compiled above, same text)",
+           "n": n, "cold_s": cold, "warm_s": warm, "warm_runs_s": warms, "compile_s": r.compile_seconds,
            "gpu_rows": backend.gpu_rows, "tier_calls": {"cpu": r.host.compiled_calls if r.host else 0,
                                                         "interpreted": r.calls - r.compiled_calls}}
     results.append(row)
@@ -437,7 +447,8 @@ def write(doc, path, quick):
              f"Load average when it finished: {os.getloadavg()[0]:.1f}. The host is shared with other engineers' work "
              "(tests, benchmarks) running at the same time: every figure is an upper bound.",
              "Star workloads are user-named copies of the library bodies (no native kernel applies). "
-             "Cold = first call in the process with an empty cache (compile included); warm = a later call.",
+             f"Cold = first call in the process with an empty cache (compile included); warm = the fastest of "
+             f"{WARM_RUNS} later calls (the Warshalls), else a later call.",
              "",
              "| workload | n | compiled cold, s | compiled warm, s | compile, s | interpreter, s (at n) | hand Numba, s | NumPy, s |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -462,7 +473,7 @@ def write(doc, path, quick):
             lines.append(f"| {r['routine']} | {r['n']} | {r['native_s']:.4f} | {r['compiled_s']:.4f} | {r['ratio']:.1f} |")
     lines += ["", "Loading compiled code from the disk cache in a fresh process:", ""]
     for r in results:
-        if "numba_import_s" in r:
+        if "load_s" in r:
             second = r.get("second_routine_load_s")
             lines.append(f"- {r['workload']}: `import numba` {r['numba_import_s']:.2f} s, then the first routine's "
                          f"load {r['load_s']:.3f} s (with Numba's start-up)"
