@@ -8,7 +8,8 @@ as an argument (the generated functions' signatures are the CPU tier's) sits in 
 int64 array, ``CTX``, whose address LLVM knows as the symbol ``starvm_mpi_ctx``: this rank,
 the number of ranks, the row alignment of the blocks, the C handles of the machine's
 communicator, of MPI_INT64_T and of MPI_SUM / MPI_MIN / MPI_MAX (``MPI._handleof``), and two
-counters the kernels raise (collectives run, bytes sent) for ``--profile``. ``prepare``
+counters the kernels raise (collectives run, bytes sent) for ``--profile``, and the rank
+short of memory for a local table (-1: none; the refusal names it). ``prepare``
 fills it before every compiled call, so several machines (communicators) in one process
 share it safely: calls do not overlap.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 # CTX slots
-X_RANK, X_SIZE, X_ALIGN, X_COMM, X_INT64, X_SUM, X_MIN, X_MAX, X_NCOLL, X_NBYTES = range(10)
+X_RANK, X_SIZE, X_ALIGN, X_COMM, X_INT64, X_SUM, X_MIN, X_MAX, X_NCOLL, X_NBYTES, X_SHORT = range(11)
 CTX_LEN = 16
 CTX = np.zeros(CTX_LEN, np.int64)
 SYMBOL = "starvm_mpi_ctx"
@@ -69,6 +70,7 @@ def prepare(backend) -> None:
     comm = backend.comm
     CTX[X_RANK], CTX[X_SIZE], CTX[X_ALIGN] = backend.rank, backend.size, backend.align
     CTX[X_NCOLL] = CTX[X_NBYTES] = 0
+    CTX[X_SHORT] = -1
     if backend.size == 1:
         return            # the kernels call no MPI function on one rank
     from mpi4py import MPI

@@ -19,6 +19,9 @@ operand is a slice): column and slice logic stay kernels.py's (local), and
 * SET, NOT of a slice: the tail mask of the rank's block; a BITS literal used as a slice
   is cut to the rank's bits (mp_local).
 * writeln of a slice or table, CONVERT of a slice: the whole value, MPI_Allgatherv (mp_whole).
+* a local table: this rank's block of rows; from 16 MB on, refused when some rank's block
+  does not fit its free memory, all ranks agreeing (three all-reductions), as
+  DistributedBackend.check_table refuses it (mp_new_table).
 
 The MPI functions are called by name from nopython mode (distributed/jit_comm.py loads the
 library and keeps the context: rank, size, alignment, C handles). Step counts are kernels.py's
@@ -34,12 +37,13 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..distributed import jit_comm
 from ..distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL,
-                                    X_RANK, X_SIZE, X_SUM)
+                                    X_RANK, X_SHORT, X_SIZE, X_SUM)
 from .kernels import *  # noqa: F401,F403 - generated code finds every kernel here
 from .kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
     tail_mask, unassigned
 from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB, C_ROW_GET, C_ROW_SET,
-                     C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_ROW_INDEX, E_ROW_SET_LEN)
+                     C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_ROW_INDEX, E_ROW_SET_LEN, E_TABLE_MEM,
+                     E_TABLE_NEG, S_FREE)
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
 _H = types.int32 if jit_comm.handle_size() == 4 else types.int64
@@ -423,3 +427,25 @@ def mp_whole_table(t):
     for col in range(data.shape[0]):
         out[col] = gather_words(data[col], t[1])
     return (out, t[1])
+
+
+# ------------------------------------------------------------------ local tables
+@njit(cache=True)
+def mp_new_table(n, k, st, nid):
+    """kernels.new_table over this rank's rows; the memory check is every rank's block against
+    its own free memory, and the lowest rank short of it is named (ctx[X_SHORT]) on all ranks."""
+    if n < 0 or k < 0:
+        fail(st, nid, E_TABLE_NEG, n, k, 0, 0)
+    start, stop, _per = block(n)
+    if k * nwords(n) * 8 >= (16 << 20):
+        c = ctx()
+        need = k * nwords(stop - start) * 8
+        worst = allreduce(c[X_SIZE] - c[X_RANK] if need > st[S_FREE] else np.int64(0), X_MAX)
+        if worst:
+            r = c[X_SIZE] - worst
+            mine = c[X_RANK] == r
+            need_r = allreduce(need if mine else np.int64(0), X_MAX)
+            free_r = allreduce(st[S_FREE] if mine else np.int64(0), X_MAX)
+            c[X_SHORT] = r
+            fail(st, nid, E_TABLE_MEM, n, k, need_r, free_r)
+    return (np.zeros((k, nwords(stop - start)), np.uint64), np.int64(n))

@@ -7,9 +7,10 @@ variables (this rank's words), and BITS literals used as slices (cut to this ran
 Words, integers and booleans are replicated, so everything else is lower.py's code as is.
 
 writeln of a slice or table and CONVERT of a slice gather the whole value first (mp_whole:
-one all-gather). Refused (``Unsupported``: the routine runs interpreted and --profile says
-why): `parallel for`, local tables, a BITS literal handed to a slice parameter, and the row
-caches of lower.py (they keep a table's rows beside it).
+one all-gather); a local table holds this rank's rows (mp_new_table). Refused
+(``Unsupported``: the routine runs interpreted and --profile says why): `parallel for`, a
+BITS literal handed to a slice parameter, and the row caches of lower.py (they keep a
+table's rows beside it).
 """
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ class MpiModuleGen(ModuleGen):
         super().function(pyname)
 
     def initial(self, sym):
-        if sym.type is T.TABLE:
-            raise Unsupported(f"a local table {_WHERE} (its rows would be split: not compiled yet)", sym.loc)
+        if sym.type is T.TABLE:      # this rank's block of its rows (mpi_kernels.mp_new_table)
+            text = super().initial(sym)
+            assert text.startswith("new_table("), text
+            return "mp_" + text
         if sym.type is T.SLICE and sym.length_of is not None:
             return f"mp_vzeros({self.length_of(sym)})"
         return super().initial(sym)

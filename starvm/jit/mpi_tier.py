@@ -8,7 +8,7 @@ and the ranks agree once that each compiled; so every rank runs the same tier fo
 call and meets the others in the same collectives. What the tier does not take keeps the
 interpreter, with its reason for --profile: the row-moving routines that have all-to-all
 native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), `parallel for`, and
-what mpi_lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
+what else mpi_lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from ..distributed import jit_comm
 from ..distributed.vectors import Shard
+from ..errors import StarRuntimeError
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from .lower import Unsupported, callees
@@ -123,6 +124,13 @@ class MpiRoutine(JitRoutine):
         jit_comm.prepare(self.backend)
         try:
             return super().run(args, converted)
+        except StarRuntimeError as e:
+            short = int(jit_comm.CTX[jit_comm.X_SHORT])
+            if short >= 0:     # a local table refused: name the rank, as DistributedBackend.check_table does
+                e.message = e.message.replace(" bytes but only ", f" bytes on rank {short} of {self.backend.size} "
+                                              "(its block of rows) but only ") + " there"
+                e.args = (e.message,)
+            raise
         finally:
             jit_comm.account(self.backend)
 

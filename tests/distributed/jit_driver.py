@@ -58,6 +58,15 @@ begin
   if X = COL(2, P) then total := total + 4;
 end;
 
+proc FLIP(var P: table; var s: integer);
+var Q: table(NROWS(P), NCOLS(P)); i, n: integer;
+begin
+  n := NROWS(P);
+  for i := 1 to n do ROW(n + 1 - i, Q) := ROW(i, P);
+  s := s + NUMB(COL(1, Q)) + FND(COL(2, Q));
+  P := Q;
+end;
+
 var P: table(N_ROWS, 5); t, f, i, s: integer; Z: slice(P); x: word(P);
 begin
   s := 7;
@@ -73,6 +82,7 @@ begin
     ROW(i, P) := x;
   end;
   COUNTER(P, N_ROWS, t, f);
+  FLIP(P, t);
   writeln(t, ' ', f);
   writeln(P);
   Z := COL(4, P);

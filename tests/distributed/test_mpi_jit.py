@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,8 +25,8 @@ DRIVER = Path(__file__).with_name("jit_driver.py")
 pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install '.[mpi]' (or '.[test]')")
 pytest.importorskip("numba")
 
-# what runs compiled: the counter programs' main block whole (COUNTER inside it; writeln of a
-# slice and of a table gathered), the closure programs' routines from an interpreted main block
+# what runs compiled: the counter programs' main block whole (COUNTER and FLIP, with its local
+# table, inside it; writeln of a slice and of a table gathered), the closure programs' routines from an interpreted main block
 # (its parallel for stays interpreted)
 COMPILED = {"counter": {"main block"}, "closure": {"MY-CLOSURE", "MY-MIN"}}
 
@@ -50,7 +52,7 @@ def test_compiled_routines_on_ranks_match_the_interpreter(tmp_path, ranks, align
         else:      # the error programs: the main block (and the failing routine with it) ran compiled
             assert "out of range" in r["ref"]["err"] and r["compiled"]["main block"] == 1, (name, r["report"])
     report = got["counter70"]["report"]
-    assert "Numba on each MPI rank's rows" in report[0] and "  main block (with COUNTER): compiled" in " ".join(report)
+    assert "Numba on each MPI rank's rows" in report[0] and "  main block (with COUNTER, FLIP): compiled" in " ".join(report)
     assert any(line.startswith("  main block: interpreted:") and "parallel for on MPI ranks" in line
                for line in got["closure67"]["report"]), got["closure67"]["report"]
 
@@ -74,3 +76,32 @@ def test_index_error_in_compiled_code_stops_every_rank_once(tmp_path):
     rc, out, err = mpirun(2, star_cli("run", str(ok), "--distributed", "--jit", "on", "--profile"), timeout=200)
     assert (rc, out) == (0, "3\n"), err[-2000:]
     assert "main block (with WALK): compiled; 1 call(s) ran compiled" in err, err[-2000:]
+
+
+def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
+    """A local table of a compiled routine holds the rank's rows; with 12 MB free per rank a
+    16 MB one is refused on one rank with the interpreter's message (the rank named) and runs
+    on two with the output of one process."""
+    program = ("proc BIG(var s: integer);\nvar T: table(2097152, 64); X: slice(T); i: integer;\n"
+               "begin for i := 1999999 to 2000001 do ROW(i, T) := BITS('" + "1" * 64 + "');\n"
+               "  X := COL(7, T); s := NUMB(X) + FND(X) end;\n"
+               "var s: integer;\nbegin BIG(s); writeln(s) end.\n")
+    script = textwrap.dedent(f"""
+        import sys
+        from mpi4py import MPI
+        from starvm.runtime import limits
+        limits.free_bytes = lambda backend: 12 << 20
+        from starvm.cli import main
+        if MPI.COMM_WORLD.rank == 0:
+            open(sys.argv[1], "w").write({program!r})
+        MPI.COMM_WORLD.Barrier()
+        sys.exit(main(["run", sys.argv[1], "--distributed", "--jit", sys.argv[2]]))
+    """)
+    with tempfile.TemporaryDirectory() as d:
+        path = str(Path(d) / "big.star")
+        rc, out, err_on = mpirun(1, [sys.executable, "-c", script, path, "on"], timeout=120)
+        assert rc == 1 and "needs 16777216 bytes on rank 0 of 1 (its block of rows) but only" in err_on, err_on
+        rc, out, err_off = mpirun(1, [sys.executable, "-c", script, path, "off"], timeout=120)
+        assert rc == 1 and err_off == err_on
+        rc, out, err = mpirun(2, [sys.executable, "-c", script, path, "on"], timeout=120)
+        assert (rc, out) == (0, "2000002\n"), err[-2000:]
