@@ -1,0 +1,158 @@
+"""Run a GPU-tier kernel (starvm/jit/cuda_lower.py) on the CPU: the generated CUDA C compiled
+as C++20 with cpu_cuda.h, every GPU thread an OS thread, launched on a small grid (a few
+blocks of one or two warps). It checks a kernel's logic without a GPU: grid barriers, the
+pivot loop's double buffers, reductions, warp shuffles and ballots, the failure flags and the
+step budget; not the GPU's memory model or speed (tests/jit/test_gpu_tier.py does that on one).
+
+``run_kernel`` builds the arguments as cuda_runtime.GpuRoutine.run does (tables as k x W words,
+slices and words as words, the status block, counts, the reduction ring and its rerun flag,
+the barrier words, scratch regions) and returns what the host would read back.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+_BUILD = Path(tempfile.gettempdir()) / "starvm-cpu-cuda"
+
+
+_CXX: list = []
+
+
+def require() -> None:
+    """Skip where no C++20 compiler with <barrier> and std::atomic_ref is found."""
+    import pytest
+    if not _CXX:
+        ok = shutil.which("g++") is not None
+        if ok:
+            probe = "#include <barrier>\n#include <atomic>\nint main() { int x = 0; std::atomic_ref<int>(x).store(1); }\n"
+            with tempfile.TemporaryDirectory() as d:
+                (Path(d) / "p.cpp").write_text(probe)
+                ok = subprocess.run(["g++", "-std=c++20", "-pthread", str(Path(d) / "p.cpp"), "-o",
+                                     str(Path(d) / "p")], capture_output=True).returncode == 0
+        _CXX.append(ok)
+    if not _CXX[0]:
+        pytest.skip("no g++ with C++20 <barrier>: the CPU run of the GPU tier's kernels needs one")
+
+
+@dataclass
+class KernelRun:
+    code: int             # status S_CODE (0: no failure)
+    rerun: bool           # the rerun flag (ring word 9): a failure inside parallel for
+    left: int             # status S_LEFT: the step budget left
+    counts: list          # steps by kind
+    barriers: int         # grid barriers passed (the generation word counts 2 a barrier)
+    tables: list          # each table argument afterwards, rows x columns of bool
+    results: list         # res (scalars; a vector's length)
+    vectors: list         # vout: each vector result as bool, its length from res
+
+
+def _cpp(code: str) -> str:
+    """The kernel text as C++ for cpu_cuda.h: __shared__ variables become per-block storage, and
+    the barrier's spin yields (more threads than cores)."""
+    code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+)\[([^\]]+)\];", r"\1* \2 = emu_shm<\1>(\3, __LINE__);", code)
+    code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
+    spin = "while ((v = vb[1]) == g) { }"
+    assert spin in code, "the grid barrier's spin loop changed: update emulate._cpp"
+    code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield(); }")
+    return '#include "cpu_cuda.h"\n' + code
+
+
+def _words(bits) -> list[int]:
+    bits = np.asarray(bits, bool)
+    words = [0] * max(1, (bits.size + 63) // 64)
+    for r in np.flatnonzero(bits):
+        words[r >> 6] |= 1 << (int(r) & 63)
+    return words
+
+
+def _bits(words, n: int) -> np.ndarray:
+    return np.array([(int(words[r >> 6]) >> (r & 63)) & 1 for r in range(n)], bool)
+
+
+def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
+               left: int = 1 << 62, timeout: float = 120) -> KernelRun:
+    """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
+    kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
+    vector, integers and booleans as ints. R, RP, KW as cuda_lower.instance takes them."""
+    from starvm.ir.ops import BASE_OPS
+    from starvm.jit.cuda_lower import instance
+    from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
+    from starvm.types import T
+    nk = len(BASE_OPS)
+    caps, kargs, decl, tables = 1, [], [], []
+    for j, (sym, val) in enumerate(zip(list(plan.params) + list(plan.globals), args)):
+        if sym.type is T.TABLE:
+            n, k = val.shape
+            W = (n + 63) // 64
+            caps = max(caps, W)
+            words = [w for c in range(k) for w in (_words(val[:, c]) + [0] * W)[:W]] or [0]
+            decl.append(f"static u64 T{j}[] = {{{', '.join(f'{w}ULL' for w in words)}}};")
+            kargs += [f"T{j}", f"{n}LL", f"{k}LL"]
+            tables.append((j, n, k))
+        elif sym.type in (T.SLICE, T.WORD):
+            if sym.type is T.SLICE:
+                caps = max(caps, (len(val) + 63) // 64)
+            decl.append(f"static u64 S{j}[] = {{{', '.join(f'{w}ULL' for w in _words(val))}}};")
+            kargs += [f"S{j}", f"{len(val)}LL"]
+        else:
+            kargs.append(f"{int(val)}LL")
+    vcap, nout = max(caps, KW), len(plan.outputs)
+    show = "".join(f'printf("T{j}"); for (size_t i = 0; i < sizeof(T{j}) / 8; ++i) printf(" %llu", T{j}[i]); '
+                   'printf("\\n");' for j, _n, _k in tables)
+    main = f"""
+#include <cstdio>
+#include <cstdlib>
+{chr(10).join(decl)}
+int main(int argc, char** argv) {{
+    i64 left = argc > 1 ? atoll(argv[1]) : (1LL << 62);
+    static i64 st[{STATUS_SIZE}] = {{0}}; static i64 cnt[{nk}] = {{0}}; static i64 res[{max(1, nout)}] = {{0}};
+    static u64 red[10] = {{0, 0, 0, 0, 0, 0, ALL, ALL, ALL, 0}}; static unsigned int bar[2] = {{0, 0}};
+    static std::vector<u64> scr({plan.scratch_regions} * {vcap}), vout({max(1, nout)} * {vcap});
+    static std::vector<i64> ob(4096);
+    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, st, cnt, ob.data(), 4096, red, bar, scr.data(),
+                                                  {vcap}, left, res, vout.data()); }});
+    printf("status %lld %llu %lld %u\\n", st[{S_CODE}], red[9], st[{S_LEFT}], bar[1]);
+    printf("cnt"); for (int i = 0; i < {nk}; ++i) printf(" %lld", cnt[i]); printf("\\n");
+    printf("res"); for (int i = 0; i < {max(1, nout)}; ++i) printf(" %lld", res[i]); printf("\\n");
+    for (int j = 0; j < {nout}; ++j) {{ printf("v"); for (int i = 0; i < {vcap}; ++i) printf(" %llu", vout[j * {vcap} + i]);
+                                       printf("\\n"); }}
+    {show}
+    return 0;
+}}
+"""
+    src = _cpp(instance(plan, R, KW, RP)) + main
+    _BUILD.mkdir(exist_ok=True)
+    digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
+    exe = _BUILD / f"k_{digest}"
+    if not exe.exists():        # each process builds under its own names (pytest -n), then renames
+        cpp, tmp = _BUILD / f"k_{digest}.{os.getpid()}.cpp", _BUILD / f"k_{digest}.{os.getpid()}.tmp"
+        cpp.write_text(src)
+        built = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", f"-I{HERE}", str(cpp), "-o", str(tmp)],
+                               capture_output=True, text=True, timeout=300)
+        if built.returncode:
+            raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
+        tmp.replace(exe)
+    out = subprocess.run([str(exe), str(left)], capture_output=True, text=True, timeout=timeout, check=True).stdout
+    lines = [line.split() for line in out.splitlines()]
+    status = [int(x) for x in lines[0][1:]]
+    counts = [int(x) for x in lines[1][1:]]
+    results = [int(x) for x in lines[2][1:]][:nout]
+    vecs = [[int(x) for x in line[1:]] for line in lines[3:3 + nout]]
+    vectors = [_bits(vecs[j], max(results[j], 0)) if sym.type.is_vector else None for sym, j in plan.outputs]
+    got_tables = []
+    for (j, n, k), line in zip(tables, lines[3 + nout:]):
+        W = (n + 63) // 64
+        words = [int(x) for x in line[1:]]
+        got_tables.append(np.stack([_bits(words[c * W:(c + 1) * W], n) for c in range(k)], axis=1)
+                          if k else np.zeros((n, 0), bool))
+    return KernelRun(status[0], bool(status[1]), status[2], counts, status[3] // 2, got_tables, results, vectors)

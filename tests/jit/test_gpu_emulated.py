@@ -1,0 +1,129 @@
+"""The GPU tier's kernels run on the CPU (tests/gpu_sources/emulate.py: the generated CUDA C
+compiled as C++ with every GPU thread an OS thread) on grids of several blocks, against the
+interpreter: tables, vector results and steps by kind; the pivot loop's one barrier a pivot
+(barriers counted) and its failures, also under step limits that stop the kernel before the
+failure is checked. No GPU needed; tests/jit/test_gpu_tier.py runs the same kernels on one."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import starvm
+from gpu_sources import emulate
+from gpu_sources.corpus import renamed, routine_bodies
+from starvm.jit.cuda_lower import render
+from starvm.jit.cuda_prelude import E_RERUN
+from starvm.jit.layout import E
+
+ROOT = Path(__file__).resolve().parents[2]
+PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text()
+LIBRARY = renamed((ROOT / "stdlib" / "warshall.star").read_text() + (ROOT / "stdlib" / "search.star").read_text())
+
+
+def _interpreted(text, name, args, limit=None):
+    m = starvm.Machine(backend="numpy", jit="off", native=False, out=io.StringIO(), max_steps=limit)
+    m.load(text.replace("begin end.", ""), "emu.star")
+    values = []
+    for a in args:
+        if isinstance(a, tuple):              # ("slice" | "word", bits)
+            values.append(m.slice(a[1]) if a[0] == "slice" else m.word(a[1]))
+        elif isinstance(a, np.ndarray):
+            values.append(m.table(a.copy()))
+        else:
+            values.append(a)
+    err = None
+    try:
+        m.call(name, *values)
+    except starvm.StarError as e:
+        err = e.render()
+    return [v.to_numpy() if hasattr(v, "to_numpy") else v for v in values], list(m.counts), err
+
+
+def _plan(text, pyname):
+    return render(routine_bodies(text if "begin end." in text else text + "\nbegin end.\n", "emu.star"), pyname)
+
+
+def _graph(n):
+    rng = np.random.default_rng(n)
+    return rng.random((n, n)) < (3.0 / n)
+
+
+@pytest.mark.parametrize("name, extra, n, blocks, threads", [
+    ("PIV_DOWN", (), 23, 2, 32), ("PIV_GROW", (), 23, 2, 32), ("PIV_FAIL", (0,), 23, 2, 32),
+    ("U_WARSHALL_adapt", (), 70, 3, 32)])
+def test_pivot_loops_equal_the_interpreter_with_one_barrier_a_pivot(name, extra, n, blocks, threads):
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else PIVOTS
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, *extra, adj], blocks, threads, RP=2)
+    (*_, want), counts, err = _interpreted(text, name, [n, *extra, adj])
+    assert err is None and run.code == 0 and not run.rerun
+    assert np.array_equal(run.tables[0], want)
+    assert run.counts == counts
+    assert run.barriers == n + 1          # one a pivot and one at the loop's end (or its empty pivots')
+
+
+@pytest.mark.parametrize("limit, code, rerun", [(None, E_RERUN, True), (6, E.STEPS, False), (7, E.STEPS, True),
+                                                (8, E.STEPS, True)])
+def test_a_failing_pivot_is_rerun_even_when_the_step_limit_comes_first(limit, code, rerun):
+    """PIV_FAIL(n, 3, P) fails in pivot 3 (steps 6 and 7 are its loop and parallel for): the next
+    barrier stops the kernel (E_RERUN), or under a limit of 7 or 8 the step limit does, in pivot
+    4, with the rerun flag set; the host then reruns the call interpreted, which reports the
+    failure. Under 6 the limit comes before the failure: no rerun."""
+    emulate.require()
+    n = 40
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(PIVOTS, "r_piv_fail"), [n, 3, adj], 2, 32,
+                             left=(1 << 62) if limit is None else limit)
+    assert (run.code, run.rerun) == (code, rerun)
+    _, _, err = _interpreted(PIVOTS, "PIV_FAIL", [n, 3, adj], limit)
+    assert ("step limit" if limit == 6 else "bit index") in err
+
+
+@pytest.mark.parametrize("two_barriers", [False, True])
+def test_two_barriers_a_pivot_still_run(monkeypatch, two_barriers):
+    """STARVM_GPU_PIVOT_LOOP=0 renders the pivot loop as before (two barriers a pivot)."""
+    emulate.require()
+    if two_barriers:
+        monkeypatch.setenv("STARVM_GPU_PIVOT_LOOP", "0")
+    n = 23
+    adj = _graph(n)
+    plan = _plan(LIBRARY, "r_u_warshall_adapt")
+    run = emulate.run_kernel(plan, [n, adj], 2, 32)
+    (*_, want), counts, _ = _interpreted(LIBRARY, "U_WARSHALL_adapt", [n, adj])
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert run.barriers == (2 * n if two_barriers else n + 1)
+
+
+@pytest.mark.parametrize("name", ["U_WARSHALL_C"])
+def test_row_reads_balloted_by_warps_equal_the_interpreter(name):
+    emulate.require()
+    n = 100
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(LIBRARY, "r_" + name.lower()), [n, adj], 2, 64, KW=2)
+    (*_, want), counts, err = _interpreted(LIBRARY, name, [n, adj])
+    assert err is None and run.code == 0
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+
+
+@pytest.mark.parametrize("name", ["U_MIN", "U_MATCH"])
+@pytest.mark.parametrize("blocks, threads, R", [(3, 32, 2)])
+def test_search_bodies_equal_the_interpreter(name, blocks, threads, R):
+    """MIN (a grid reduction a column) and MATCH (no grid barrier: an ordinary launch on the GPU)."""
+    emulate.require()
+    rows, rng = 300, np.random.default_rng(3)
+    vals = rng.integers(0, 256, rows)
+    table = np.array([[(v >> (7 - j)) & 1 for j in range(8)] for v in vals], bool)
+    X = rng.random(rows) < 0.7
+    plan = _plan(LIBRARY, "r_" + name.lower())
+    assert plan.barrier_free == (name == "U_MATCH")
+    word = table[rows // 2].copy()
+    args = [table, X] + ([word] if name == "U_MATCH" else []) + [np.zeros(rows, bool)]
+    run = emulate.run_kernel(plan, args, blocks, threads, R=R)
+    star = [table, ("slice", X)] + ([("word", word)] if name == "U_MATCH" else []) + [("slice", np.zeros(rows, bool))]
+    values, counts, err = _interpreted(LIBRARY, name, star)
+    assert err is None and run.code == 0
+    assert np.array_equal(run.vectors[0], values[-1]) and run.counts == counts
