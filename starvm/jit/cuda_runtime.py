@@ -163,9 +163,14 @@ class GpuRoutine(JitRoutine):
             if key not in self.kernels:
                 fn = self.module(R, kw, rp)
                 # 256 threads a block: 1024 (fewer iterations a warp in parallel for) measured
-                # 61 instead of 45 ms for WARSHALL-adapt n = 5000 on the H100 (run 6)
+                # 61 instead of 45 ms for WARSHALL-adapt n = 5000 on the H100 (run 6, when
+                # each warp still flushed its steps with atomics after every loop);
+                # STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures 512 and 1024)
                 threads = _pfor_threads() if self.plan.has_pfor else THREADS
                 per_sm = _blocks_per_sm(fn, threads)
+                while per_sm < 1 and self.plan.has_pfor and threads > 32:   # more registers than asked for
+                    threads = max(32, threads // 64 * 32)
+                    per_sm = _blocks_per_sm(fn, threads)
                 if per_sm < 1:
                     raise _TooLarge(f"the kernel does not fit an SM with {threads} threads")
                 most = per_sm * sms
