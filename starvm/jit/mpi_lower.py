@@ -7,10 +7,12 @@ variables (this rank's words), and BITS literals used as slices (cut to this ran
 Words, integers and booleans are replicated, so everything else is lower.py's code as is.
 
 writeln of a slice or table and CONVERT of a slice gather the whole value first (mp_whole:
-one all-gather); a local table holds this rank's rows (mp_new_table). Refused
-(``Unsupported``: the routine runs interpreted and --profile says why): `parallel for`, a
-BITS literal handed to a slice parameter, and the row caches of lower.py (they keep a
-table's rows beside it).
+one all-gather); a local table holds this rank's rows (mp_new_table); a `parallel for`
+whose body stays on the rank's rows is lower.py's loop (its copy-on-write kernels work on the
+rank's block). Refused (``Unsupported``: the routine runs interpreted and --profile says
+why): a `parallel for` whose body reduces across ranks, reads or writes a ROW or calls a
+routine, a BITS literal handed to a slice parameter, and the row caches of lower.py (they
+keep a table's rows beside it).
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from starvm.jit.mpi_kernels import *  # noqa: F401,F403
 _SLICE_OPS = {Op.SET, Op.NOT, Op.BIT_GET, Op.BIT_SET, Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.FRST,
               Op.EQ, Op.NOTEQ}
 _WHERE = "on MPI ranks"
+_CROSSES = {Op.ROW_GET: "reads a ROW", Op.ROW_SET: "writes a ROW", Op.CALL: "calls a routine",
+            Op.WRITE: "writes output", Op.BIT_GET: "reads a bit of a slice", Op.BIT_SET: "writes a bit of a slice"}
 
 
 class MpiModuleGen(ModuleGen):
@@ -56,7 +60,16 @@ class MpiModuleGen(ModuleGen):
         return super().initial(sym)
 
     def _s_PFOR(self, s, ind):
-        raise Unsupported(f"parallel for {_WHERE} (it runs fused per rank: distributed/forall.py)", s.loc)
+        """A `parallel for` whose body stays on the rank's rows runs compiled (lower.py's loop);
+        one that reduces across ranks per iteration is left to the fused form, which makes one
+        array all-reduction per reduction instead of one per iteration."""
+        for n in walk(s.src[2]):
+            if n.op in (Op.ROW_GET, Op.ROW_SET, Op.CALL, Op.WRITE) or (
+                    n.op in _SLICE_OPS - {Op.SET, Op.NOT} | {Op.CONVERT}
+                    and any(a.type is T.SLICE for a in n.src[:2] if a.type is not None)):
+                raise Unsupported(f"parallel for {_WHERE} whose body {_CROSSES.get(n.op, 'reduces a slice')} in every "
+                                  f"iteration (it runs fused per rank: one array all-reduction per reduction)", n.loc)
+        super()._s_PFOR(s, ind)
 
     def _s_WRITE(self, s, ind):
         """lower.py's output records; a slice or table is gathered whole first (an all-gather)."""
@@ -125,7 +138,7 @@ class MpiModuleGen(ModuleGen):
 
     def render(self, order):
         lowered = super().render(order)
-        for unsafe in ("rc_new(", "_rc(", "cow_"):
+        for unsafe in ("rc_new(", "_rc(", "cow_row_get("):
             if unsafe in lowered.source:       # a kernel of lower.py that reads rows this rank lacks
                 raise Unsupported(f"lower.py's {unsafe.strip('(_')} kernels {_WHERE}")
         return lowered

@@ -83,6 +83,7 @@ begin
   end;
   COUNTER(P, N_ROWS, t, f);
   FLIP(P, t);
+  parallel for i := 2 to 5 do begin Z := COL(i, P); Z := Z xor COL(i - 1, P); COL(i, P) := Z end;
   writeln(t, ' ', f);
   writeln(P);
   Z := COL(4, P);
@@ -119,7 +120,7 @@ begin
   SET(X); X(1) := 0;
   MY-MIN(Q, X, Z);
   writeln(FND(Z), ' ', NUMB(Z));
-  parallel for i := 1 to 3 do COL(i, Q) := not COL(i, Q);
+  parallel for i := 1 to 3 do if SOME(COL(i, Q)) then COL(i, Q) := not COL(i, Q);
   writeln(Q);
 end.
 """
