@@ -152,7 +152,10 @@ class GpuRoutine(JitRoutine):
             R = min(_pow2(max(1, -(-caps // THREADS))), free_r)
             key = (R, kw, rp, "free")
             if key not in self.kernels:
-                self.kernels[key] = (self.module(R, kw, rp), THREADS, -(-caps // (R * THREADS)), R)
+                # not a cooperative module: CuPy clamps a cooperative grid to the blocks that
+                # can be resident at once, which would leave the words past them undone
+                self.kernels[key] = (self.module(R, kw, rp, cooperative=False), THREADS,
+                                     -(-caps // (R * THREADS)), R)
             return self.kernels[key]
         sms = _sm_count()
         R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
@@ -185,10 +188,10 @@ class GpuRoutine(JitRoutine):
                 self.kernels[key] = (fn, threads, blocks, R)
             return self.kernels[key]
 
-    def module(self, R: int, kw: int, rp: int):
+    def module(self, R: int, kw: int, rp: int, cooperative: bool = True):
         import cupy as cp
         code = instance(self.plan, R, kw, rp)
-        mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=True)
+        mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
     # ------------------------------------------------------------------ running

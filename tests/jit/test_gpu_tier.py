@@ -356,3 +356,27 @@ def test_pivot_loops_equal_the_interpreter(call, limit, n):
         assert ("bit index" if limit != 6 else "step limit") in runs["on"][2], runs["on"][2]
     elif "DOWN" in call and limit == 9:
         assert "step limit" in runs["on"][2], runs["on"][2]
+
+
+def test_kernels_without_a_grid_barrier_run_more_blocks_than_can_be_resident(monkeypatch):
+    """An ordinary launch of MATCH's body over 2^25 + 37 rows at one word a thread (2049
+    blocks, more than an H100 or H200 holds at once): every word is done. Launched as a
+    cooperative kernel, CuPy clamped the grid to the resident blocks and rows went unmarked."""
+    cupy_or_skip()
+    monkeypatch.setenv("STARVM_GPU_FREE_R", "1")
+    text = renamed((ROOT / "stdlib" / "search.star").read_text())
+    n = (1 << 25) + 37
+    rng = np.random.default_rng(25)
+    bits = rng.random((n, 3)) < 0.5
+    x = rng.random(n) < 0.9
+    want = x & bits[:, 0] & ~bits[:, 1] & bits[:, 2]
+    stats = {}
+    for jit in ("off", "on"):
+        m = starvm.Machine(backend="cupy", jit=jit, native=False, out=io.StringIO())
+        m.load(text, "user_search.star")
+        z = m.slice(np.zeros(n, bool))
+        m.call("U_MATCH", m.table(bits), m.slice(x), m.word(np.array([True, False, True])), z)
+        assert np.array_equal(z.to_numpy(), want), jit
+        stats[jit] = m.last_call_stats
+    assert stats["on"] == stats["off"]
+    assert [r.display for r in m.jit.routines.values() if r.compiled_calls] == ["U_MATCH"]
