@@ -722,10 +722,10 @@ def logic_asg(old, a, b, kind, cnt, st, nid, anid):
         unassigned(st, nid, a[1])
     if b[1] < 0:
         unassigned(st, nid, b[1])
-    if not asg_check(old, a[1], st, anid):
-        return logic_into(np.empty(a[0].shape[0], np.uint64), a, b, kind)
-    logic_into(old[0], a, b, kind)
-    return old
+    into = asg_check(old, a[1], st, anid)
+    out = old[0] if into else np.empty(a[0].shape[0], np.uint64)
+    logic_into(out, a, b, kind)    # inlined once: the routine's compile pays for one copy
+    return old if into else (out, a[1])
 
 
 @njit(cache=True, inline="always")
