@@ -38,7 +38,7 @@ def require() -> None:
             with tempfile.TemporaryDirectory() as d:
                 (Path(d) / "p.cpp").write_text(probe)
                 ok = subprocess.run(["g++", "-std=c++20", "-pthread", str(Path(d) / "p.cpp"), "-o",
-                                     str(Path(d) / "p")], capture_output=True).returncode == 0
+                                     str(Path(d) / "p")], capture_output=True, timeout=120).returncode == 0
         _CXX.append(ok)
     if not _CXX[0]:
         pytest.skip("no g++ with C++20 <barrier>: the CPU run of the GPU tier's kernels needs one")
