@@ -303,9 +303,12 @@ def _value(e, env):
     return None
 
 
-# Units of the estimate: a base operation (about a microsecond interpreted) is 1, a scalar
-# statement or a loop iteration (about 0.1 us) is _SCALAR.
+# Units of the estimate: a base operation (about a microsecond interpreted) is 1, plus 1 for
+# every _ROWS_A_UNIT rows of the longest operand (a vector op passes over all its words: STEP
+# over a 400 000-row slice and two ROW moves take about 44 us interpreted); a scalar statement
+# or a loop iteration (about 0.1 us) is _SCALAR.
 _SCALAR = 0.1
+_ROWS_A_UNIT = 32768
 
 
 def _block_cost(node, env, size, bodies, depth) -> float:
@@ -332,7 +335,7 @@ def _stmt_cost(s, env, size, bodies, depth) -> float:
     cost = _SCALAR
     for n in walk(s):
         if n.op in BASE_OPS:
-            cost += 1.0
+            cost += 1.0 + size / _ROWS_A_UNIT
         elif n.op is Op.CALL and n.arg[0].pyname in bodies and depth < 8:
             cost += 1.0 + _block_cost(bodies[n.arg[0].pyname][1], {}, size, bodies, depth + 1)
     return cost
