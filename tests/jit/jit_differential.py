@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import io
 import operator
+import os
 import random
 import re
 from time import perf_counter
+
+import pytest
 
 import starvm
 
@@ -209,3 +212,18 @@ def _first_difference(want: str, got: str) -> str:
         if a != b:
             return f"line {i + 1}:\n  model : {a}\n  starvm: {b}"
     return f"model printed {len(w)} lines, starvm {len(g)}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jit_cache(tmp_path_factory):
+    """Compiled code goes to one temporary cache for the module that imports this fixture (not
+    the user's cache). A fixture imported by each test module, not a tests/jit/conftest.py: a
+    second conftest module would shadow tests/conftest.py for the tests that import from it."""
+    old = os.environ.get("STARVM_JIT_CACHE")
+    path = tmp_path_factory.mktemp("jit-cache")
+    os.environ["STARVM_JIT_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("STARVM_JIT_CACHE", None)
+    else:
+        os.environ["STARVM_JIT_CACHE"] = old

@@ -6,7 +6,6 @@ the test with a real GPU skips only without CuPy or a device."""
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 import pytest
@@ -19,17 +18,7 @@ from starvm.runtime.values import Bits
 from conftest import cupy_or_skip
 from jit_differential import check_program
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    """Compiled code goes to a temporary cache (as tests/jit/test_compiled.py does)."""
-    old = os.environ.get("STARVM_JIT_CACHE")
-    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 # the listings under users' names (no native kernel), a routine printing, and one over two tables

@@ -21,21 +21,7 @@ import starvm
 from starvm.frontend.parser import fold
 from jit_differential import compiled_routines, differences, run
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    """Compiled code goes to one temporary cache for this module (not the user's cache).
-    (A fixture here, not a tests/jit/conftest.py: a second conftest module would shadow
-    tests/conftest.py for the tests that import helpers from it.)"""
-    import os
-    old = os.environ.get("STARVM_JIT_CACHE")
-    path = tmp_path_factory.mktemp("jit-cache")
-    os.environ["STARVM_JIT_CACHE"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 ROOT = Path(__file__).resolve().parents[2]
 # every base operation (base_ops), parameters and globals, parallel for, and errors of each

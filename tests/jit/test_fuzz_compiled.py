@@ -31,17 +31,7 @@ OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30)
 COVERING = [323, 269, 475, 34, 543, 84]
 PROGRAMS = int(os.environ.get("STARVM_FUZZ_COMPILED_PROGRAMS", "0"))     # more, from seed 0
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    """Compiled code goes to a temporary cache (as tests/jit/test_compiled.py does)."""
-    old = os.environ.get("STARVM_JIT_CACHE")
-    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 def _check(seed, max_stmts=3):

@@ -5,7 +5,6 @@ the XPASS fails and the mark goes.
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -23,16 +22,7 @@ begin
 end.
 """
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    old = os.environ.get("STARVM_JIT_CACHE")
-    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 @pytest.mark.parametrize("depth, max_depth", [(4, 2), (4001, None)])

@@ -21,17 +21,7 @@ from gpu_sources.corpus import compiled_routines, renamed, routine_bodies
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    import os
-    old = os.environ.get("STARVM_JIT_CACHE")
-    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 # ------------------------------------------------------------------ the renderer (no GPU)

@@ -6,7 +6,6 @@ lengths around 64; WARSHALL (Listing 1, row access) against a plain Python closu
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 import pytest
@@ -15,17 +14,7 @@ import starvm
 from starvm.ir.ops import Op
 from starvm.jit.lower import row_cached
 
-
-@pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    """Compiled code goes to a temporary cache (as tests/jit/test_compiled.py does)."""
-    old = os.environ.get("STARVM_JIT_CACHE")
-    os.environ["STARVM_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 PROGRAM = """
