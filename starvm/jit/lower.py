@@ -404,10 +404,14 @@ class ModuleGen:
             elif a.type is T.BOOL:
                 self.emit(ind, f"ob = out_bool(ob, st, {self.scalar(a)})")
             elif a.type is T.TABLE:
-                self.emit(ind, f"ob = out_table(ob, st, {self.vector(a)})")
+                self.emit(ind, f"ob = out_table(ob, st, {self.printed(a)})")
             else:
-                self.emit(ind, f"ob = out_bits(ob, st, {self.vector(a)}, {self.site(a.loc)})")
+                self.emit(ind, f"ob = out_bits(ob, st, {self.printed(a)}, {self.site(a.loc)})")
         self.emit(ind, f"ob = out_end(ob, st, np.int64({int(bool(s.arg))}))")
+
+    def printed(self, a: Node) -> str:
+        """The value writeln prints (mpi_lower.py gathers a split slice or table whole)."""
+        return self.vector(a)
 
     def _s_IF(self, s, ind):
         cond, then, orelse = s.src

@@ -71,23 +71,13 @@ class MpiModuleGen(ModuleGen):
                                   f"iteration (it runs fused per rank: one array all-reduction per reduction)", n.loc)
         super()._s_PFOR(s, ind)
 
-    def _s_WRITE(self, s, ind):
+    def printed(self, a: Node) -> str:
         """lower.py's output records; a slice or table is gathered whole first (an all-gather)."""
-        for a in s.src:
-            if a.type is T.STR:
-                self.strings.append(a.arg)
-                self.emit(ind, f"ob = out_str(ob, st, np.int64({len(self.strings) - 1}))")
-            elif a.type is T.INT:
-                self.emit(ind, f"ob = out_int(ob, st, {self.scalar(a)})")
-            elif a.type is T.BOOL:
-                self.emit(ind, f"ob = out_bool(ob, st, {self.scalar(a)})")
-            elif a.type is T.TABLE:
-                self.emit(ind, f"ob = out_table(ob, st, mp_whole_table({self.vector(a)}))")
-            elif a.type is T.SLICE:
-                self.emit(ind, f"ob = out_bits(ob, st, mp_whole({self.vector(a)}), {self.site(a.loc)})")
-            else:
-                self.emit(ind, f"ob = out_bits(ob, st, {self.vector(a)}, {self.site(a.loc)})")
-        self.emit(ind, f"ob = out_end(ob, st, np.int64({int(bool(s.arg))}))")
+        if a.type is T.TABLE:
+            return f"mp_whole_table({self.vector(a)})"
+        if a.type is T.SLICE:
+            return f"mp_whole({self.vector(a)})"
+        return self.vector(a)
 
     # lower.py's row caches keep a table's rows beside its columns: not for split tables
     def emit(self, ind: int, text: str) -> None:
