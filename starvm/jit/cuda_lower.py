@@ -247,7 +247,7 @@ class CudaRenderer:
         for j, g in enumerate(globs):
             if g.type is not T.TABLE:
                 outputs.append((f"a{len(info.params) + j}", g))
-        args += ["i64* st", "i64* cnt", "i64* ob", "i64 obcap", "u64* red", "unsigned int* bar", "u64* scr",
+        args += ["i64* st", "i64* cnt", "i64* ob", "i64 obcap", "u64* red", "u64* bar", "u64* scr",
                  "i64 caps", "i64 left", "i64* res", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
@@ -264,7 +264,7 @@ class CudaRenderer:
                "    Ctx c_;\n"
                "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
                "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
-               "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = ((volatile unsigned int*)bar)[1];\n"
+               "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = 0u; c_.nb = 0ULL;\n"
                "#pragma unroll\n    for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }\n"
                + "".join(f"    {b}\n" for b in body)
                + f"    f_{root}({', '.join(call)});\n"
@@ -514,6 +514,7 @@ class CudaRenderer:
         self.precopied: dict = {}         # (snapshot, index text) -> _Precopy
         self.col_sets: list = []          # (line number in the body, table, vector) of COL(i, T) := v
         self.written: set = set()         # tables written so far in the body (textual order)
+        self.own_cols: dict = {}          # table (C name) -> the batch's own columns read by the body
         self.set_mode(False)
         lv = self.tmp("lv")
         self.vars[var] = lv
@@ -532,6 +533,7 @@ class CudaRenderer:
                 raise Unsupported(f"a private {p.type} in parallel for", s.loc)
         self.block(s.src[2])
         body = self.lines
+        self.skip_unchanged_stores(body)
         self.set_mode(True)
         self.lines, self.ind, self.vars, self.hints = outer
         pivot_mode = self.pivoting and not self.spilled and all(
@@ -568,9 +570,29 @@ class CudaRenderer:
                 copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
                         f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
                 self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
-        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
+        # a warp's iterations in batches of PD: the own columns the body reads are loaded for
+        # the whole batch first (PD x RP loads in flight a lane instead of RP, one L2 round
+        # trip a batch instead of one an iteration); no other iteration writes them
+        sign = "-" if downto else "+"
+        self.emit("for (i64 ib_ = c_.gt >> 5; ib_ < " + m + "; ib_ += PD * (c_.G >> 5)) {")
         self.ind += 1
-        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
+        for t, oc in self.own_cols.items():
+            self.emit(f"V<RP> {oc}[PD];")
+        if self.own_cols:
+            self.emit("#pragma unroll")
+            self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
+            self.ind += 1
+            self.emit(f"i64 it_ = ib_ + d_ * (c_.G >> 5); i64 lq_ = {a} {sign} it_;")
+            for t, oc in self.own_cols.items():
+                self.emit(f"if (it_ < {m} && 1 <= lq_ && lq_ <= {t}.k) d_col_get({oc}[d_], {t}, lq_, ln_, 32);")
+            self.ind -= 1
+            self.emit("}")
+        self.emit("#pragma unroll")
+        self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
+        self.ind += 1
+        self.emit("i64 it_ = ib_ + d_ * (c_.G >> 5);")
+        self.emit(f"if (it_ >= {m}) break;")
+        self.emit(f"i64 {lv} = {a} {sign} it_;")
         if pivot_mode:
             for pc in self.precopied.values():
                 self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
@@ -578,6 +600,8 @@ class CudaRenderer:
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
+        self.ind -= 1
+        self.emit("}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -600,6 +624,25 @@ class CudaRenderer:
                           f"d_store({pc.buf('1 - pp_')}, cp_, c_.gt, c_.G); }}")
         self.ind -= 1
         self.emit("}")
+
+    def skip_unchanged_stores(self, body: list) -> None:
+        """COL(i, T) := v of a body that reads its own column of T and writes no other table
+        stores only the words that differ from what the column holds (the batch's copy,
+        then the last value stored): no other iteration writes column i, so memory holds
+        exactly that copy. With a second table written (maybe the same one under another
+        name) the copy could be stale, so every word is stored then."""
+        tables = {t for _line, t, _v in self.col_sets}
+        if len(tables) != 1:
+            return
+        t = tables.pop()
+        if t not in self.own_cols:
+            return
+        oc = self.own_cols[t]
+        for line_no, _t, v in self.col_sets:
+            plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
+            assert plain in body[line_no], body[line_no]
+            body[line_no] = body[line_no].replace(
+                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}[d_], ln_, 32); {oc}[d_] = {v};")
 
     def region(self) -> str:
         self.nscr += 1
@@ -928,7 +971,9 @@ class CudaRenderer:
         if idx.op is Op.VAR and idx.arg is self.loop_var:
             if orig in self.written:
                 raise Unsupported("a parallel for reading its own column after writing it", e.loc)
-            self.emit(f"d_col_get({o}, {t}, {i}, ln_, 32);")
+            if t not in self.own_cols:
+                self.own_cols[t] = self.tmp("oc")
+            self.emit(f"{o} = {self.own_cols[t]}[d_];")     # loaded for the batch (_s_PFOR)
             return o
         if not _invariant(idx, self.private, self.loop_var):
             raise Unsupported("a parallel for reading a column that depends on the iteration", e.loc)
@@ -1101,10 +1146,15 @@ def render(bodies: dict, root: str) -> KernelPlan:
     return CudaRenderer(bodies).render(root)
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int) -> str:
-    """The compilable source for R slice words per thread, KW words per word value and RP
-    slice words per lane inside parallel for."""
-    return f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n" + plan.source
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, PD: int = 1, gen_barrier: bool = False,
+             store_all: bool = False) -> str:
+    """The compilable source for R slice words per thread, KW words per word value, RP
+    slice words per lane inside parallel for and PD iterations a batch there. For
+    measuring what they saved: gen_barrier, the grid barrier of before (a generation word
+    released by the last arrival); store_all, every word of COL(i, T) := v stored."""
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define PD {PD}\n"
+            + ("#define GEN_BARRIER 1\n" if gen_barrier else "")
+            + ("#define STORE_ALL 1\n" if store_all else "") + plan.source)
 
 
 __all__ = ["E", "KERNEL_NAME", "KernelPlan", "CudaRenderer", "render", "instance", "Unsupported"]

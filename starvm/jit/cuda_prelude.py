@@ -15,8 +15,8 @@ Conventions (the macros R, KW and RP are defined per compiled instance):
 
 Reductions over the grid (SOME, NUMB, FND, STEP, FRST, bit tests of slices) combine warp
 shuffles, one atomic per warp into a ring of three accumulators, and one grid barrier.
-The barrier is a counter and a generation word in global memory (the launch is
-cooperative, so every block is resident); it needs no cooperative-groups header, so NVRTC
+The barrier is one arrival counter in global memory, zeroed by the host before each launch
+(the launch is cooperative, so every block is resident); it needs no cooperative-groups header, so NVRTC
 compiles the kernels without the CUDA include tree (tests/gpu_sources).
 """
 from __future__ import annotations
@@ -31,9 +31,10 @@ template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
 
 struct Ctx {
-    i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; unsigned int* bar; u64* scr; i64 caps;
+    i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; u64* bar; u64* scr; i64 caps;
     i64 gt; i64 G; i64 left; i64 op; int sp; int failed; int ri;
-    unsigned int gen;   // the barrier's generation word as this block last saw it (thread 0)
+    unsigned int gen;   // GEN_BARRIER: the generation word as this block last saw it (thread 0)
+    u64 nb;             // arrivals that complete the next barrier (thread 0)
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
 };
@@ -56,27 +57,32 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 #define UNASSIGNED(site, n) FAIL(site, E_UNASSIGNED, n, 0, 0, 0)
 
 // ---------------------------------------------------------------- the grid barrier and reductions
-// gsync_or: a grid barrier that also returns the OR of ``f`` over the grid, at no extra cost:
-// bar[0] counts arrivals (low 16 bits) and arriving blocks that bring a 1 (high 16 bits); the
-// last arrival resets it and publishes the next generation in bar[1] (steps of 2) with that OR
-// in its low bit. Each block keeps the generation it last saw (c.gen, read at kernel start:
-// nothing changes bar[1] before every block has arrived once), so a barrier costs the arrival
-// atomic and the spin, not a read of bar[1] first.
+// gsync_or: a grid barrier that also returns the OR of ``f`` over the grid, at no extra cost.
+// bar[0] (zeroed by the host before every launch) counts arrivals in its low 40 bits and
+// arriving blocks that bring a 1 above them; barrier b is passed once the count reaches
+// b * blocks (c.nb), so a block's arrival atomic returns the count and it spins on the same
+// word: no reset and no separate release write by the last arrival (the generation-word
+// barrier of before cost a fence and an exchange more a barrier: STARVM_GPU_BARRIER=gen).
+// The flag is sticky: a block that sees it leaves at this barrier (E_RERUN), and every
+// block sees it at the same barrier, since it arrives with the arrival that completes it.
+#define BAR_COUNT 0xFFFFFFFFFFULL
 __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
     __shared__ int sflag_;
     f = __syncthreads_or(f);
     if (gridDim.x == 1) return f;
     if (threadIdx.x == 0) {
-        volatile unsigned int* vb = c.bar;
+#ifdef GEN_BARRIER
+        unsigned int* b32 = (unsigned int*)c.bar;
+        volatile unsigned int* vb = b32;
         unsigned int g = c.gen, nf;
         __threadfence();
-        unsigned int old = atomicAdd(&c.bar[0], f ? 0x10001u : 1u);
+        unsigned int old = atomicAdd(&b32[0], f ? 0x10001u : 1u);
         if ((old & 0xFFFFu) == gridDim.x - 1) {
             nf = (f || (old >> 16)) ? 1u : 0u;
-            c.bar[0] = 0u;
+            b32[0] = 0u;
             __threadfence();
             c.gen = ((g & ~1u) + 2u) | nf;
-            atomicExch(&c.bar[1], c.gen);
+            atomicExch(&b32[1], c.gen);
         } else {
             unsigned int v;
             while ((v = vb[1]) == g) { }
@@ -85,6 +91,16 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
         }
         __threadfence();
         sflag_ = (int)nf;
+#else
+        volatile u64* vb = c.bar;
+        c.nb += gridDim.x;
+        u64 add = f ? (BAR_COUNT + 2ULL) : 1ULL;
+        __threadfence();
+        u64 v = atomicAdd(c.bar, add) + add;
+        while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = *vb; }
+        __threadfence();
+        sflag_ = v > BAR_COUNT ? 1 : 0;
+#endif
     }
     __syncthreads();
     return sflag_;
@@ -154,6 +170,21 @@ template <int N> __device__ __forceinline__ void d_col_set(const Tb& t, i64 i, c
     u64* col = t.d + (i - 1) * t.W;
 #pragma unroll
     for (int r = 0; r < N; ++r) { i64 w = b + r * s; if (w < t.W) col[w] = v.w[r]; }
+}
+// COL(i, T) := v inside parallel for, storing only the words that differ from ``was`` (what
+// the column holds: see cuda_lower.skip_unchanged_stores)
+template <int N> __device__ __forceinline__ void d_col_set_changed(const Tb& t, i64 i, const V<N>& v, const V<N>& was,
+                                                                   i64 b, i64 s) {
+    u64* col = t.d + (i - 1) * t.W;
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+        i64 w = b + r * s;
+#ifdef STORE_ALL
+        if (w < t.W) col[w] = v.w[r];
+#else
+        if (w < t.W && v.w[r] != was.w[r]) col[w] = v.w[r];
+#endif
+    }
 }
 template <int N> __device__ __forceinline__ void d_load(V<N>& o, const u64* src, i64 n, i64 b, i64 s) {
     i64 nw = nwords(n);

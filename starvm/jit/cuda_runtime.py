@@ -85,6 +85,9 @@ class GpuRoutine(JitRoutine):
         if type_.is_vector:
             if isinstance(value, Unassigned):
                 return (None, -1 - self.unit.name_id(value.name))
+            if isinstance(value.v, cp.ndarray) and value.v.dtype == cp.uint64 and value.v.flags.c_contiguous \
+                    and self.tier.machine.backend.name == "cupy":
+                return (value.v, value.n)      # the kernel only reads it: no copy (to_words makes one)
             words = self.tier.machine.backend.to_words(value.v, value.n)
             if not isinstance(words, cp.ndarray):
                 words = cp.asarray(np.ascontiguousarray(words, dtype=np.uint64))
@@ -139,7 +142,7 @@ class GpuRoutine(JitRoutine):
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
         if caps <= 1024 and not self.plan.has_pfor:
-            key = (1, kw, rp, "one block")
+            key = (1, kw, rp, "one block", _variant(rp))
             if key not in self.kernels:
                 fn = self.module(1, kw, rp)
                 self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
@@ -150,7 +153,7 @@ class GpuRoutine(JitRoutine):
             # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
             # resident grid took 255 registers and spilled)
             R = min(_pow2(max(1, -(-caps // THREADS))), free_r)
-            key = (R, kw, rp, "free")
+            key = (R, kw, rp, "free", _variant(rp))
             if key not in self.kernels:
                 # not a cooperative module: CuPy clamps a cooperative grid to the blocks that
                 # can be resident at once, which would leave the words past them undone
@@ -162,7 +165,7 @@ class GpuRoutine(JitRoutine):
         while True:
             if R > MAX_R:
                 raise _TooLarge(f"slices of {caps * 64} rows")
-            key = (R, kw, rp, "grid")
+            key = (R, kw, rp, "grid", _variant(rp))
             if key not in self.kernels:
                 fn = self.module(R, kw, rp)
                 # 256 threads a block: 1024 (fewer iterations a warp in parallel for) measured
@@ -190,7 +193,8 @@ class GpuRoutine(JitRoutine):
 
     def module(self, R: int, kw: int, rp: int, cooperative: bool = True):
         import cupy as cp
-        code = instance(self.plan, R, kw, rp)
+        code = instance(self.plan, R, kw, rp, _pfor_batch(rp), os.environ.get("STARVM_GPU_BARRIER") == "gen",
+                        os.environ.get("STARVM_GPU_PFOR_STORE_ALL") == "1")
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -216,14 +220,16 @@ class GpuRoutine(JitRoutine):
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
         nout = len(self.plan.outputs)
         vcap = max(caps, kw)
-        # one int64 block: status | counts | results | reduction ring (uint64 view) | rerun flag
-        io_host = np.zeros(STATUS_SIZE + NK + nout + 10, np.int64)
+        # one int64 block, uploaded zeroed every call: status | counts | results | the grid
+        # barrier's arrival counter | reduction ring (uint64 view) | rerun flag
+        io_host = np.zeros(STATUS_SIZE + NK + nout + 11, np.int64)
         io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
         io = cp.asarray(io_host)
         st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
         res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
-        ring = io[STATUS_SIZE + NK + nout:].view(cp.uint64)
-        bar, scr, vout, ob = self.buffers(vcap, nout)
+        bar = io[STATUS_SIZE + NK + nout:STATUS_SIZE + NK + nout + 1].view(cp.uint64)
+        ring = io[STATUS_SIZE + NK + nout + 1:].view(cp.uint64)
+        scr, vout, ob = self.buffers(vcap, nout)
         saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
         kargs = []
         for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
@@ -266,12 +272,11 @@ class GpuRoutine(JitRoutine):
         return self.results_gpu(args, out, vout, vcap)
 
     def buffers(self, vcap: int, nout: int):
-        """The barrier words, scratch regions, vector results and output records of a call
-        (kept between calls: the barrier's counter is back to 0 after every barrier and the
-        kernel writes the others before it reads them)."""
+        """The scratch regions, vector results and output records of a call (kept between
+        calls: the kernel writes them before it reads them)."""
         import cupy as cp
         if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap:
-            self._buffers = (vcap, cp.zeros(2, cp.uint32), cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
+            self._buffers = (vcap, cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
                              cp.empty(max(1, nout) * vcap, cp.uint64), cp.empty(OB_WORDS, cp.int64))
         return self._buffers[1:]
 
@@ -301,7 +306,8 @@ class GpuRoutine(JitRoutine):
                 if n < 0:
                     values.append(Unassigned(self.unit.lowered.names[-1 - n]))
                     continue
-                words = vout[j * vcap:j * vcap + (n + 63) // 64].copy()
+                # vout is the next call's too: CuPy's from_words copies it (_py), .get() does elsewhere
+                words = vout[j * vcap:j * vcap + (n + 63) // 64]
                 if backend.name != "cupy":
                     words = words.get()
                 values.append((words, n))
@@ -357,6 +363,21 @@ def _free_r() -> int:
         return max(0, min(MAX_R, int(os.environ.get("STARVM_GPU_FREE_R", FREE_R))))
     except ValueError:
         return FREE_R
+
+
+def _pfor_batch(rp: int) -> int:
+    """Iterations a warp runs as one batch inside parallel for (their own columns loaded
+    together): STARVM_GPU_PFOR_BATCH, else up to 8 while the batch holds at most 32 words a lane."""
+    try:
+        d = int(os.environ.get("STARVM_GPU_PFOR_BATCH", "0"))
+    except ValueError:
+        d = 0
+    return d if 1 <= d <= 32 else max(1, min(8, 32 // rp))
+
+
+def _variant(rp: int) -> tuple:
+    """What else selects a compiled instance (environment switches read when it is built)."""
+    return (_pfor_batch(rp), os.environ.get("STARVM_GPU_BARRIER", ""), os.environ.get("STARVM_GPU_PFOR_STORE_ALL", ""))
 
 
 def _pfor_threads() -> int:

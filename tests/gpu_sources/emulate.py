@@ -50,7 +50,7 @@ class KernelRun:
     rerun: bool           # the rerun flag (ring word 9): a failure inside parallel for
     left: int             # status S_LEFT: the step budget left
     counts: list          # steps by kind
-    barriers: int         # grid barriers passed (the generation word counts 2 a barrier)
+    barriers: int         # grid barriers passed (arrivals counted / blocks)
     tables: list          # each table argument afterwards, rows x columns of bool
     results: list         # res (scalars; a vector's length)
     vectors: list         # vout: each vector result as bool, its length from res
@@ -61,8 +61,11 @@ def _cpp(code: str) -> str:
     the barrier's spin yields (more threads than cores)."""
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+)\[([^\]]+)\];", r"\1* \2 = emu_shm<\1>(\3, __LINE__);", code)
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
-    spin = "while ((v = vb[1]) == g) { }"
+    spin = "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = *vb; }"
     assert spin in code, "the grid barrier's spin loop changed: update emulate._cpp"
+    code = code.replace(spin, "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { std::this_thread::yield(); v = *vb; }")
+    spin = "while ((v = vb[1]) == g) { }"      # the generation-word barrier (GEN_BARRIER)
+    assert spin in code, "the generation barrier's spin loop changed: update emulate._cpp"
     code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield(); }")
     return '#include "cpu_cuda.h"\n' + code
 
@@ -80,10 +83,12 @@ def _bits(words, n: int) -> np.ndarray:
 
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
-               left: int = 1 << 62, timeout: float = 120) -> KernelRun:
+               left: int = 1 << 62, timeout: float = 120, PD: int = 1, gen_barrier: bool = False,
+               store_all: bool = False) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
-    vector, integers and booleans as ints. R, RP, KW as cuda_lower.instance takes them."""
+    vector, integers and booleans as ints. R, RP, KW, PD and the switches as
+    cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
     from starvm.jit.cuda_lower import instance
     from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -116,12 +121,13 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
 int main(int argc, char** argv) {{
     i64 left = argc > 1 ? atoll(argv[1]) : (1LL << 62);
     static i64 st[{STATUS_SIZE}] = {{0}}; static i64 cnt[{nk}] = {{0}}; static i64 res[{max(1, nout)}] = {{0}};
-    static u64 red[10] = {{0, 0, 0, 0, 0, 0, ALL, ALL, ALL, 0}}; static unsigned int bar[2] = {{0, 0}};
+    static u64 red[10] = {{0, 0, 0, 0, 0, 0, ALL, ALL, ALL, 0}}; static u64 bar[1] = {{0}};
     static std::vector<u64> scr({plan.scratch_regions} * {vcap}), vout({max(1, nout)} * {vcap});
     static std::vector<i64> ob(4096);
     launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, st, cnt, ob.data(), 4096, red, bar, scr.data(),
                                                   {vcap}, left, res, vout.data()); }});
-    printf("status %lld %llu %lld %u\\n", st[{S_CODE}], red[9], st[{S_LEFT}], bar[1]);
+    printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],
+           {"(u64)((unsigned int*)bar)[1] / 2" if gen_barrier else f"(bar[0] & BAR_COUNT) / {blocks}"});
     printf("cnt"); for (int i = 0; i < {nk}; ++i) printf(" %lld", cnt[i]); printf("\\n");
     printf("res"); for (int i = 0; i < {max(1, nout)}; ++i) printf(" %lld", res[i]); printf("\\n");
     for (int j = 0; j < {nout}; ++j) {{ printf("v"); for (int i = 0; i < {vcap}; ++i) printf(" %llu", vout[j * {vcap} + i]);
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    src = _cpp(instance(plan, R, KW, RP)) + main
+    src = _cpp(instance(plan, R, KW, RP, PD, gen_barrier, store_all)) + main
     _BUILD.mkdir(exist_ok=True)
     digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
     exe = _BUILD / f"k_{digest}"
@@ -155,4 +161,4 @@ int main(int argc, char** argv) {{
         words = [int(x) for x in line[1:]]
         got_tables.append(np.stack([_bits(words[c * W:(c + 1) * W], n) for c in range(k)], axis=1)
                           if k else np.zeros((n, 0), bool))
-    return KernelRun(status[0], bool(status[1]), status[2], counts, status[3] // 2, got_tables, results, vectors)
+    return KernelRun(status[0], bool(status[1]), status[2], counts, status[3], got_tables, results, vectors)

@@ -66,6 +66,73 @@ def test_pivot_loops_equal_the_interpreter_with_one_barrier_a_pivot(name, extra,
     assert run.barriers == n + 1          # one a pivot and one at the loop's end (or its empty pivots')
 
 
+@pytest.mark.parametrize("name, n, blocks, threads, RP, PD, switches", [
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, 3, {}),                      # 70 iterations, 3 warps: batches of 3, the last short
+    ("U_WARSHALL_adapt", 65, 2, 64, 2, 8, {}),                      # a batch longer than a warp's iterations
+    ("PIV_GROW", 23, 2, 32, 1, 2, {}),                              # bounds that change from pivot to pivot
+    ("PIV_DOWN", 23, 2, 32, 1, 4, {"store_all": True}),             # every word stored, as before
+    ("U_WARSHALL_adapt", 63, 3, 32, 2, 2, {"gen_barrier": True})])  # the generation-word barrier of before
+def test_batched_iterations_and_stores_of_changed_words_equal_the_interpreter(name, n, blocks, threads, RP, PD,
+                                                                              switches):
+    """A warp's iterations in batches of PD (their own columns loaded first), COL(i, P) := V
+    storing only the words that changed, and the barriers that can be measured against."""
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else PIVOTS
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, PD=PD, **switches)
+    (*_, want), counts, err = _interpreted(text, name, [n, adj])
+    assert err is None and run.code == 0 and not run.rerun
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert run.barriers == n + 1
+
+
+def test_stores_skip_only_unchanged_words_of_the_one_table_written():
+    """The renderer stores changed words only where the body reads its own column of the one
+    table it writes; a body writing two tables (maybe one under two names) stores all."""
+    body = _plan(LIBRARY, "r_u_warshall_adapt").source.split("void f_r_u_warshall_adapt(")[1]
+    assert "d_col_set_changed(" in body
+    two = """
+proc TWO(n: integer; var P, Q: table);
+var V: slice; i: integer;
+begin
+  parallel for i := 1 to n do
+  begin
+    V := COL(i, P);
+    COL(i, P) := V;
+    COL(i, Q) := V;
+  end;
+end;
+begin end.
+"""
+    body = _plan(two, "r_two").source.split("void f_r_two(")[1]
+    assert "d_col_set_changed(" not in body and "d_col_set(" in body
+
+
+def test_two_names_of_one_table_written_in_parallel_for_equal_the_interpreter():
+    emulate.require()
+    text = """
+proc TWO(n: integer; var P, Q: table);
+var V: slice; i: integer;
+begin
+  parallel for i := 1 to n do
+  begin
+    V := COL(i, P);
+    V := V or COL(1, Q);
+    COL(i, P) := V;
+    COL(i, Q) := V;
+  end;
+end;
+begin end.
+"""
+    n = 70
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_two"), [n, adj, adj.copy()], 2, 32, RP=2, PD=2)
+    (_, want_p, want_q), counts, err = _interpreted(text, "TWO", [n, adj, adj.copy()])
+    assert err is None and run.code == 0
+    assert np.array_equal(run.tables[0], want_p) and np.array_equal(run.tables[1], want_q)
+    assert run.counts == counts
+
+
 @pytest.mark.parametrize("limit, code, rerun", [(None, E_RERUN, True), (6, E.STEPS, False), (7, E.STEPS, True),
                                                 (8, E.STEPS, True)])
 def test_a_failing_pivot_is_rerun_even_when_the_step_limit_comes_first(limit, code, rerun):
