@@ -318,22 +318,57 @@ extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const
 
 // GROUPMIN's passes: warp per 32 rows (grid-stride), G's and K's values by warp_values; lanes
 // of one group in a warp combine before their one atomic (a large component holds most arcs).
+
+// One unit of 32 rows (base .. base+31) of a GROUPMIN pass: returns X's bits of the unit (0: no
+// row marked, g and key are not read) and gives each lane its row's G value g and its key: K's
+// value (rowbits < 0), K's value above the row number (rowbits >= 0: the packed passes), or the
+// row number itself (K null). Every lane of the warp calls it.
+__device__ __forceinline__ unsigned int group_unit(const u64* G, int gk, const u64* K, int kk, int rowbits,
+                                                   i64 W, const u64* X, i64 base, int lane, u64& g, u64& key) {
+    g = key = ~0ULL;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+    if (!xm) return 0u;
+    g = warp_values(G, 0, gk, W, base, lane);
+    if (K == nullptr) {
+        key = (u64)(base + lane);
+    } else {
+        key = warp_values(K, 0, kk, W, base, lane);
+        if (rowbits >= 0) key = (key << rowbits) | (u64)(base + lane);
+    }
+    return xm;
+}
+
+// gmin[g] = min(gmin[g], the least key among the unit's marked rows of group g): one atomic per
+// group in the warp, after a plain read shows it lowers the minimum (the minimum only falls, so
+// a stale read only lets an atomic through).
+__device__ __forceinline__ void group_min_unit(unsigned int xm, int lane, u64 g, u64 key, u64* gmin) {
+    const bool on = (xm >> lane) & 1u;
+    if (!on) { g = ~0ULL; key = ~0ULL; }                        // G <= 26 bits: never a group
+    const unsigned int peers = __match_any_sync(FULL, g);
+    const u64 best = peers_min(key, peers);
+    if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
+}
+
+// A marking pass's unit: Z's half-word of the unit gets the rows chosen (every half-word of Z is
+// written); chosen and ones count them and the 1 bits of their G values.
+__device__ __forceinline__ void mark_unit(unsigned int* Z32, i64 base, int lane, bool ch, u64 g,
+                                          u64& chosen, u64& ones) {
+    const unsigned int zb = __ballot_sync(FULL, ch);
+    if (lane == 0) Z32[base >> 5] = zb;
+    if (ch) {
+        chosen += 1ULL;
+        ones += __popcll(g);
+    }
+}
+
 // Pass 1: gmin[g] = the smallest K among the marked rows of group g.
 extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, u64* gmin) {
     const int lane = threadIdx.x & 31;
     FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-        if (!xm) continue;
-        const bool on = (xm >> lane) & 1u;
-        u64 g = warp_values(G, 0, gk, W, base, lane);
-        u64 kv = warp_values(K, 0, kk, W, base, lane);
-        if (!on) { g = ~0ULL; kv = ~0ULL; }                     // G <= 26 bits: never a group
-        const unsigned int peers = __match_any_sync(FULL, g);
-        const u64 best = peers_min(kv, peers);
-        // a plain read first: most rows of a large group are not below its minimum so far (the
-        // minimum only falls, so a stale read only lets an atomic through)
-        if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
+        u64 g, kv;
+        const unsigned int xm = group_unit(G, gk, K, kk, -1, W, X, base, lane, g, kv);
+        if (xm) group_min_unit(xm, lane, g, kv, gmin);
     }
 }
 
@@ -343,13 +378,10 @@ extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K,
                                              const u64* X, const u64* gmin, u64* grow) {
     const int lane = threadIdx.x & 31;
     FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+        u64 g, kv;
+        const unsigned int xm = group_unit(G, gk, K, kk, -1, W, X, base, lane, g, kv);
         if (!xm) continue;
-        const bool on = (xm >> lane) & 1u;
-        u64 g = warp_values(G, 0, gk, W, base, lane);
-        const u64 kv = warp_values(K, 0, kk, W, base, lane);
-        if (!on) g = ~0ULL;
-        const bool cand = on && kv == gmin[g];
+        const bool cand = ((xm >> lane) & 1u) && kv == gmin[g];
         const unsigned int cm = __ballot_sync(FULL, cand);
         if (!cm) continue;
         const unsigned int peers = __match_any_sync(FULL, g) & cm;
@@ -357,27 +389,17 @@ extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K,
     }
 }
 
-// Pass 3: Z's bit is 1 for the marked rows chosen for their group (every half-word of Z is
-// written); stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
+// Pass 3: Z's bit is 1 for the marked rows chosen for their group (the row that is grow of its
+// group); stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
 extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const u64* X,
                                               const u64* grow, u64* Z, u64* stats) {
     const int lane = threadIdx.x & 31;
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
     FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-        if (!xm) {
-            if (lane == 0) Z32[base >> 5] = 0u;
-            continue;
-        }
-        const u64 g = warp_values(G, 0, gk, W, base, lane);
-        const bool ch = ((xm >> lane) & 1u) && grow[g] == (u64)(base + lane);
-        const unsigned int zb = __ballot_sync(FULL, ch);
-        if (lane == 0) Z32[base >> 5] = zb;
-        if (ch) {
-            chosen += 1ULL;
-            ones += __popcll(g);
-        }
+        u64 g, row;
+        const unsigned int xm = group_unit(G, gk, nullptr, 0, -1, W, X, base, lane, g, row);
+        mark_unit(Z32, base, lane, ((xm >> lane) & 1u) && grow[g] == row, g, chosen, ones);
     }
     warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
@@ -390,15 +412,9 @@ extern "C" __global__ void rows_groupmin_packed(const u64* G, int gk, const u64*
                                                 const u64* X, int rowbits, u64* gmin) {
     const int lane = threadIdx.x & 31;
     FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-        if (!xm) continue;
-        const bool on = (xm >> lane) & 1u;
-        u64 g = warp_values(G, 0, gk, W, base, lane);
-        u64 key = (warp_values(K, 0, kk, W, base, lane) << rowbits) | (u64)(base + lane);
-        if (!on) { g = ~0ULL; key = ~0ULL; }
-        const unsigned int peers = __match_any_sync(FULL, g);
-        const u64 best = peers_min(key, peers);
-        if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
+        u64 g, key;
+        const unsigned int xm = group_unit(G, gk, K, kk, rowbits, W, X, base, lane, g, key);
+        if (xm) group_min_unit(xm, lane, g, key, gmin);
     }
 }
 
@@ -410,20 +426,9 @@ extern "C" __global__ void rows_groupmin_mark_packed(const u64* G, int gk, const
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
     FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-        if (!xm) {
-            if (lane == 0) Z32[base >> 5] = 0u;
-            continue;
-        }
-        const u64 g = warp_values(G, 0, gk, W, base, lane);
-        const u64 key = (warp_values(K, 0, kk, W, base, lane) << rowbits) | (u64)(base + lane);
-        const bool ch = ((xm >> lane) & 1u) && gmin[g] == key;
-        const unsigned int zb = __ballot_sync(FULL, ch);
-        if (lane == 0) Z32[base >> 5] = zb;
-        if (ch) {
-            chosen += 1ULL;
-            ones += __popcll(g);
-        }
+        u64 g, key;
+        const unsigned int xm = group_unit(G, gk, K, kk, rowbits, W, X, base, lane, g, key);
+        mark_unit(Z32, base, lane, ((xm >> lane) & 1u) && gmin[g] == key, g, chosen, ones);
     }
     warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
