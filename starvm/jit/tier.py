@@ -116,7 +116,7 @@ class Tier:
         for pyname, (info, body) in bodies.items():
             if pyname in why:
                 continue
-            if info is not None and self._native(info):
+            if info is not None and self._native(info, "host"):
                 why[pyname] = "a native kernel replaces it on this backend"
                 continue
             if self.mode == "auto" and self.machine.fuse and any(
@@ -148,10 +148,16 @@ class Tier:
             self.skipped[info.display if info else "main block"] = reason
         return {p: None for p in bodies if p not in why}
 
-    def _native(self, info) -> bool:
-        return (self.machine.native and info.node.loc is not None
-                and info.node.loc.filename.startswith("stdlib/")
-                and factory_for(info.name, self.machine.backend.name) is not None)
+    def _native(self, info, side: str = "") -> bool:
+        """Does a native kernel replace this library routine? On auto, ``side='host'`` asks
+        about its NumPy side only: where that side has no kernel (COMPACT, WARSHALL-adapt) the
+        CPU tier compiles the body, which auto's host calls then run."""
+        if not (self.machine.native and info.node.loc is not None
+                and info.node.loc.filename.startswith("stdlib/")):
+            return False
+        backend = self.machine.backend
+        name = backend.host.name if side == "host" and isinstance(backend, AutoBackend) else backend.name
+        return factory_for(info.name, name) is not None
 
     # ------------------------------------------------------------------ reporting
     def bodies_of(self, routine) -> dict:

@@ -1,4 +1,5 @@
-"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the NumPy backend.
+"""IOTA, GATHER, SCATTER and GROUPMIN of stdlib/rows.star on the NumPy backend (and the
+COMPACT and EXPAND kernels of the emulated device, see below).
 
 The Star bodies take one step per row (one per group for GROUPMIN); here each call is a few
 whole-array NumPy operations:
@@ -248,6 +249,9 @@ make_iota, make_gather, make_scatter, make_groupmin = factories(
 
 
 # ---------------------------------------------------------------- COMPACT and EXPAND
+# Not registered for the NumPy backend: the compiled Star bodies are within 2x of these
+# (docs/architecture.md). They are the emulated device's kernels (emulated.py, standing in for
+# rows_cupy.py's) and the reference the CUDA kernels are tested against.
 def _first_rows(c: int, n: int) -> np.ndarray:
     """1 x W words marking rows 1..c of n."""
     hit = np.zeros(n, dtype=bool)
@@ -270,7 +274,3 @@ def expand(T, X_v, R, marked: int | None = None) -> None:
         _move_rows(T, np.arange(rows.size), R, rows, _vec_words(X_v, R.n)[None, :])
 
 
-from .compact_routines import compact_factories  # noqa: E402  (after the kernels it wraps)
-
-make_compact, make_expand = compact_factories(compact, expand, numb, is_table=_is_table_arg, vec_ok=_vec_ok,
-                                              nonempty=False)
