@@ -260,7 +260,7 @@ class CudaRenderer:
                                f"vout[{j} * caps + q_] = {name}.w[q_];")
             else:
                 out.append(f"if (c_.gt == 0) res[{j}] = (i64){name};")
-        src = (f'extern "C" __global__ void {KERNEL_NAME}({", ".join(args)}) {{\n'
+        src = (f'extern "C" __global__ void KBOUNDS {KERNEL_NAME}({", ".join(args)}) {{\n'
                "    Ctx c_;\n"
                "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
                "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
@@ -514,7 +514,7 @@ class CudaRenderer:
         self.precopied: dict = {}         # (snapshot, index text) -> _Precopy
         self.col_sets: list = []          # (line number in the body, table, vector) of COL(i, T) := v
         self.written: set = set()         # tables written so far in the body (textual order)
-        self.own_cols: dict = {}          # table (C name) -> the batch's own columns read by the body
+        self.own_cols: dict = {}          # table (C name) -> the iteration's own column, read by the body
         self.set_mode(False)
         lv = self.tmp("lv")
         self.vars[var] = lv
@@ -570,29 +570,15 @@ class CudaRenderer:
                 copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
                         f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
                 self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
-        # a warp's iterations in batches of PD: the own columns the body reads are loaded for
-        # the whole batch first (PD x RP loads in flight a lane instead of RP, one L2 round
-        # trip a batch instead of one an iteration); no other iteration writes them
-        sign = "-" if downto else "+"
-        self.emit("for (i64 ib_ = c_.gt >> 5; ib_ < " + m + "; ib_ += PD * (c_.G >> 5)) {")
+        # the own columns the body reads, loaded at the top of the iteration (no other
+        # iteration writes them; skip_unchanged_stores compares against them). Batches of
+        # several iterations with their columns loaded together measured no faster (H100,
+        # WARSHALL-adapt n = 5000 and 16384: 4.19 to 4.37 against 4.13 us a pivot)
+        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
         self.ind += 1
+        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
         for t, oc in self.own_cols.items():
-            self.emit(f"V<RP> {oc}[PD];")
-        if self.own_cols:
-            self.emit("#pragma unroll")
-            self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
-            self.ind += 1
-            self.emit(f"i64 it_ = ib_ + d_ * (c_.G >> 5); i64 lq_ = {a} {sign} it_;")
-            for t, oc in self.own_cols.items():
-                self.emit(f"if (it_ < {m} && 1 <= lq_ && lq_ <= {t}.k) d_col_get({oc}[d_], {t}, lq_, ln_, 32);")
-            self.ind -= 1
-            self.emit("}")
-        self.emit("#pragma unroll")
-        self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
-        self.ind += 1
-        self.emit("i64 it_ = ib_ + d_ * (c_.G >> 5);")
-        self.emit(f"if (it_ >= {m}) break;")
-        self.emit(f"i64 {lv} = {a} {sign} it_;")
+            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
         if pivot_mode:
             for pc in self.precopied.values():
                 self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
@@ -600,8 +586,6 @@ class CudaRenderer:
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
-        self.ind -= 1
-        self.emit("}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -642,7 +626,7 @@ class CudaRenderer:
             plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
-                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}[d_], ln_, 32); {oc}[d_] = {v};")
+                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
 
     def region(self) -> str:
         self.nscr += 1
@@ -973,7 +957,7 @@ class CudaRenderer:
                 raise Unsupported("a parallel for reading its own column after writing it", e.loc)
             if t not in self.own_cols:
                 self.own_cols[t] = self.tmp("oc")
-            self.emit(f"{o} = {self.own_cols[t]}[d_];")     # loaded for the batch (_s_PFOR)
+            self.emit(f"{o} = {self.own_cols[t]};")     # loaded at the top of the iteration (_s_PFOR)
             return o
         if not _invariant(idx, self.private, self.loop_var):
             raise Unsupported("a parallel for reading a column that depends on the iteration", e.loc)
@@ -1146,13 +1130,17 @@ def render(bodies: dict, root: str) -> KernelPlan:
     return CudaRenderer(bodies).render(root)
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, PD: int = 1, gen_barrier: bool = False,
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, gen_barrier: bool = False,
              store_all: bool = False) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
-    slice words per lane inside parallel for and PD iterations a batch there. For
-    measuring what they saved: gen_barrier, the grid barrier of before (a generation word
-    released by the last arrival); store_all, every word of COL(i, T) := v stored."""
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define PD {PD}\n"
+    slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
+    registers limited so that LB fit an SM (only where more than 256 are launched: with
+    __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
+    of 255 and 1.8 KB). For measuring what they saved: gen_barrier, the grid barrier of
+    before (a generation word released by the last arrival); store_all, every word of
+    COL(i, T) := v stored."""
+    bounds = f"__launch_bounds__({LB})" if LB > 0 else ""
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define KBOUNDS {bounds}\n"
             + ("#define GEN_BARRIER 1\n" if gen_barrier else "")
             + ("#define STORE_ALL 1\n" if store_all else "") + plan.source)
 

@@ -28,6 +28,7 @@ from .layout import S_CODE, S_LEFT, S_OUT, STATUS_SIZE
 from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
 
 THREADS = 256
+PFOR_THREADS = 512
 MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
 MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
 MAX_R = 64
@@ -142,22 +143,24 @@ class GpuRoutine(JitRoutine):
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
         if caps <= 1024 and not self.plan.has_pfor:
-            key = (1, kw, rp, "one block", _variant(rp))
+            threads = max(32, (caps + 31) // 32 * 32)
+            bound = 0 if threads <= THREADS else 1024     # two instances at most (registers fit the block)
+            key = (1, kw, rp, "one block", bound, _variant())
             if key not in self.kernels:
-                fn = self.module(1, kw, rp)
-                self.kernels[key] = (fn, max(32, (caps + 31) // 32 * 32), 1, 1)
-            return self.kernels[key]
+                self.kernels[key] = (self.module(1, kw, rp, bound), threads, 1, 1)
+            fn, _bound, blocks, R = self.kernels[key]
+            return fn, threads, blocks, R
         free_r = _free_r()
         if self.plan.barrier_free and free_r > 0:
             # no grid barrier: an ordinary launch of as many blocks as the slices need, a few
             # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
             # resident grid took 255 registers and spilled)
             R = min(_pow2(max(1, -(-caps // THREADS))), free_r)
-            key = (R, kw, rp, "free", _variant(rp))
+            key = (R, kw, rp, "free", _variant())
             if key not in self.kernels:
                 # not a cooperative module: CuPy clamps a cooperative grid to the blocks that
                 # can be resident at once, which would leave the words past them undone
-                self.kernels[key] = (self.module(R, kw, rp, cooperative=False), THREADS,
+                self.kernels[key] = (self.module(R, kw, rp, 0, cooperative=False), THREADS,
                                      -(-caps // (R * THREADS)), R)
             return self.kernels[key]
         sms = _sm_count()
@@ -165,14 +168,13 @@ class GpuRoutine(JitRoutine):
         while True:
             if R > MAX_R:
                 raise _TooLarge(f"slices of {caps * 64} rows")
-            key = (R, kw, rp, "grid", _variant(rp))
+            key = (R, kw, rp, "grid", _variant())
             if key not in self.kernels:
-                fn = self.module(R, kw, rp)
-                # 256 threads a block: 1024 (fewer iterations a warp in parallel for) measured
-                # 61 instead of 45 ms for WARSHALL-adapt n = 5000 on the H100 (run 6, when
-                # each warp still flushed its steps with atomics after every loop);
-                # STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures 512 and 1024)
+                # parallel for: 512 threads a block (WARSHALL-adapt on the H100, one barrier
+                # a pivot: n = 5000 3.87 against 4.06 us a pivot with 256, n = 16384 9.27
+                # against 11.39); STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures others)
                 threads = _pfor_threads() if self.plan.has_pfor else THREADS
+                fn = self.module(R, kw, rp, threads if threads > THREADS else 0)
                 per_sm = _blocks_per_sm(fn, threads)
                 while per_sm < 1 and self.plan.has_pfor and threads > 32:   # more registers than asked for
                     threads = max(32, threads // 64 * 32)
@@ -191,9 +193,10 @@ class GpuRoutine(JitRoutine):
                 self.kernels[key] = (fn, threads, blocks, R)
             return self.kernels[key]
 
-    def module(self, R: int, kw: int, rp: int, cooperative: bool = True):
+    def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
+        """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, _pfor_batch(rp), os.environ.get("STARVM_GPU_BARRIER") == "gen",
+        code = instance(self.plan, R, kw, rp, bound, os.environ.get("STARVM_GPU_BARRIER") == "gen",
                         os.environ.get("STARVM_GPU_PFOR_STORE_ALL") == "1")
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
@@ -222,14 +225,14 @@ class GpuRoutine(JitRoutine):
         vcap = max(caps, kw)
         # one int64 block, uploaded zeroed every call: status | counts | results | the grid
         # barrier's arrival counter | reduction ring (uint64 view) | rerun flag
-        io_host = np.zeros(STATUS_SIZE + NK + nout + 11, np.int64)
-        io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
-        io = cp.asarray(io_host)
+        io = self.io_block(nout)
         st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
         res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
         bar = io[STATUS_SIZE + NK + nout:STATUS_SIZE + NK + nout + 1].view(cp.uint64)
         ring = io[STATUS_SIZE + NK + nout + 1:].view(cp.uint64)
-        scr, vout, ob = self.buffers(vcap, nout)
+        scr, ob = self.buffers(vcap)
+        # vector results in a new buffer each call: they become the results' words (no copy)
+        vout = cp.empty(max(1, nout) * vcap, cp.uint64)
         saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
         kargs = []
         for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
@@ -244,13 +247,9 @@ class GpuRoutine(JitRoutine):
                   res, vout]
         t0 = perf_counter()
         try:
-            if self.plan.barrier_free and _free_r() > 0:    # no grid barrier: blocks need not be resident
-                fn((blocks,), (threads,), tuple(kargs))
-            else:
-                try:
-                    fn((blocks,), (threads,), tuple(kargs), enable_cooperative_groups=True)
-                except TypeError:       # a CuPy whose Function takes no such keyword
-                    fn((blocks,), (threads,), tuple(kargs))
+            # cooperative or not as its module was built (module(): a keyword here raised
+            # TypeError on every call with CuPy 14, caught, before the plain launch)
+            fn((blocks,), (threads,), tuple(kargs))
         except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
             self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
             self.restore_tables(saved)
@@ -271,14 +270,25 @@ class GpuRoutine(JitRoutine):
             raise errors.star_error(sth, self.unit.lowered, machine.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
 
-    def buffers(self, vcap: int, nout: int):
-        """The scratch regions, vector results and output records of a call (kept between
-        calls: the kernel writes them before it reads them)."""
+    def buffers(self, vcap: int):
+        """The scratch regions and output records of a call (kept between calls: the kernel
+        writes them before it reads them)."""
         import cupy as cp
         if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap:
             self._buffers = (vcap, cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
-                             cp.empty(max(1, nout) * vcap, cp.uint64), cp.empty(OB_WORDS, cp.int64))
+                             cp.empty(OB_WORDS, cp.int64))
         return self._buffers[1:]
+
+    def io_block(self, nout: int):
+        """A call's status block as the kernel must find it, copied on the device from a
+        template made once (uploading it from the host cost 18 us a call, a device copy is
+        asynchronous)."""
+        import cupy as cp
+        if getattr(self, "_io_init", None) is None or self._io_init.size != STATUS_SIZE + NK + nout + 11:
+            io_host = np.zeros(STATUS_SIZE + NK + nout + 11, np.int64)
+            io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
+            self._io_init = cp.asarray(io_host)
+        return self._io_init.copy()
 
     def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
         from ..runtime.limits import tick_many
@@ -306,8 +316,7 @@ class GpuRoutine(JitRoutine):
                 if n < 0:
                     values.append(Unassigned(self.unit.lowered.names[-1 - n]))
                     continue
-                # vout is the next call's too: CuPy's from_words copies it (_py), .get() does elsewhere
-                words = vout[j * vcap:j * vcap + (n + 63) // 64]
+                words = vout[j * vcap:j * vcap + (n + 63) // 64]     # this call's own buffer
                 if backend.name != "cupy":
                     words = words.get()
                 values.append((words, n))
@@ -337,7 +346,9 @@ class GpuRoutine(JitRoutine):
             return old if isinstance(old, Unassigned) else value
         if type_.is_vector:
             words, n = value
-            v = self.tier.machine.backend.from_words(words, n)
+            backend = self.tier.machine.backend
+            # CuPy: the words are this call's own buffer (run), so taken as they are
+            v = words if backend.name == "cupy" else backend.from_words(words, n)
             if isinstance(old, Bits):
                 old.v, old.n = v, n
                 return old
@@ -365,28 +376,18 @@ def _free_r() -> int:
         return FREE_R
 
 
-def _pfor_batch(rp: int) -> int:
-    """Iterations a warp runs as one batch inside parallel for (their own columns loaded
-    together): STARVM_GPU_PFOR_BATCH, else up to 8 while the batch holds at most 32 words a lane."""
-    try:
-        d = int(os.environ.get("STARVM_GPU_PFOR_BATCH", "0"))
-    except ValueError:
-        d = 0
-    return d if 1 <= d <= 32 else max(1, min(8, 32 // rp))
-
-
-def _variant(rp: int) -> tuple:
+def _variant() -> tuple:
     """What else selects a compiled instance (environment switches read when it is built)."""
-    return (_pfor_batch(rp), os.environ.get("STARVM_GPU_BARRIER", ""), os.environ.get("STARVM_GPU_PFOR_STORE_ALL", ""))
+    return (_pfor_threads(), os.environ.get("STARVM_GPU_BARRIER", ""), os.environ.get("STARVM_GPU_PFOR_STORE_ALL", ""))
 
 
 def _pfor_threads() -> int:
     """Threads a block of a `parallel for` kernel (STARVM_GPU_PFOR_THREADS: 32..1024, a multiple of 32)."""
     try:
-        t = int(os.environ.get("STARVM_GPU_PFOR_THREADS", THREADS))
+        t = int(os.environ.get("STARVM_GPU_PFOR_THREADS", PFOR_THREADS))
     except ValueError:
-        return THREADS
-    return t if 32 <= t <= 1024 and t % 32 == 0 else THREADS
+        return PFOR_THREADS
+    return t if 32 <= t <= 1024 and t % 32 == 0 else PFOR_THREADS
 
 
 def _sm_count() -> int:
