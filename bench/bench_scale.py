@@ -1,11 +1,15 @@
 """Strong scaling of one Star program over MPI ranks (starvm/distributed, docs/scale.md).
 
     python3 bench/bench_scale.py --ranks 1,2 --name cpu2                      # small sizes, this host
-    # the 16-core device host, one workload per command (each under its 10-minute limit), then
-    # here: python3 bench/bench_scale.py --name cpu16 --combine cpu16_min cpu16_bfs ...
+    # the 16-core device host, one workload per command (each well under its 10-minute limit;
+    # estimated wall times), then here:
+    # python3 bench/bench_scale.py --name cpu16 --combine cpu16_min cpu16_bfs12 cpu16_bfs48 ...
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads comm,min --min-log2 28 --name cpu16_min --timeout 280
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads bfs --scale 20 --runs 2 --name cpu16_bfs --timeout 280
-    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 1 --name cpu16_warshall
+    python3 bench/bench_scale.py --ranks 1,2 --workloads bfs --scale 20 --runs 2 --no-serial --jit on --name cpu16_bfs12     # ~5 min
+    python3 bench/bench_scale.py --ranks 4,8 --workloads bfs --scale 20 --runs 2 --no-serial --jit on --name cpu16_bfs48     # ~2.5 min
+    python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 2 --jit on --name cpu16_warshall  # ~4 min
+    python3 bench/bench_scale.py --ranks 1 --workloads boruvka --scale 20 --runs 1 --no-serial --jit on --name cpu16_boruvka1  # ~8 min
+    python3 bench/bench_scale.py --ranks 2,4,8 --workloads boruvka --scale 20 --runs 1 --jit on --name cpu16_boruvka248     # ~7.5 min
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads jit --jit-n 2500 --min-log2 26 --runs 2 --no-serial --name cpu16_jit --timeout 580
 
 On the GPU machine (nvidia-h100-x1: one GPU, so 2 ranks share it and the array collectives
@@ -52,6 +56,11 @@ one rank per core, and measures, on the distributed machine (rows in 64-row bloc
             first); results and step counts of both tiers equal, the closure checked against
             a NumPy machine.
 
+--jit picks the compiled tier of the workloads' machines (auto, on, off); each result records,
+from the counts --profile prints, which routines ran compiled and how often, which ran
+interpreted and why (BFS-adapt and BORUVKA call the all-to-all row kernels, which keep them
+interpreted; their Star callees compile), and the native kernels' calls.
+
 Each workload's time is the slowest rank's, the ranks started together by a barrier; the
 median of --runs runs is kept. Every result is checked: MIN's count and first row against
 NumPy, BFS levels and the MST weight against SciPy, the closure against a NumPy machine's
@@ -96,7 +105,7 @@ def splitmix(x: np.ndarray) -> np.ndarray:
 
 
 class Rank:
-    def __init__(self, backend: str, distributed: bool):
+    def __init__(self, backend: str, distributed: bool, jit: str = "auto"):
         from mpi4py import MPI
 
         import starvm
@@ -107,7 +116,7 @@ class Rank:
             self.B = distribute(backend, self.comm)
         else:
             self.B = get_backend(backend)
-        self.m = starvm.Machine(backend=self.B, out=open(os.devnull, "w"))
+        self.m = starvm.Machine(backend=self.B, out=open(os.devnull, "w"), jit=jit)
         self.distributed = distributed
 
     def timed(self, fn, runs: int) -> tuple[list[float], object]:
@@ -212,6 +221,40 @@ def work_bfs(r: Rank, scale: int, runs: int) -> dict:
             "graph_setup_s": setup, **collectives(r)}
 
 
+# the routine each workload calls (jit: work_jit reports its two machines itself)
+ROUTINE = {"min": "MIN", "bfs": "BFS-adapt", "boruvka": "BORUVKA", "warshall": "WARSHALL-adapt"}
+
+
+def tier_of(m, routine: str) -> dict:
+    """Which tier ran a workload on this rank, from the counts --profile prints (cumulative
+    over the warm-up and the timed runs): the routines that ran compiled and their calls,
+    those that ran interpreted and why, and the native kernels' calls."""
+    t = m.jit
+    key = routine.replace("_", "-").lower()
+    top = next((why for display, why in t.skipped.items() if display.lower() == key), None)
+    return {"mode": t.mode,
+            "compiled_calls": {r.display: r.compiled_calls for r in t.routines.values() if r.compiled_calls},
+            "interpreted_calls": {r.display: {"calls": r.calls - r.compiled_calls, "why": r.why}
+                                  for r in t.routines.values() if r.calls > r.compiled_calls},
+            "routine": routine, "routine_interpreted_because": top, "native_calls": m.native_timing[0]}
+
+
+def tier_summary(tier: dict) -> str:
+    """One cell of the results' table: how the workload's routine and its callees ran."""
+    if tier["mode"] == "off":
+        return "interpreted (--jit off)"
+    parts = []
+    if tier["routine_interpreted_because"]:
+        parts.append(f"{tier['routine']} interpreted ({tier['routine_interpreted_because']})")
+    if tier["compiled_calls"]:
+        parts.append("compiled: " + ", ".join(f"{d} x{c}" for d, c in sorted(tier["compiled_calls"].items())))
+    if tier["interpreted_calls"]:
+        parts.append("interpreted: " + ", ".join(f"{d} x{v['calls']}" for d, v in sorted(tier["interpreted_calls"].items())))
+    if tier["native_calls"]:
+        parts.append(f"native kernels x{tier['native_calls']}")
+    return f"--jit {tier['mode']}: " + ("; ".join(parts) if parts else "no routine with a loop called")
+
+
 def collectives(r: Rank) -> dict:
     """The collectives a distributed rank ran (the last call's and before) and their path."""
     if not r.distributed:
@@ -267,24 +310,9 @@ def work_warshall(r: Rank, n: int, runs: int) -> dict:
     return {"n": n, "times_s": times, "ok": r.comm.bcast(ok), "steps": m.last_call_stats}
 
 
-JIT_PROGRAM = """
-proc MY_WARSHALL_C(n: integer; var P: table);
-var x: word; V, W: slice; i, k: integer;
-begin for k := 1 to n do
-  begin
-    x := ROW(k, P); W := COL(k, P);
-    i := STEP(x);
-    while i > 0 do begin V := COL(i, P); V := V or W; COL(i, P) := V; i := STEP(x) end;
-  end;
-end;
-
-proc MY_MIN(T: table; X: slice(T); var Z: slice(T));
-var j: integer; Y: slice(T);
-begin
-  Z := X;
-  for j := 1 to NCOLS(T) do begin Y := Z and not COL(j, T); if SOME(Y) then Z := Y end;
-end;
-"""
+def jit_program() -> str:
+    from starvm.distributed.user_named import closure_and_min
+    return closure_and_min("MY_WARSHALL_C", "MY_MIN")
 
 
 def work_jit(r: Rank, n: int, log2: int, runs: int) -> dict:
@@ -292,7 +320,7 @@ def work_jit(r: Rank, n: int, log2: int, runs: int) -> dict:
     import starvm
     machines = {jit: starvm.Machine(backend=r.B, out=open(os.devnull, "w"), jit=jit) for jit in ("off", "on")}
     for m in machines.values():
-        m.compile(JIT_PROGRAM, "jit_bench.star")
+        m.compile(jit_program(), "jit_bench.star")
     rng = np.random.default_rng(SEED)
     arcs = rng.integers(0, n, (4 * n, 2))
     adj = np.zeros((n, n), dtype=bool)
@@ -406,8 +434,8 @@ def device_comm(r: Rank) -> dict:
 def worker(args) -> None:
     from mpi4py import MPI
     results = {}
-    dist = Rank(args.backend, True)
-    serial = Rank(args.backend, False) if MPI.COMM_WORLD.Get_size() == 1 and not args.no_serial else None
+    dist = Rank(args.backend, True, args.jit)
+    serial = Rank(args.backend, False, args.jit) if MPI.COMM_WORLD.Get_size() == 1 and not args.no_serial else None
     for w in args.workloads.split(","):
         for label, r in (("distributed", dist), ("serial", serial)):
             if r is None or (label == "serial" and w == "comm"):
@@ -432,6 +460,8 @@ def worker(args) -> None:
             else:
                 raise SystemExit(f"unknown workload {w}")
             res["median_s"] = Timing(res["times_s"]).median_s
+            if w in ROUTINE:
+                res["tier"] = tier_of(r.m, ROUTINE[w])
             results[f"{w}/{label}"] = res
             if MPI.COMM_WORLD.rank == 0:
                 print(f"  P={MPI.COMM_WORLD.Get_size()} {w:9s} {label:11s} {res['median_s']:.4f} s "
@@ -470,7 +500,8 @@ def run_all(args) -> int:
     report.update({"host": platform.node(), "cpus": report["machine"]["cpu_count"],
                    "python": report["machine"]["python"],
                    "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
-                                                        "warshall_n": args.warshall_n, "runs": args.runs},
+                                                        "warshall_n": args.warshall_n, "runs": args.runs,
+                                                        "jit": args.jit},
                    "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                    "load_average_at_start": report["machine"]["load_average_1min"],
                    "ranks": {}})
@@ -486,7 +517,7 @@ def run_ranks(args, report: dict, stem: Path) -> int:
             cmd = [mpiexec(), *args.mpiexec_args.split(), "-n", str(P), sys.executable, __file__, "--worker",
                    "--workloads", w, "--out", str(tmp), "--backend", args.backend, "--runs", str(args.runs),
                    "--min-log2", str(args.min_log2), "--scale", str(args.scale), "--warshall-n", str(args.warshall_n),
-                   "--jit-n", str(args.jit_n)]
+                   "--jit-n", str(args.jit_n), "--jit", args.jit]
             if args.no_serial:
                 cmd.append("--no-serial")
             print(" ".join(cmd[:4]), w, flush=True)
@@ -513,20 +544,25 @@ def run_ranks(args, report: dict, stem: Path) -> int:
 
 
 def combine(name: str, parts: list[str], out: Path) -> int:
-    report = None
+    """One report of several runs (one workload per device command): the header is the first
+    part's that has the harness's header (a part written before the harness adds its ranks);
+    a later part's entry for the same workload and rank count replaces an earlier one's."""
+    reps = {part: json.loads((out / f"scale_{part}.json").read_text()) for part in parts}
+    base = next((p for p in parts if "machine" in reps[p]), None)
+    if base is None:
+        print("no part has the harness header (all written before it): rerun one", file=sys.stderr)
+        return 2
+    report = {**reps[base], "ranks": {}, "combined_from": [], "benchmark": f"scale_{name}"}
     for part in parts:
-        rep = json.loads((out / f"scale_{part}.json").read_text())
-        if "machine" not in rep:
-            print(f"scale_{part}.json has no harness header (written before it): rerun it", file=sys.stderr)
-            return 2
-        if report is None:
-            report = rep
-            report["combined_from"] = []
-            report["benchmark"] = f"scale_{name}"
-        else:
-            for P, entry in rep["ranks"].items():
-                report["ranks"].setdefault(P, {}).update(entry)
-        report["combined_from"].append({"name": part, "started": rep["started"],
+        rep = reps[part]
+        for P, entry in rep["ranks"].items():
+            mine = report["ranks"].setdefault(P, {})
+            for w in {key.partition("/")[0] for key in entry}:    # a workload's serial figure goes with it
+                for key in [k for k in mine if k.partition("/")[0] == w]:
+                    del mine[key]
+            mine.update(entry)
+        report["combined_from"].append({"name": part, "started": rep["started"], "harness_header": "machine" in rep,
+                                        "params": rep.get("params"),
                                         "load_average_at_start": rep.get("load_average_at_start")})
     save(report, out / f"scale_{name}")
     return 0
@@ -550,6 +586,10 @@ def markdown(rep: dict) -> str:
              f"{rep.get('load_average_at_start', 0):.1f}). bench/bench_scale.py: MIN over the rows x 32 bits, "
              "BFS-adapt and BORUVKA on R-MAT graphs (n vertices, arcs), WARSHALL-adapt on n vertices; the median "
              "of the runs (--runs of each command), the slowest rank's time; every result checked.", "",
+             *(["Combined from: " + "; ".join(
+                 f"scale_{c['name']} (started {c['started']}, load {c.get('load_average_at_start') or 0:.1f}"
+                 f"{', --jit ' + c['params']['jit'] if (c.get('params') or {}).get('jit') else ''})"
+                 for c in rep["combined_from"]), ""] if rep.get("combined_from") else []),
              "| workload | size | P | time, s | speed-up vs P=1 | serial (not distributed), s | steps | check |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     base = {}
@@ -562,12 +602,19 @@ def markdown(rep: dict) -> str:
                 lines.append(f"| {w} | | {P} | {res['error']} | | | | |")
                 continue
             t = res["median_s"]
-            if P == "1":
-                base[w] = t
             serial = entry.get(f"{w}/serial", {}).get("median_s")
             size = f"{res['rows']} rows" if "rows" in res else f"n={res['n']}" + (f", {res['arcs']} arcs" if "arcs" in res else "")
-            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {f'{base[w] / t:.2f}' if w in base else ''} | {'' if serial is None else f'{serial:.4f}'} "
+            if P == "1":
+                base[w, size] = t
+            up = base.get((w, size))
+            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {'' if up is None else f'{up / t:.2f}'} | {'' if serial is None else f'{serial:.4f}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
+    tiers = [(P, key, res["tier"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+             for key, res in e.items() if isinstance(res, dict) and "tier" in res]
+    if tiers:
+        lines += ["", "How each workload ran on rank 0 (the compiled tier's and the native kernels' calls, "
+                  "warm-up included, as --profile counts them):", ""]
+        lines += [f"- {key}, P={P}: {tier_summary(t)}" for P, key, t in tiers]
     lines += ["", "Collectives (mpi4py, host buffers), time = alpha + beta * bytes: alpha of Allreduce = one "
               "int64; the others' alpha = their 16-byte time, beta = the slope from 1 MB to 16 MB.", "",
               "| P | Allreduce(int), us | Bcast alpha, us | Bcast beta, ns/B | Allgather beta, ns/B | Alltoall beta, ns/B |",
@@ -619,6 +666,8 @@ def main() -> int:
     ap.add_argument("--warshall-n", type=int, default=256, help="WARSHALL-adapt's n (default 256)")
     ap.add_argument("--jit-n", type=int, default=400, help="WARSHALL-C's n in the jit workload (default 400)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--jit", default="auto", choices=("auto", "on", "off"),
+                    help="the compiled tier of the workloads' machines (default auto; the jit workload runs both)")
     ap.add_argument("--backend", default="numpy", help="the local backend of every rank (numpy, cupy, auto)")
     ap.add_argument("--name", default="cpu", help="results go to bench/results/scale_<name>.{json,md}")
     ap.add_argument("--results-dir", default=str(ROOT / "bench" / "results"),
