@@ -637,6 +637,70 @@ def _gpu_times(fn, setup=None, runs=5):
     return out[0], statistics.median(out[1:])
 
 
+class _LaunchTimer:
+    """Wraps a compiled routine's kernel: device events around each launch (the kernel alone,
+    without the call's host side)."""
+
+    def __init__(self, fn):
+        self.fn, self.events = fn, []
+        self.num_regs = getattr(fn, "num_regs", -1)
+
+    def __call__(self, *args, **kw):
+        import cupy as cp
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        self.fn(*args, **kw)
+        end.record()
+        self.events.append((start, end))
+
+    def median_s(self):
+        import cupy as cp
+        import statistics
+        _gpu_sync()
+        return statistics.median(cp.cuda.get_elapsed_time(a, b) / 1e3 for a, b in self.events) if self.events else None
+
+
+def _time_launches(m, pyname):
+    """Put a _LaunchTimer around each kernel of the routine; returns them."""
+    r = m.jit.routines[pyname]
+    timers = []
+    for key, (fn, threads, blocks, R) in list(r.kernels.items()):
+        t = fn if isinstance(fn, _LaunchTimer) else _LaunchTimer(fn)
+        t.events.clear()
+        r.kernels[key] = (t, threads, blocks, R)
+        timers.append(t)
+    return timers
+
+
+def gpu_barrier(results):
+    """The grid barrier alone (cuda_prelude.gsync_or) 5000 times on the grids the tier launches:
+    what one costs, against the generation-word barrier of before (STARVM_GPU_BARRIER=gen)."""
+    import cupy as cp
+    from starvm.ir.ops import BASE_OPS
+    from starvm.jit.cuda_prelude import PRELUDE, defines
+    from starvm.jit.cuda_runtime import PFOR_THREADS, THREADS, _sm_count
+    sms = _sm_count()
+    for gen in (False, True):
+        src = ("#define GEN_BARRIER 1\n" if gen else "") + defines(len(BASE_OPS)) + PRELUDE + r"""
+extern "C" __global__ void barriers(u64* bar, long long n, u64* out) {
+    Ctx c; c.bar = bar; c.nb = 0ULL; c.gen = 0u; c.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long i = 0; i < n; ++i) if (gsync_or(c, 0)) { out[0] = 1ULL; return; }
+}"""
+        fn = cp.RawModule(code=src, options=("--std=c++14",), enable_cooperative_groups=True).get_function("barriers")
+        for blocks, threads in ((sms, PFOR_THREADS), (sms, THREADS), (2 * sms, THREADS)):
+            bar, out = cp.zeros(1, cp.uint64), cp.zeros(1, cp.uint64)
+
+            def go():
+                bar.fill(0)
+                fn((blocks,), (threads,), (bar, np.int64(5000), out))
+            first, warm = _gpu_times(go, runs=5)
+            row = {"workload": f"grid barrier alone ({'generation word, as before' if gen else 'arrival counter'})",
+                   "n": 5000, "cold_s": first, "warm_s": warm, "us_per_barrier": warm / 5000 * 1e6,
+                   "blocks": blocks, "threads": threads}
+            results.append(row)
+            print(row, flush=True)
+
+
 def _kernel_shape(m, pyname):
     r = m.jit.routines[pyname]
     shapes = [{"R": R, "KW": key[1], "RP": key[2], "threads": threads, "blocks": blocks,
@@ -736,6 +800,9 @@ def gpu_search(rows, results, problems):
         Z = m.slice(np.zeros(rows, bool))
         first, warm = _gpu_times(lambda: m.call(name, *args(Z)), runs=7)
         got = Z.to_numpy()
+        timers = _time_launches(m, "r_" + name.lower())
+        _gpu_times(lambda: m.call(name, *args(Z)), runs=7)
+        kernel_s = min((t.median_s() for t in timers if t.events), default=None)
         if not np.array_equal(got, cp.asnumpy(want)):
             problems.append(f"{name} over {rows} rows: wrong rows marked")
         hand = starvm.Machine(backend="cupy", native=True)
@@ -746,14 +813,16 @@ def gpu_search(rows, results, problems):
         row = {"workload": f"{name[3:]} body (user name), {rows} rows x 32 bits", "n": rows, "cold_s": first,
                "warm_s": warm, "cupy_min_s": cupy_min_s, "hand_kernel_s": hand_s,
                "ratio_to_cupy_min": warm / cupy_min_s, "target": "<= 2x cupy.min",
-               "bytes_read": 32 * rows // 8, **_kernel_shape(m, "r_" + name.lower())}
+               "bytes_read": 32 * rows // 8, "kernel_s": kernel_s,
+               "kernel_TB_per_s": 32 * rows / 8 / kernel_s / 1e12 if kernel_s else None,
+               **_kernel_shape(m, "r_" + name.lower())}
         results.append(row)
         print(row, flush=True)
         del HT, HX, HZ
     # MATCH launched as the resident grid of the barrier kernels (STARVM_GPU_FREE_R=0: R = 64 words a
-    # thread, 255 registers) and with 8 words a thread instead of 4
+    # thread, 255 registers) and with 2 words a thread instead of 4
     want = cp.asnumpy(vals == vals[rows // 3])
-    for free_r in ("0", "8"):
+    for free_r in ("0", "2"):
         os.environ["STARVM_GPU_FREE_R"] = free_r
         try:
             Z = m.slice(np.zeros(rows, bool))
@@ -846,8 +915,15 @@ def write_gpu(doc, path):
                           if k in r)
         shape = "; ".join(f"R={k['R']} RP={k['RP']} KW={k['KW']}, {k['blocks']} x {k['threads']}, {k['regs']} regs"
                           for k in r.get("kernels", []))
-        target = r.get("target") or (f"<= {r['target_s']} s" if "target_s" in r else f"<= {r.get('target_us')} us/it")
-        warm = f"{r['warm_s']:.5f}" + (f" ({r['warm_us_per_iteration']:.3f} us/it)" if "warm_us_per_iteration" in r else "")
+        target = r.get("target") or (f"<= {r['target_s']} s" if "target_s" in r else
+                                     f"<= {r['target_us']} us/it" if "target_us" in r else "-")
+        warm = f"{r['warm_s']:.5f}" + "".join(f" ({r[k]:.3f} {unit})" for k, unit in (
+            ("warm_us_per_iteration", "us/it"), ("us_per_pivot", "us/pivot"), ("us_per_barrier", "us/barrier"))
+            if k in r)
+        if r.get("kernel_s"):
+            plain += f"; kernel alone {r['kernel_s'] * 1e3:.3f} ms ({r['kernel_TB_per_s']:.2f} TB/s)"
+        if "blocks" in r and not r.get("kernels"):
+            shape = f"{r['blocks']} x {r['threads']}"
         lines.append(f"| {r['workload']} | {r['n']} | {r['cold_s']:.3f} | {warm} | {target} | {plain} | {shape} |")
     lines += ["", "What bounds each figure:", "",
               "- WARSHALL-adapt body: a pivot loop (a FOR whose body is one parallel for): per pivot one grid "
@@ -882,11 +958,18 @@ def main_gpu(args) -> int:
         gpu_warshall_adapt(n, results, problems, interp=(n <= 5000))
     # parallel for's grid and the pivot loop, one change each: the barrier's cost grows with the
     # blocks, an iteration's latency with the iterations a warp runs
-    variants = [(", two barriers a pivot (STARVM_GPU_PIVOT_LOOP=0)", {"STARVM_GPU_PIVOT_LOOP": "0"}, (5000,)),
-                (", 512 threads a block", {"STARVM_GPU_PFOR_THREADS": "512"}, (5000,)),
-                (", 1024 threads a block", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000, 16384)),
-                (", 2 blocks an SM", {"STARVM_GPU_PFOR_BLOCKS_PER_SM": "2"}, (5000,)),
-                (", 4 blocks an SM", {"STARVM_GPU_PFOR_BLOCKS_PER_SM": "4"}, (5000,))]
+    variants = [(", 256 threads a block", {"STARVM_GPU_PFOR_THREADS": "256"}, (5000, 16384)),
+                (", 1024 threads a block (64 registers)", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000, 16384)),
+                (", the generation-word barrier of before (GEN_BARRIER)", {"STARVM_GPU_SWITCHES": "GEN_BARRIER"},
+                 (5000, 16384)),
+                (", every word of COL(i, P) := V stored (STORE_ALL)", {"STARVM_GPU_SWITCHES": "STORE_ALL"},
+                 (5000, 16384)),
+                (", each warp loading the pivot column from L2 (WARP_LOADS)", {"STARVM_GPU_SWITCHES": "WARP_LOADS"},
+                 (5000, 16384)),
+                (", all three as before and 256 threads a block",
+                 {"STARVM_GPU_SWITCHES": "GEN_BARRIER,STORE_ALL,WARP_LOADS", "STARVM_GPU_PFOR_THREADS": "256"},
+                 (5000, 16384)),
+                (", two barriers a pivot (STARVM_GPU_PIVOT_LOOP=0)", {"STARVM_GPU_PIVOT_LOOP": "0"}, (5000,))]
     for label, env, sizes in variants:
         os.environ.update(env)
         try:
@@ -895,6 +978,7 @@ def main_gpu(args) -> int:
         finally:
             for k in env:
                 os.environ.pop(k, None)
+    gpu_barrier(results)
     gpu_search(1 << (20 if quick else 27), results, problems)
     gpu_colloop(300 if quick else 5000, 10_000 if quick else 1_000_000, results, problems)
     gpu_warshall_c_auto(300 if quick else 5000, results, problems)

@@ -561,8 +561,8 @@ class CudaRenderer:
             self.emit("gsync(c_);")
             self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
         self.ind += 1
-        for pc in self.precopied.values():     # the same columns for every iteration: loaded once a warp
-            self.emit(f"V<RP> {pc.name}; d_load({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
+        for pc in self.precopied.values():     # the same columns for every iteration: loaded once a block
+            self.emit(f"V<RP> {pc.name}; d_load_block({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
                       f"{pc.t}.n, ln_, 32);")
         if pivot_mode:
             inside = (f"({b} <= nx_ && nx_ <= {a})" if downto else f"({a} <= nx_ && nx_ <= {b})")
@@ -1130,19 +1130,26 @@ def render(bodies: dict, root: str) -> KernelPlan:
     return CudaRenderer(bodies).render(root)
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, gen_barrier: bool = False,
-             store_all: bool = False) -> str:
+# what the switches of instance() bring back, for measuring what their replacements saved
+SWITCHES = {
+    "GEN_BARRIER": "the grid barrier of before: a generation word released by the last arrival",
+    "STORE_ALL": "every word of COL(i, T) := v stored inside parallel for",
+    "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
+}
+
+
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=()) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
-    of 255 and 1.8 KB). For measuring what they saved: gen_barrier, the grid barrier of
-    before (a generation word released by the last arrival); store_all, every word of
-    COL(i, T) := v stored."""
+    of 255 and 1.8 KB). ``switches``: names of SWITCHES."""
     bounds = f"__launch_bounds__({LB})" if LB > 0 else ""
+    unknown = set(switches) - set(SWITCHES)
+    if unknown:
+        raise ValueError(f"unknown switches {sorted(unknown)}")
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define KBOUNDS {bounds}\n"
-            + ("#define GEN_BARRIER 1\n" if gen_barrier else "")
-            + ("#define STORE_ALL 1\n" if store_all else "") + plan.source)
+            + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 
 __all__ = ["E", "KERNEL_NAME", "KernelPlan", "CudaRenderer", "render", "instance", "Unsupported"]

@@ -197,6 +197,24 @@ template <int N> __device__ __forceinline__ void d_store(u64* dst, const V<N>& v
 #pragma unroll
     for (int r = 0; r < N; ++r) { i64 w = b + r * s; if (w < nw) dst[w] = v.w[r]; }
 }
+// a warp's copy (lane l: words l + 32 r) of a vector every warp reads (the columns a parallel
+// for reads in every iteration): the block loads it into shared memory once, the warps take it
+// from there (each of a grid's warps reading the same few words from L2 after a barrier is a
+// hot spot); called where every thread of the block is
+template <int N> __device__ __forceinline__ void d_load_block(V<N>& o, const u64* src, i64 n, i64 ln, i64 s) {
+#ifdef WARP_LOADS
+    d_load(o, src, n, ln, s);
+#else
+    __shared__ u64 sh_[N * 32];
+    i64 nw = nwords(n);
+    __syncthreads();                  // an earlier call's readers are done with sh_
+    for (int w = threadIdx.x; w < N * 32; w += blockDim.x) sh_[w] = w < nw ? __ldcg(src + w) : 0ULL;
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < N; ++r) o.w[r] = sh_[ln + r * s];
+    o.n = n;
+#endif
+}
 template <int N, bool GRID> __device__ __forceinline__ bool d_some(Ctx& c, const V<N>& x) {
     u64 a = 0ULL;
 #pragma unroll

@@ -22,7 +22,7 @@ from ..ir.ops import BASE_OPS
 from ..runtime.values import Table, Unassigned
 from ..types import T
 from . import errors
-from .cuda_lower import KERNEL_NAME, KernelPlan, instance
+from .cuda_lower import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from .cuda_prelude import E_RERUN
 from .layout import S_CODE, S_LEFT, S_OUT, STATUS_SIZE
 from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
@@ -196,8 +196,7 @@ class GpuRoutine(JitRoutine):
     def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, os.environ.get("STARVM_GPU_BARRIER") == "gen",
-                        os.environ.get("STARVM_GPU_PFOR_STORE_ALL") == "1")
+        code = instance(self.plan, R, kw, rp, bound, _switches())
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -376,9 +375,16 @@ def _free_r() -> int:
         return FREE_R
 
 
+def _switches() -> tuple:
+    """cuda_lower.SWITCHES asked for in the environment (the bench measures them):
+    STARVM_GPU_SWITCHES=GEN_BARRIER,STORE_ALL,WARP_LOADS."""
+    return tuple(sorted(x.strip().upper() for x in os.environ.get("STARVM_GPU_SWITCHES", "").split(",")
+                        if x.strip().upper() in SWITCHES))
+
+
 def _variant() -> tuple:
-    """What else selects a compiled instance (environment switches read when it is built)."""
-    return (_pfor_threads(), os.environ.get("STARVM_GPU_BARRIER", ""), os.environ.get("STARVM_GPU_PFOR_STORE_ALL", ""))
+    """What else selects a compiled instance (environment settings read when it is built)."""
+    return (_pfor_threads(), _switches())
 
 
 def _pfor_threads() -> int:

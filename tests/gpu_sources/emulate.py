@@ -83,12 +83,11 @@ def _bits(words, n: int) -> np.ndarray:
 
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
-               left: int = 1 << 62, timeout: float = 120, gen_barrier: bool = False,
-               store_all: bool = False) -> KernelRun:
+               left: int = 1 << 62, timeout: float = 120, switches=()) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
-    vector, integers and booleans as ints. R, RP, KW and the switches as
-    cuda_lower.instance takes them."""
+    vector, integers and booleans as ints. R, RP, KW and switches (names of
+    cuda_lower.SWITCHES) as cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
     from starvm.jit.cuda_lower import instance
     from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -127,7 +126,7 @@ int main(int argc, char** argv) {{
     launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, st, cnt, ob.data(), 4096, red, bar, scr.data(),
                                                   {vcap}, left, res, vout.data()); }});
     printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],
-           {"(u64)((unsigned int*)bar)[1] / 2" if gen_barrier else f"(bar[0] & BAR_COUNT) / {blocks}"});
+           {"(u64)((unsigned int*)bar)[1] / 2" if "GEN_BARRIER" in switches else f"(bar[0] & BAR_COUNT) / {blocks}"});
     printf("cnt"); for (int i = 0; i < {nk}; ++i) printf(" %lld", cnt[i]); printf("\\n");
     printf("res"); for (int i = 0; i < {max(1, nout)}; ++i) printf(" %lld", res[i]); printf("\\n");
     for (int j = 0; j < {nout}; ++j) {{ printf("v"); for (int i = 0; i < {vcap}; ++i) printf(" %llu", vout[j * {vcap} + i]);
@@ -136,7 +135,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    src = _cpp(instance(plan, R, KW, RP, 0, gen_barrier, store_all)) + main
+    src = _cpp(instance(plan, R, KW, RP, 0, switches)) + main
     _BUILD.mkdir(exist_ok=True)
     digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
     exe = _BUILD / f"k_{digest}"

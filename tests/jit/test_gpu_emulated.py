@@ -67,18 +67,19 @@ def test_pivot_loops_equal_the_interpreter_with_one_barrier_a_pivot(name, extra,
 
 
 @pytest.mark.parametrize("name, n, blocks, threads, RP, switches", [
-    ("U_WARSHALL_adapt", 70, 3, 32, 2, {}),                        # 70 iterations on 3 warps, 3 words a lane
-    ("U_WARSHALL_adapt", 65, 2, 64, 2, {}),                        # more warps than columns' worth of work
-    ("PIV_GROW", 23, 2, 32, 1, {}),                                # bounds that change from pivot to pivot
-    ("PIV_DOWN", 23, 2, 32, 1, {"store_all": True}),               # every word stored, as before
-    ("U_WARSHALL_adapt", 63, 3, 32, 2, {"gen_barrier": True})])    # the generation-word barrier of before
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, ()),                        # 70 iterations on 3 warps, 3 words a lane
+    ("U_WARSHALL_adapt", 65, 2, 64, 2, ()),                        # more warps than columns' worth of work
+    ("PIV_GROW", 23, 2, 32, 1, ()),                                # bounds that change from pivot to pivot
+    ("PIV_DOWN", 23, 2, 32, 1, ("STORE_ALL",)),                    # every word stored, as before
+    ("U_WARSHALL_adapt", 63, 3, 32, 2, ("GEN_BARRIER", "WARP_LOADS"))])   # the barrier and pivot loads of before
 def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, blocks, threads, RP, switches):
     """Each iteration's own column loaded at its top, COL(i, P) := V storing only the words
-    that changed, and the barrier and stores of before (kept for measuring)."""
+    that changed, the pivot column loaded once a block, and the barrier, stores and loads of
+    before (kept for measuring)."""
     emulate.require()
     text = LIBRARY if name.startswith("U_") else PIVOTS
     adj = _graph(n)
-    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, **switches)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, switches=switches)
     (*_, want), counts, err = _interpreted(text, name, [n, adj])
     assert err is None and run.code == 0 and not run.rerun
     assert np.array_equal(run.tables[0], want) and run.counts == counts
@@ -105,6 +106,9 @@ begin end.
 """
     body = _plan(two, "r_two").source.split("void f_r_two(")[1]
     assert "d_col_set_changed(" not in body and "d_col_set(" in body
+    from starvm.jit.cuda_lower import instance
+    with pytest.raises(ValueError, match="unknown switches"):
+        instance(_plan(two, "r_two"), 1, 1, 1, 0, ("STORE_NONE",))
 
 
 def test_two_names_of_one_table_written_in_parallel_for_equal_the_interpreter():

@@ -370,3 +370,27 @@ def test_kernels_without_a_grid_barrier_run_more_blocks_than_can_be_resident(mon
         stats[jit] = m.last_call_stats
     assert stats["on"] == stats["off"]
     assert [r.display for r in m.jit.routines.values() if r.compiled_calls] == ["U_MATCH"]
+
+
+def test_results_are_each_calls_own_and_arguments_are_left_as_they_were():
+    """Vector results come back in a buffer of their own call (taken without a copy) and
+    vector arguments go in without a copy: a later call changes neither an earlier result
+    nor its arguments."""
+    cupy_or_skip()
+    text = renamed((ROOT / "stdlib" / "search.star").read_text())
+    rng = np.random.default_rng(7)
+    n = 4099
+    bits = rng.random((n, 4)) < 0.5
+    x = rng.random(n) < 0.8
+    m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+    m.load(text, "user_search.star")
+    T, X = m.table(bits), m.slice(x)
+    results = []
+    for pattern in ([True, False, True, True], [False, False, True, False], [True, True, True, True]):
+        z = m.slice(np.zeros(n, bool))
+        m.call("U_MATCH", T, X, m.word(np.array(pattern)), z)
+        results.append((z, x & np.all(bits == np.array(pattern), axis=1)))
+    for z, want in results:
+        assert np.array_equal(z.to_numpy(), want)
+    assert np.array_equal(X.to_numpy(), x) and np.array_equal(T.to_numpy(), bits)
+    assert m.jit.routines["r_u_match"].compiled_calls == 3
