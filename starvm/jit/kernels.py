@@ -575,40 +575,44 @@ def tick(st, nid):
 
 
 # ------------------------------------------------------------------ output records (decoded by runtime.py)
-# ob is an int64 array, st[S_OUT] the part in use; each helper returns ob, grown if needed.
+# ob is a one-element typed List holding the int64 record array, st[S_OUT] the part in use.
+# A helper that needs more room puts a bigger array in ob[0] (the holder, not a returned
+# array: the host keeps the holder, so it still has the records when the call then fails).
 @njit(cache=True)
 def out_room(ob, st, m):
+    """The record array with room for m more words."""
+    buf = ob[0]
     p = st[S_OUT]
-    if p + m <= ob.shape[0]:
-        return ob
-    bigger = np.zeros(max(2 * ob.shape[0], p + m), np.int64)
-    bigger[:p] = ob[:p]
+    if p + m <= buf.shape[0]:
+        return buf
+    bigger = np.zeros(max(2 * buf.shape[0], p + m), np.int64)
+    bigger[:p] = buf[:p]
+    ob[0] = bigger
     return bigger
 
 
 @njit(cache=True)
 def out_pair(ob, st, a, b):
-    ob = out_room(ob, st, 2)
+    buf = out_room(ob, st, 2)
     p = st[S_OUT]
-    ob[p] = a
-    ob[p + 1] = b
+    buf[p] = a
+    buf[p + 1] = b
     st[S_OUT] = p + 2
-    return ob
 
 
 @njit(cache=True)
 def out_str(ob, st, sid):
-    return out_pair(ob, st, 1, sid)
+    out_pair(ob, st, 1, sid)
 
 
 @njit(cache=True)
 def out_int(ob, st, v):
-    return out_pair(ob, st, 2, v)
+    out_pair(ob, st, 2, v)
 
 
 @njit(cache=True)
 def out_bool(ob, st, v):
-    return out_pair(ob, st, 3, 1 if v else 0)
+    out_pair(ob, st, 3, 1 if v else 0)
 
 
 @njit(cache=True)
@@ -616,38 +620,36 @@ def out_bits(ob, st, x, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
     w = x[0]
-    ob = out_room(ob, st, 2 + w.shape[0])
+    buf = out_room(ob, st, 2 + w.shape[0])
     p = st[S_OUT]
-    ob[p] = 4
-    ob[p + 1] = x[1]
+    buf[p] = 4
+    buf[p + 1] = x[1]
     for t in range(w.shape[0]):
-        ob[p + 2 + t] = np.int64(w[t])
+        buf[p + 2 + t] = np.int64(w[t])
     st[S_OUT] = p + 2 + w.shape[0]
-    return ob
 
 
 @njit(cache=True)
 def out_table(ob, st, t):
     data = t[0]
     k, nw = data.shape[0], data.shape[1]
-    ob = out_room(ob, st, 4 + k * nw)
+    buf = out_room(ob, st, 4 + k * nw)
     p = st[S_OUT]
-    ob[p] = 5
-    ob[p + 1] = t[1]
-    ob[p + 2] = k
-    ob[p + 3] = nw
+    buf[p] = 5
+    buf[p + 1] = t[1]
+    buf[p + 2] = k
+    buf[p + 3] = nw
     q = p + 4
     for c in range(k):
         for w in range(nw):
-            ob[q] = np.int64(data[c, w])
+            buf[q] = np.int64(data[c, w])
             q += 1
     st[S_OUT] = q
-    return ob
 
 
 @njit(cache=True)
 def out_end(ob, st, newline):
-    return out_pair(ob, st, 6, 1 if newline else 0)
+    out_pair(ob, st, 6, 1 if newline else 0)
 
 
 # ------------------------------------------------------------------ calls

@@ -7,10 +7,10 @@ Variables are named by position (``p0`` parameters, ``l0`` locals, ``g0`` global
 temporaries), never by their Star names, so identical routines give identical source.
 
 A compiled function takes its parameters, then the globals it uses (``routine_globals``),
-then ``cnt, st, ob`` (step counter, status array, output buffer), and returns one tuple:
-the function's result (functions only), the final values of its `var` scalar and vector
-parameters, the final values of its non-table globals, and the output buffer ``ob`` (the
-out_* kernels may have grown it). Tables are passed by reference and written in place.
+then ``cnt, st, ob`` (step counter, status array, the holder of the output records:
+kernels.out_*), and returns one tuple: the function's result (functions only), the final
+values of its `var` scalar and vector parameters and the final values of its non-table
+globals. Tables are passed by reference and written in place.
 
 Every node that can fail gets a *site* (an index into ``Lowered.sites``: its ``Loc``,
 routine and what the message needs). Compiled code hands the site to the kernel, which
@@ -206,7 +206,7 @@ class ModuleGen:
         outs = ([self.vars[info.result]] if info and info.result else [])
         outs += [self.vars[p] for p in (info.out_params if info else [])]
         outs += [self.vars[g] for g in returned_globals]
-        self.emit(1, f"return ({', '.join(outs + ['ob'])},)")
+        self.emit(1, f"return ({''.join(o + ', ' for o in outs)})")
         self.lines.append("")
         self.compiled[pyname] = Compiled(func, info, globs, returned_globals)
 
@@ -398,16 +398,16 @@ class ModuleGen:
         for a in s.src:
             if a.type is T.STR:
                 self.strings.append(a.arg)
-                self.emit(ind, f"ob = out_str(ob, st, np.int64({len(self.strings) - 1}))")
+                self.emit(ind, f"out_str(ob, st, np.int64({len(self.strings) - 1}))")
             elif a.type is T.INT:
-                self.emit(ind, f"ob = out_int(ob, st, {self.scalar(a)})")
+                self.emit(ind, f"out_int(ob, st, {self.scalar(a)})")
             elif a.type is T.BOOL:
-                self.emit(ind, f"ob = out_bool(ob, st, {self.scalar(a)})")
+                self.emit(ind, f"out_bool(ob, st, {self.scalar(a)})")
             elif a.type is T.TABLE:
-                self.emit(ind, f"ob = out_table(ob, st, {self.printed(a)})")
+                self.emit(ind, f"out_table(ob, st, {self.printed(a)})")
             else:
-                self.emit(ind, f"ob = out_bits(ob, st, {self.printed(a)}, {self.site(a.loc)})")
-        self.emit(ind, f"ob = out_end(ob, st, np.int64({int(bool(s.arg))}))")
+                self.emit(ind, f"out_bits(ob, st, {self.printed(a)}, {self.site(a.loc)})")
+        self.emit(ind, f"out_end(ob, st, np.int64({int(bool(s.arg))}))")
 
     def printed(self, a: Node) -> str:
         """The value writeln prints (mpi_lower.py gathers a split slice or table whole)."""
@@ -555,7 +555,6 @@ class ModuleGen:
             j += 1
         for i, t in enumerate(targets):
             self.emit(ind, f"{self.vars[t]} = {r}[{(1 if info.is_function else 0) + i}]")
-        self.emit(ind, f"ob = {r}[{j}]")
 
     def compiled_returned_globals(self, pyname: str) -> list[Symbol]:
         return [g for g in self.routine_globals(pyname) if g.type is not T.TABLE]

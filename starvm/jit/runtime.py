@@ -8,12 +8,14 @@ know which tier ran. It keeps the interpreted function for the calls the tier de
 from __future__ import annotations
 
 import operator
+import sys
+from contextlib import contextmanager
 from time import perf_counter
 
 import numpy as np
 
 from ..ir.ops import BASE_OPS
-from ..runtime.limits import tick_many
+from ..runtime.limits import frame_depth, tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from . import errors
@@ -90,10 +92,11 @@ class JitRoutine:
         t0 = perf_counter()
         try:
             import numba
-            fn = self.unit.function(self.pyname)
-            cnt, st, ob = self.tier.buffers()
-            sig = tuple(numba.typeof(a) for a in (*converted, cnt, st, ob))
-            fn.compile(sig)
+            with _room_to_compile():
+                fn = self.unit.function(self.pyname)
+                cnt, st, ob = self.tier.buffers()
+                sig = tuple(numba.typeof(a) for a in (*converted, cnt, st, ob))
+                fn.compile(sig)
         except Exception as e:  # noqa: BLE001 - any failure to compile means: interpret this routine
             self.state, self.why = "failed", f"Numba could not compile it: {type(e).__name__}: {_first_line(e)}"
             return False
@@ -190,11 +193,12 @@ class JitRoutine:
                 raise
             self.finish(cnt, st, ob, left, tick, t0)
             raise errors.star_error(st, self.unit.lowered, machine.max_steps, base) from None
-        self.finish(cnt, st, result[-1], left, tick, t0)
+        self.finish(cnt, st, ob, left, tick, t0)
         return self.results(args, result)
 
     def finish(self, cnt, st, ob, left, tick, t0) -> None:
-        """Steps, step budget and output of one compiled call, also when it failed."""
+        """Steps, step budget and output of one compiled call, also when it failed (``ob``
+        holds the record array the call last wrote to, grown or not: kernels.out_room)."""
         self.seconds += perf_counter() - t0
         self.compiled_calls += 1
         counts = self.tier.machine.counts
@@ -204,9 +208,7 @@ class JitRoutine:
             tick_many(tick, left - max(int(st[S_LEFT]), 0))
         n = int(st[S_OUT])
         if n:
-            write_records(self.tier.machine, ob[:n], self.unit.lowered.strings)
-        if ob.shape[0] > self.tier.ob.shape[0]:
-            self.tier.ob = ob
+            write_records(self.tier.machine, ob[0][:n], self.unit.lowered.strings)
 
     def results(self, args, result):
         info = self.compiled.info
@@ -235,6 +237,24 @@ class JitRoutine:
 
 class _Decline(Exception):
     pass
+
+
+# Python frames Numba's compiler may need (typing recurses through callees and the typed
+# List of the output holder): more than a Star recursion limit leaves (limits.RecursionLimit)
+_COMPILE_FRAMES = 3000
+
+
+@contextmanager
+def _room_to_compile():
+    """Python's recursion limit raised while Numba compiles: a routine first called deep in
+    a Star recursion, or under a small max_depth, must compile as at the top (a RecursionError
+    inside Numba's typing also leaves it unable to type the same functions again)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, frame_depth() + _COMPILE_FRAMES))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def steps_left(tick, max_steps: int) -> int:
@@ -307,3 +327,11 @@ def counter_array():
 def status_array(max_depth: int = STATUS_SIZE - S_STACK - 1):
     """The status slots, then room for max_depth call sites (kernels.enter)."""
     return np.zeros(S_STACK + max_depth + 1, np.int64)
+
+
+def output_holder():
+    """The output records' holder (kernels.out_*): a one-element typed List whose array
+    compiled code replaces when it grows it, so the host finds the records even after a
+    failure in the same call. The grown array stays for the next calls."""
+    from numba.typed import List
+    return List([np.zeros(1024, np.int64)])

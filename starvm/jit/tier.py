@@ -20,7 +20,7 @@ from ..ir.ops import BASE_OPS, Op
 from ..types import T
 from ..runtime.forall import fusable
 from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
-from .runtime import JitRoutine, Unit, counter_array, status_array
+from .runtime import JitRoutine, Unit, counter_array, output_holder, status_array
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 
@@ -38,11 +38,10 @@ class Tier:
 
     # ------------------------------------------------------------------ buffers shared by calls
     def buffers(self):
+        """(step counter, status array, output holder) that every compiled call reuses."""
         if self._buffers is None:
-            import numpy as np
-            self._buffers = (counter_array(), status_array(self.machine.max_depth))
-            self.ob = np.zeros(1024, np.int64)
-        return (*self._buffers, self.ob)
+            self._buffers = (counter_array(), status_array(self.machine.max_depth), output_holder())
+        return self._buffers
 
     def free_bytes(self) -> int:
         now = time.monotonic()

@@ -1,0 +1,155 @@
+"""writeln in compiled code: the records written before a failure are printed as the
+interpreter prints them, however often the output buffer grew (kernels.out_room replaces the
+array inside a holder the host keeps, runtime.output_holder), in nested compiled calls, under
+a step limit, and with the grown buffer reused by later calls."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jit_differential import jit_cache  # noqa: F401 - the module's fixture: compiled code in a temporary cache
+from jit_differential import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def same_as_interpreter(src: str, backend: str, **kw):
+    """Both tiers' (output, step counts, error); asserts they agree and returns the compiled run."""
+    off = run(src, "out.star", "off", backend=backend, **kw)
+    on = run(src, "out.star", "on", backend=backend, **kw)
+    assert on[0] == off[0]
+    assert on[1] == off[1]
+    assert on[2] == off[2]
+    return off, on
+
+
+def ran_compiled(machine) -> set[str]:
+    return {r.display for r in machine.jit.routines.values() if r.compiled_calls}
+
+
+# `lines` lines of an n-bit slice (⌈n/64⌉ + 2 words each, plus a newline record), then a bit
+# index one past the end: 1024 words of buffer first, doubled as often as needed.
+GROW_THEN_FAIL = """var T: table({n}, 3); X: slice(T); i: integer;
+begin
+  X := COL(1, T);
+  X(1) := 1;
+  for i := 1 to {lines} do writeln(i, ' ', X);
+  X({n} + 1) := 1
+end.
+"""
+
+
+@pytest.mark.parametrize("n, lines", [(1, 1), (1, 300), (63, 200), (64, 250), (65, 180), (4000, 300)])
+def test_output_grown_many_times_before_an_error_is_printed(backend, n, lines):
+    off, on = same_as_interpreter(GROW_THEN_FAIL.format(n=n, lines=lines), backend)
+    assert off[0].count("\n") == lines and off[0].startswith("1 1")
+    assert f"out.star:6:3: error: bit index {n + 1} out of range 1..{n}" in off[2]
+    if backend == "numpy":
+        assert ran_compiled(on[3]) == {"main block"}
+
+
+# A procedure writes enough to grow the buffer, returns, is called again and fails in a
+# callee two compiled calls deep; the records of every call before the error are printed.
+NESTED = """var T: table(700, 2); X: slice(T); k: integer;
+proc leaf(var X: slice; d: integer);
+var i: integer;
+begin
+  for i := 1 to 12 do writeln(d, ' ', i, ' ', X);
+  if d = {fail_at} then X(701) := 1
+end;
+proc middle(var X: slice; d: integer);
+var j: integer;
+begin
+  for j := 1 to 2 do begin writeln('middle ', d, ' ', j); leaf(X, d * 10 + j) end
+end;
+proc outer(var X: slice);
+var d: integer;
+begin
+  for d := 1 to {rounds} do middle(X, d)
+end;
+begin
+  X := COL(2, T);
+  X(7) := 1;
+  for k := 1 to 2 do outer(X);
+  writeln('end')
+end.
+"""
+
+
+@pytest.mark.parametrize("fail_at, rounds", [(12, 3), (31, 3), (52, 6), (0, 4)])
+def test_output_grown_inside_nested_compiled_calls_before_an_error_is_printed(backend, fail_at, rounds):
+    off, on = same_as_interpreter(NESTED.format(fail_at=fail_at, rounds=rounds), backend)
+    if fail_at:
+        assert "error: bit index 701 out of range 1..700" in off[2]
+        assert "leaf at out.star:6:" in off[2] and "middle at" in off[2] and "outer at" in off[2]
+        assert off[0].count("\n") > 24 and off[0].rstrip().split("\n")[-1].startswith(str(fail_at))
+    else:
+        assert off[2] is None and off[0].endswith("end\n")
+    if backend == "numpy":
+        assert ran_compiled(on[3]) == {"main block"}
+
+
+@pytest.mark.parametrize("limit", [3, 40, 150, 299, 599])
+def test_output_grown_before_the_step_limit_is_printed(backend, limit):
+    off, on = same_as_interpreter(GROW_THEN_FAIL.format(n=200, lines=600), backend, max_steps=limit)
+    assert f"step limit reached: more than {limit}" in off[2]
+    assert off[0].count("\n") == limit    # the loop's iterations are the steps: `limit` of them ran
+
+
+@pytest.mark.parametrize("limit", [5, 12, 19])
+def test_the_fuzzing_program_that_lost_its_output_under_a_step_limit(limit):
+    """bench/results/fuzz_failures/compiled_seed1028.star: under 12 and 19 steps the compiled
+    tier crashed ('bad output record 0')."""
+    src = (ROOT / "bench" / "results" / "fuzz_failures" / "compiled_seed1028.star").read_text()
+    off, on = same_as_interpreter(src, "numpy", max_steps=limit)
+    assert "step limit reached" in off[2] and off[0]
+
+
+# An interpreted main block (no loop: --jit auto leaves it) calls a compiled procedure three
+# times: the first call grows the buffer, the next ones reuse it from its start.
+REUSED = """var T: table(3000, 2); X: slice(T);
+proc burst(var X: slice; m: integer);
+var i: integer;
+begin
+  for i := 1 to m do writeln(m, ' ', i, ' ', X)
+end;
+begin
+  X := COL(1, T);
+  X(2999) := 1;
+  burst(X, 40);
+  writeln('between');
+  burst(X, 3);
+  burst(X, 25);
+  X(3001) := 1
+end.
+"""
+
+
+def test_a_grown_buffer_is_reused_by_later_calls(backend, monkeypatch):
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "0")
+    off = run(REUSED, "out.star", "off", backend=backend)
+    auto = run(REUSED, "out.star", "auto", backend=backend)
+    assert (auto[0], auto[1], auto[2]) == (off[0], off[1], off[2])
+    assert off[0].count("\n") == 40 + 1 + 3 + 25 and "bit index 3001" in off[2]
+    if backend == "numpy":
+        burst = [r for r in auto[3].jit.routines.values() if r.display == "burst"]
+        assert burst and burst[0].compiled_calls == 3
+        assert auto[3].jit.buffers()[2][0].shape[0] > 1024    # grown once, kept
+
+
+# A writeln whose later argument fails after the buffer grew: the lines before it are
+# printed, the unfinished one is not (as in the interpreter).
+UNFINISHED = """var T: table(2000, 1); X: slice(T); i: integer;
+begin
+  X := COL(1, T);
+  for i := 1 to 40 do writeln(X);
+  writeln('last ', X, ' ', X(i * 100))
+end.
+"""
+
+
+def test_a_write_call_failing_after_the_buffer_grew_prints_the_lines_before_it(backend):
+    off, _on = same_as_interpreter(UNFINISHED, backend)
+    assert off[0].count("\n") == 40 and "last" not in off[0]
+    assert "bit index 4000 out of range 1..2000" in off[2]
