@@ -247,8 +247,9 @@ class CudaRenderer:
         for j, g in enumerate(globs):
             if g.type is not T.TABLE:
                 outputs.append((f"a{len(info.params) + j}", g))
-        args += ["i64* st", "i64* cnt", "i64* ob", "i64 obcap", "u64* red", "u64* bar", "u64* scr",
-                 "i64 caps", "i64 left", "i64* res", "u64* vout"]
+        # io: one block holding status | counts | results | barrier counter | reduction ring
+        # (cuda_runtime.io_block; one argument instead of five: each costs the launch time)
+        args += ["i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
             if s.type.is_vector:
@@ -262,6 +263,8 @@ class CudaRenderer:
                 out.append(f"if (c_.gt == 0) res[{j}] = (i64){name};")
         src = (f'extern "C" __global__ void KBOUNDS {KERNEL_NAME}({", ".join(args)}) {{\n'
                "    Ctx c_;\n"
+               f"    i64* st = io; i64* cnt = io + STATUS_SIZE; i64* res = io + STATUS_SIZE + NKINDS;\n"
+               f"    u64* bar = (u64*)(io + STATUS_SIZE + NKINDS + {len(outputs)}); u64* red = bar + 1;\n"
                "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
                "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
                "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = 0u; c_.nb = 0ULL;\n"
@@ -561,6 +564,23 @@ class CudaRenderer:
             self.emit("gsync(c_);")
             self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
         self.ind += 1
+        # a warp's iterations in batches of PD, the own columns the body reads loaded for the
+        # whole batch first (no other iteration writes them; skip_unchanged_stores compares
+        # against them); the first batch's loads go out before the block loads the shared
+        # columns, so that the two round trips overlap
+        sign = "-" if downto else "+"
+        nw = "(c_.G >> 5)"
+
+        def load_batch(first: str) -> None:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int d_ = 0; d_ < PD; ++d_) {{ i64 iq_ = {first} + d_ * {nw}; i64 lq_ = {a} {sign} iq_;")
+            for t, oc in self.own_cols.items():
+                self.emit(f"    if (iq_ < {m} && 1 <= lq_ && lq_ <= {t}.k) d_col_get({oc}[d_], {t}, lq_, ln_, 32);")
+            self.emit("}")
+        for t, oc in self.own_cols.items():
+            self.emit(f"V<RP> {oc}[PD];")
+        if self.own_cols:
+            load_batch("(c_.gt >> 5)")
         for pc in self.precopied.values():     # the same columns for every iteration: loaded once a block
             self.emit(f"V<RP> {pc.name}; d_load_block({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
                       f"{pc.t}.n, ln_, 32);")
@@ -570,15 +590,20 @@ class CudaRenderer:
                 copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
                         f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
                 self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
-        # the own columns the body reads, loaded at the top of the iteration (no other
-        # iteration writes them; skip_unchanged_stores compares against them). Batches of
-        # several iterations with their columns loaded together measured no faster (H100,
-        # WARSHALL-adapt n = 5000 and 16384: 4.19 to 4.37 against 4.13 us a pivot)
-        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
+        self.emit(f"for (i64 ib_ = c_.gt >> 5; ib_ < {m}; ib_ += PD * {nw}) {{")
         self.ind += 1
-        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
-        for t, oc in self.own_cols.items():
-            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
+        if self.own_cols:
+            self.emit("if (ib_ != (c_.gt >> 5)) {")
+            self.ind += 1
+            load_batch("ib_")
+            self.ind -= 1
+            self.emit("}")
+        self.emit("#pragma unroll")
+        self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
+        self.ind += 1
+        self.emit(f"i64 it_ = ib_ + d_ * {nw};")
+        self.emit(f"if (it_ >= {m}) break;")
+        self.emit(f"i64 {lv} = {a} {sign} it_;")
         if pivot_mode:
             for pc in self.precopied.values():
                 self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
@@ -586,6 +611,8 @@ class CudaRenderer:
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
+        self.ind -= 1
+        self.emit("}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -626,7 +653,7 @@ class CudaRenderer:
             plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
-                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
+                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}[d_], ln_, 32); {oc}[d_] = {v};")
 
     def region(self) -> str:
         self.nscr += 1
@@ -957,7 +984,7 @@ class CudaRenderer:
                 raise Unsupported("a parallel for reading its own column after writing it", e.loc)
             if t not in self.own_cols:
                 self.own_cols[t] = self.tmp("oc")
-            self.emit(f"{o} = {self.own_cols[t]};")     # loaded at the top of the iteration (_s_PFOR)
+            self.emit(f"{o} = {self.own_cols[t]}[d_];")     # loaded for the iteration's batch (_s_PFOR)
             return o
         if not _invariant(idx, self.private, self.loop_var):
             raise Unsupported("a parallel for reading a column that depends on the iteration", e.loc)
@@ -1138,9 +1165,10 @@ SWITCHES = {
 }
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=()) -> str:
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), PD: int = 1) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
-    slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
+    slice words per lane inside parallel for, PD iterations a batch there (a warp's own
+    columns loaded together) and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB). ``switches``: names of SWITCHES."""
@@ -1148,7 +1176,7 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define KBOUNDS {bounds}\n"
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define PD {PD}\n#define KBOUNDS {bounds}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

@@ -391,7 +391,7 @@ __device__ __forceinline__ bool mul_ovf(i64 a, i64 b, i64& r) {
 """
 
 # status slots and error codes, as layout.py numbers them
-from .layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, E  # noqa: E402
+from .layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, STATUS_SIZE, E  # noqa: E402
 
 
 def defines(nkinds: int) -> str:
@@ -399,7 +399,7 @@ def defines(nkinds: int) -> str:
     lines = [f"#define NKINDS {nkinds}"]
     lines += [f"#define {name} {value}" for name, value in (
         ("S_NODE", S_NODE), ("S_CODE", S_CODE), ("S_A", S_A), ("S_B", S_B), ("S_C", S_C), ("S_D", S_D),
-        ("S_LEFT", S_LEFT), ("S_SP", S_SP), ("S_STACK", S_STACK), ("S_OUT", S_OUT))]
+        ("S_LEFT", S_LEFT), ("S_SP", S_SP), ("S_STACK", S_STACK), ("S_OUT", S_OUT), ("STATUS_SIZE", STATUS_SIZE))]
     lines += [f"#define E_{name} {value}" for name, value in sorted(codes.items())]
     lines.append(f"#define E_RERUN {E_RERUN}")
     return "\n".join(lines) + "\n"

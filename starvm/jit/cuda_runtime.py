@@ -196,7 +196,7 @@ class GpuRoutine(JitRoutine):
     def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches())
+        code = instance(self.plan, R, kw, rp, bound, _switches(), _pfor_batch())
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -225,10 +225,6 @@ class GpuRoutine(JitRoutine):
         # one int64 block, uploaded zeroed every call: status | counts | results | the grid
         # barrier's arrival counter | reduction ring (uint64 view) | rerun flag
         io = self.io_block(nout)
-        st, cnt = io[:STATUS_SIZE], io[STATUS_SIZE:STATUS_SIZE + NK]
-        res = io[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
-        bar = io[STATUS_SIZE + NK + nout:STATUS_SIZE + NK + nout + 1].view(cp.uint64)
-        ring = io[STATUS_SIZE + NK + nout + 1:].view(cp.uint64)
         scr, ob = self.buffers(vcap)
         # vector results in a new buffer each call: they become the results' words (no copy)
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
@@ -242,8 +238,7 @@ class GpuRoutine(JitRoutine):
                 kargs += [words if words is not None and words.size else vout, np.int64(n)]
             else:
                 kargs.append(np.int64(int(value)))
-        kargs += [st, cnt, ob, np.int64(OB_WORDS), ring, bar, scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)),
-                  res, vout]
+        kargs += [io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         t0 = perf_counter()
         try:
             # cooperative or not as its module was built (module(): a keyword here raised
@@ -382,9 +377,22 @@ def _switches() -> tuple:
                         if x.strip().upper() in SWITCHES))
 
 
+PFOR_BATCH = 1
+
+
+def _pfor_batch() -> int:
+    """Iterations of a warp inside parallel for whose own columns are loaded together
+    (STARVM_GPU_PFOR_BATCH, 1..8)."""
+    try:
+        d = int(os.environ.get("STARVM_GPU_PFOR_BATCH", PFOR_BATCH))
+    except ValueError:
+        return PFOR_BATCH
+    return d if 1 <= d <= 8 else PFOR_BATCH
+
+
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
-    return (_pfor_threads(), _switches())
+    return (_pfor_threads(), _switches(), _pfor_batch())
 
 
 def _pfor_threads() -> int:

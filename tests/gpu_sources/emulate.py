@@ -83,11 +83,11 @@ def _bits(words, n: int) -> np.ndarray:
 
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
-               left: int = 1 << 62, timeout: float = 120, switches=()) -> KernelRun:
+               left: int = 1 << 62, timeout: float = 120, switches=(), PD: int = 1) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
-    vector, integers and booleans as ints. R, RP, KW and switches (names of
-    cuda_lower.SWITCHES) as cuda_lower.instance takes them."""
+    vector, integers and booleans as ints. R, RP, KW, switches (names of
+    cuda_lower.SWITCHES) and PD as cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
     from starvm.jit.cuda_lower import instance
     from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -119,12 +119,14 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
 {chr(10).join(decl)}
 int main(int argc, char** argv) {{
     i64 left = argc > 1 ? atoll(argv[1]) : (1LL << 62);
-    static i64 st[{STATUS_SIZE}] = {{0}}; static i64 cnt[{nk}] = {{0}}; static i64 res[{max(1, nout)}] = {{0}};
-    static u64 red[10] = {{0, 0, 0, 0, 0, 0, ALL, ALL, ALL, 0}}; static u64 bar[1] = {{0}};
+    static i64 io[{STATUS_SIZE + nk + nout + 11}] = {{0}};     // as cuda_runtime.io_block lays it out
+    i64* st = io; i64* cnt = io + {STATUS_SIZE}; i64* res = io + {STATUS_SIZE + nk};
+    u64* bar = (u64*)(io + {STATUS_SIZE + nk + nout}); u64* red = bar + 1;
+    red[6] = red[7] = red[8] = ALL;
     static std::vector<u64> scr({plan.scratch_regions} * {vcap}), vout({max(1, nout)} * {vcap});
     static std::vector<i64> ob(4096);
-    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, st, cnt, ob.data(), 4096, red, bar, scr.data(),
-                                                  {vcap}, left, res, vout.data()); }});
+    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, io, ob.data(), 4096, scr.data(),
+                                                  {vcap}, left, vout.data()); }});
     printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],
            {"(u64)((unsigned int*)bar)[1] / 2" if "GEN_BARRIER" in switches else f"(bar[0] & BAR_COUNT) / {blocks}"});
     printf("cnt"); for (int i = 0; i < {nk}; ++i) printf(" %lld", cnt[i]); printf("\\n");
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    src = _cpp(instance(plan, R, KW, RP, 0, switches)) + main
+    src = _cpp(instance(plan, R, KW, RP, 0, switches, PD)) + main
     _BUILD.mkdir(exist_ok=True)
     digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
     exe = _BUILD / f"k_{digest}"
