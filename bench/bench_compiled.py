@@ -819,10 +819,10 @@ def gpu_search(rows, results, problems):
         results.append(row)
         print(row, flush=True)
         del HT, HX, HZ
-    # MATCH with 2 words a thread instead of 4 (as the resident grid of the barrier kernels,
-    # STARVM_GPU_FREE_R=0, R = 64: 0.63 ms at d769c33)
+    # MATCH launched as the resident grid of the barrier kernels (STARVM_GPU_FREE_R=0: R = 64 words a
+    # thread, 255 registers) and with 2 words a thread instead of 4
     want = cp.asnumpy(vals == vals[rows // 3])
-    for free_r in ("2",):
+    for free_r in ("0", "2"):
         os.environ["STARVM_GPU_FREE_R"] = free_r
         try:
             Z = m.slice(np.zeros(rows, bool))
@@ -960,13 +960,18 @@ def main_gpu(args) -> int:
         gpu_warshall_adapt(n, results, problems, interp=(n <= 5000))
     # parallel for's grid and the pivot loop, one change each: the barrier's cost grows with the
     # blocks, an iteration's latency with the iterations a warp runs
-    # (measured at d769c33, one change each, and in the results file since: 256 and 1024
-    # threads a block, the generation-word barrier, every word stored, each warp loading the
-    # pivot column, all three as before, two barriers a pivot)
-    variants = [(", batches of 2 iterations (STARVM_GPU_PFOR_BATCH=2)", {"STARVM_GPU_PFOR_BATCH": "2"}, (5000, 16384)),
-                (", batches of 3 iterations (STARVM_GPU_PFOR_BATCH=3)", {"STARVM_GPU_PFOR_BATCH": "3"}, (5000,)),
-                (", the barrier, stores and pivot loads of before (GEN_BARRIER, STORE_ALL, WARP_LOADS)",
-                 {"STARVM_GPU_SWITCHES": "GEN_BARRIER,STORE_ALL,WARP_LOADS"}, (5000,))]
+    variants = [(", 256 threads a block", {"STARVM_GPU_PFOR_THREADS": "256"}, (5000, 16384)),
+                (", 1024 threads a block (64 registers)", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000, 16384)),
+                (", the generation-word barrier of before (GEN_BARRIER)", {"STARVM_GPU_SWITCHES": "GEN_BARRIER"},
+                 (5000, 16384)),
+                (", every word of COL(i, P) := V stored (STORE_ALL)", {"STARVM_GPU_SWITCHES": "STORE_ALL"},
+                 (5000, 16384)),
+                (", each warp loading the pivot column from L2 (WARP_LOADS)", {"STARVM_GPU_SWITCHES": "WARP_LOADS"},
+                 (5000, 16384)),
+                (", all three as before and 256 threads a block",
+                 {"STARVM_GPU_SWITCHES": "GEN_BARRIER,STORE_ALL,WARP_LOADS", "STARVM_GPU_PFOR_THREADS": "256"},
+                 (5000, 16384)),
+                (", two barriers a pivot (STARVM_GPU_PIVOT_LOOP=0)", {"STARVM_GPU_PIVOT_LOOP": "0"}, (5000,))]
     for label, env, sizes in variants:
         os.environ.update(env)
         try:

@@ -564,23 +564,6 @@ class CudaRenderer:
             self.emit("gsync(c_);")
             self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
         self.ind += 1
-        # a warp's iterations in batches of PD, the own columns the body reads loaded for the
-        # whole batch first (no other iteration writes them; skip_unchanged_stores compares
-        # against them); the first batch's loads go out before the block loads the shared
-        # columns, so that the two round trips overlap
-        sign = "-" if downto else "+"
-        nw = "(c_.G >> 5)"
-
-        def load_batch(first: str) -> None:
-            self.emit("#pragma unroll")
-            self.emit(f"for (int d_ = 0; d_ < PD; ++d_) {{ i64 iq_ = {first} + d_ * {nw}; i64 lq_ = {a} {sign} iq_;")
-            for t, oc in self.own_cols.items():
-                self.emit(f"    if (iq_ < {m} && 1 <= lq_ && lq_ <= {t}.k) d_col_get({oc}[d_], {t}, lq_, ln_, 32);")
-            self.emit("}")
-        for t, oc in self.own_cols.items():
-            self.emit(f"V<RP> {oc}[PD];")
-        if self.own_cols:
-            load_batch("(c_.gt >> 5)")
         for pc in self.precopied.values():     # the same columns for every iteration: loaded once a block
             self.emit(f"V<RP> {pc.name}; d_load_block({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
                       f"{pc.t}.n, ln_, 32);")
@@ -590,20 +573,17 @@ class CudaRenderer:
                 copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
                         f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
                 self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
-        self.emit(f"for (i64 ib_ = c_.gt >> 5; ib_ < {m}; ib_ += PD * {nw}) {{")
+        # the own columns the body reads, loaded at the top of the iteration (no other
+        # iteration writes them; skip_unchanged_stores compares against them). Batches of a
+        # warp's iterations with their columns loaded together, the first batch's before the
+        # pivot column, measured slower (H100 at 7892b5c, WARSHALL-adapt n = 5000: batches of
+        # 2 and 3 4.09 and 4.15 us a pivot against 3.94 with batches of 1; n = 16384, 2: 11.4
+        # against 8.8; at d769c33 this loop 3.68 and 8.61)
+        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
         self.ind += 1
-        if self.own_cols:
-            self.emit("if (ib_ != (c_.gt >> 5)) {")
-            self.ind += 1
-            load_batch("ib_")
-            self.ind -= 1
-            self.emit("}")
-        self.emit("#pragma unroll")
-        self.emit("for (int d_ = 0; d_ < PD; ++d_) {")
-        self.ind += 1
-        self.emit(f"i64 it_ = ib_ + d_ * {nw};")
-        self.emit(f"if (it_ >= {m}) break;")
-        self.emit(f"i64 {lv} = {a} {sign} it_;")
+        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
+        for t, oc in self.own_cols.items():
+            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
         if pivot_mode:
             for pc in self.precopied.values():
                 self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
@@ -611,8 +591,6 @@ class CudaRenderer:
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
-        self.ind -= 1
-        self.emit("}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -653,7 +631,7 @@ class CudaRenderer:
             plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
-                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}[d_], ln_, 32); {oc}[d_] = {v};")
+                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
 
     def region(self) -> str:
         self.nscr += 1
@@ -984,7 +962,7 @@ class CudaRenderer:
                 raise Unsupported("a parallel for reading its own column after writing it", e.loc)
             if t not in self.own_cols:
                 self.own_cols[t] = self.tmp("oc")
-            self.emit(f"{o} = {self.own_cols[t]}[d_];")     # loaded for the iteration's batch (_s_PFOR)
+            self.emit(f"{o} = {self.own_cols[t]};")     # loaded at the top of the iteration (_s_PFOR)
             return o
         if not _invariant(idx, self.private, self.loop_var):
             raise Unsupported("a parallel for reading a column that depends on the iteration", e.loc)
@@ -1165,10 +1143,9 @@ SWITCHES = {
 }
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), PD: int = 1) -> str:
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=()) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
-    slice words per lane inside parallel for, PD iterations a batch there (a warp's own
-    columns loaded together) and (LB > 0) at most LB threads a block, its
+    slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB). ``switches``: names of SWITCHES."""
@@ -1176,7 +1153,7 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define PD {PD}\n#define KBOUNDS {bounds}\n"
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define KBOUNDS {bounds}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

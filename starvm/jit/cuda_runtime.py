@@ -196,7 +196,7 @@ class GpuRoutine(JitRoutine):
     def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches(), _pfor_batch())
+        code = instance(self.plan, R, kw, rp, bound, _switches())
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -377,22 +377,9 @@ def _switches() -> tuple:
                         if x.strip().upper() in SWITCHES))
 
 
-PFOR_BATCH = 1
-
-
-def _pfor_batch() -> int:
-    """Iterations of a warp inside parallel for whose own columns are loaded together
-    (STARVM_GPU_PFOR_BATCH, 1..8)."""
-    try:
-        d = int(os.environ.get("STARVM_GPU_PFOR_BATCH", PFOR_BATCH))
-    except ValueError:
-        return PFOR_BATCH
-    return d if 1 <= d <= 8 else PFOR_BATCH
-
-
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
-    return (_pfor_threads(), _switches(), _pfor_batch())
+    return (_pfor_threads(), _switches())
 
 
 def _pfor_threads() -> int:

@@ -66,23 +66,20 @@ def test_pivot_loops_equal_the_interpreter_with_one_barrier_a_pivot(name, extra,
     assert run.barriers == n + 1          # one a pivot and one at the loop's end (or its empty pivots')
 
 
-@pytest.mark.parametrize("name, n, blocks, threads, RP, PD, switches", [
-    ("U_WARSHALL_adapt", 70, 3, 32, 2, 1, ()),                        # 70 iterations on 3 warps, 3 words a lane
-    ("U_WARSHALL_adapt", 70, 3, 32, 2, 3, ()),                        # batches of 3, the last one short
-    ("U_WARSHALL_adapt", 65, 2, 64, 2, 8, ()),                        # a batch longer than a warp's iterations
-    ("PIV_GROW", 23, 2, 32, 1, 2, ()),                                # bounds that change from pivot to pivot
-    ("PIV_DOWN", 23, 2, 32, 1, 2, ("STORE_ALL",)),                    # every word stored, as before
-    ("U_WARSHALL_adapt", 63, 3, 32, 2, 1, ("GEN_BARRIER", "WARP_LOADS"))])   # the barrier and pivot loads of before
-def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, blocks, threads, RP, PD, switches):
-    """A warp's iterations in batches of PD, their own columns loaded first (the first
-    batch's before the pivot column), COL(i, P) := V storing only the words that changed,
-    the pivot column loaded once a block, and the barrier, stores and loads of before (kept
-    for measuring)."""
+@pytest.mark.parametrize("name, n, blocks, threads, RP, switches", [
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, ()),                        # 70 iterations on 3 warps, 3 words a lane
+    ("U_WARSHALL_adapt", 65, 2, 64, 2, ()),                        # more warps than columns' worth of work
+    ("PIV_GROW", 23, 2, 32, 1, ()),                                # bounds that change from pivot to pivot
+    ("PIV_DOWN", 23, 2, 32, 1, ("STORE_ALL",)),                    # every word stored, as before
+    ("U_WARSHALL_adapt", 63, 3, 32, 2, ("GEN_BARRIER", "WARP_LOADS"))])   # the barrier and pivot loads of before
+def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, blocks, threads, RP, switches):
+    """Each iteration's own column loaded at its top, COL(i, P) := V storing only the words
+    that changed, the pivot column loaded once a block, and the barrier, stores and loads of
+    before (kept for measuring)."""
     emulate.require()
     text = LIBRARY if name.startswith("U_") else PIVOTS
     adj = _graph(n)
-    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, PD=PD,
-                             switches=switches)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, switches=switches)
     (*_, want), counts, err = _interpreted(text, name, [n, adj])
     assert err is None and run.code == 0 and not run.rerun
     assert np.array_equal(run.tables[0], want) and run.counts == counts
@@ -132,7 +129,7 @@ begin end.
 """
     n = 70
     adj = _graph(n)
-    run = emulate.run_kernel(_plan(text, "r_two"), [n, adj, adj.copy()], 2, 32, RP=2, PD=2)
+    run = emulate.run_kernel(_plan(text, "r_two"), [n, adj, adj.copy()], 2, 32, RP=2)
     (_, want_p, want_q), counts, err = _interpreted(text, "TWO", [n, adj, adj.copy()])
     assert err is None and run.code == 0
     assert np.array_equal(run.tables[0], want_p) and np.array_equal(run.tables[1], want_q)
