@@ -222,28 +222,19 @@ class GpuRoutine(JitRoutine):
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
         nout = len(self.plan.outputs)
         vcap = max(caps, kw)
-        # one int64 block, uploaded zeroed every call: status | counts | results | the grid
+        # one int64 block, made afresh every call: status | counts | results | the grid
         # barrier's arrival counter | reduction ring (uint64 view) | rerun flag
         io = self.io_block(nout)
         scr, ob = self.buffers(vcap)
         # vector results in a new buffer each call: they become the results' words (no copy)
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
         saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
-        kargs = []
-        for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
-            if sym.type is T.TABLE:
-                kargs += [value.data, np.int64(value.n), np.int64(value.k)]
-            elif sym.type.is_vector:
-                words, n = value
-                kargs += [words if words is not None and words.size else vout, np.int64(n)]
-            else:
-                kargs.append(np.int64(int(value)))
-        kargs += [io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
+        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout)
         t0 = perf_counter()
         try:
             # cooperative or not as its module was built (module(): a keyword here raised
             # TypeError on every call with CuPy 14, caught, before the plain launch)
-            fn((blocks,), (threads,), tuple(kargs))
+            fn((blocks,), (threads,), kargs)
         except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
             self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
             self.restore_tables(saved)
@@ -263,6 +254,20 @@ class GpuRoutine(JitRoutine):
         if sth[S_CODE]:
             raise errors.star_error(sth, self.unit.lowered, machine.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
+
+    def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout) -> tuple:
+        """The launch's arguments in the order of cuda_lower's kernel signature."""
+        kargs = []
+        for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
+            if sym.type is T.TABLE:
+                kargs += [value.data, np.int64(value.n), np.int64(value.k)]
+            elif sym.type.is_vector:
+                words, n = value
+                kargs += [words if words is not None and words.size else vout, np.int64(n)]
+            else:
+                kargs.append(np.int64(int(value)))
+        kargs += [io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
+        return tuple(kargs)
 
     def buffers(self, vcap: int):
         """The scratch regions and output records of a call (kept between calls: the kernel

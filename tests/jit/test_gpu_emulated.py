@@ -197,3 +197,32 @@ def test_search_bodies_equal_the_interpreter(name, blocks, threads, R):
     values, counts, err = _interpreted(LIBRARY, name, star)
     assert err is None and run.code == 0
     assert np.array_equal(run.vectors[0], values[-1]) and run.counts == counts
+
+
+@pytest.mark.parametrize("text, pyname", [(LIBRARY, "r_u_match"), (LIBRARY, "r_u_min"),
+                                          (LIBRARY, "r_u_warshall_adapt"), (PIVOTS, "r_piv_fail")])
+def test_launch_arguments_match_the_kernel_parameters(text, pyname):
+    """GpuRoutine.kernel_args (no GPU: NumPy arrays stand for device ones) gives the compiled
+    kernel as many arguments as its PTX entry takes, each of the width it takes."""
+    from types import SimpleNamespace
+    from gpu_sources import nvrtc
+    from gpu_sources.fake_cupy import _width
+    from starvm.jit.cuda_lower import KERNEL_NAME, instance
+    from starvm.jit.cuda_runtime import GpuRoutine
+    from starvm.types import T
+    nvrtc.require()
+    plan = _plan(text, pyname)
+    converted = []
+    for sym in list(plan.params) + list(plan.globals):
+        if sym.type is T.TABLE:
+            converted.append(SimpleNamespace(data=np.zeros((3, 2), np.uint64), n=100, k=3))
+        elif sym.type.is_vector:
+            converted.append((np.zeros(2, np.uint64), 100))
+        else:
+            converted.append(7)
+    routine = GpuRoutine.__new__(GpuRoutine)
+    routine.plan = plan
+    a = np.zeros(4, np.int64)
+    args = routine.kernel_args(converted, a, a, a.view(np.uint64), 2, 1 << 62, a.view(np.uint64))
+    params = nvrtc.compile_ptx(instance(plan, 1, 2, 4), "k.cu", ("-std=c++14",)).entry(KERNEL_NAME)
+    assert [_width(x) for x in args] == params
