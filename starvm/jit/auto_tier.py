@@ -54,9 +54,11 @@ def install_auto(tier, candidates: dict, main, recursive, estimator):
                 ns[pyname] = interpreted[pyname]
             continue
         tier.skipped.pop(display, None)
+        info = candidates[pyname][0]
         routine = PlacedRoutine(tier, pyname, display, interpreted[pyname], h, g,
                                 host_why.get(pyname, ""), gpu_why.get(pyname, ""),
-                                placed_loops(pyname, bodies, tier.machine.fuse))
+                                placed_loops(pyname, bodies, tier.machine.fuse),
+                                device_native=info is not None and tier._native(info) and not tier._native(info, "host"))
         tier.routines[pyname] = routine
         if pyname == "main_":
             main = routine
@@ -97,7 +99,7 @@ class PlacedRoutine:
     """One routine on the auto backend: the CPU tier, the GPU tier or the interpreter per call."""
 
     def __init__(self, tier, pyname, display, interpreted, host, gpu, host_why: str, gpu_why: str,
-                 loop_tables: int | None):
+                 loop_tables: int | None, device_native: bool = False):
         self.tier = tier
         self.pyname, self.display = pyname, display
         self.interpreted = interpreted
@@ -105,6 +107,9 @@ class PlacedRoutine:
         self.host_why = host_why or "it does not compile (no reason given)"
         self.gpu_why = gpu_why or "not taken by the GPU tier"
         self.loop_tables = loop_tables
+        # a library routine with a kernel on the device only (COMPACT, EXPAND, WARSHALL-adapt):
+        # ``interpreted`` is its native wrapper, whose AutoBackend.place may move host tables there
+        self.device_native = device_native
         self.globals = host.compiled.globals if host is not None else list(gpu.plan.globals)
         self.calls = 0
         self.interpreted_why: Counter = Counter()     # reason -> calls run interpreted
@@ -182,6 +187,9 @@ class PlacedRoutine:
             return "interpreted", "its tables are on both sides (host and device)"
         if dev_vectors:
             return "interpreted", "its tables are on the host and a vector on the device"
+        if self.device_native and sum(v.n * v.k for v in args if isinstance(v, Table)) >= auto.gpu_bits:
+            return "interpreted", (f"its tables reach STARVM_AUTO_GPU_BITS = {auto.gpu_bits} bits: the native "
+                                   "wrapper moves them to the device kernel (AutoBackend.place)")
         if self.host is None:
             return "interpreted", f"its arguments are on the host: CPU tier: {self.host_why}"
         if self.loop_tables is None:

@@ -161,3 +161,23 @@ def test_boruvka_compacts_live_arcs(backend, native):
     # each level at most half the arcs of the one before, and fewer vertices
     sizes = [(n, src.size)] + levels
     assert levels and all(2 * b[1] <= a[1] and b[0] < a[0] for a, b in zip(sizes, sizes[1:])), sizes
+
+
+# ---------------------------------------------------------------- auto: where a call runs
+@pytest.mark.parametrize("cols,kernel", [(10, False), (40, True)])
+def test_auto_host_calls_run_compiled_or_move_as_the_kernel_would(cols, kernel):
+    """On auto the NumPy side has no COMPACT kernel: a call whose tables are on the host runs the
+    compiled Star body there, unless its tables reach STARVM_AUTO_GPU_BITS (4096 in the tests),
+    where AutoBackend.place moves them to the device kernel, as before the NumPy kernel went."""
+    import starvm
+    rng = np.random.default_rng(cols)
+    T, X = bits(rng, 60, cols), rng.random(60) < 0.5               # 60 rows: the host side
+    R0 = bits(rng, 60, cols)
+    m = starvm.Machine(backend="auto", native=True, jit="on")
+    t, r = m.table(T), m.table(R0)
+    assert t.backend is m.backend.host
+    m.call("COMPACT", t, m.slice(X), r)
+    assert np.array_equal(r.to_numpy(), model_compact(T, X, R0))
+    routine = m.ns["r_compact"]
+    assert m.native_timing[0] == kernel and routine.host.compiled_calls == (not kernel)
+    assert (r.backend is m.backend.dev) == kernel
