@@ -69,6 +69,7 @@ def test_pivot_loops_equal_the_interpreter_with_one_barrier_a_pivot(name, extra,
 @pytest.mark.parametrize("name, n, blocks, threads, RP, switches", [
     ("U_WARSHALL_adapt", 70, 3, 32, 2, ()),                        # 70 iterations on 3 warps, 3 words a lane
     ("U_WARSHALL_adapt", 65, 2, 64, 2, ()),                        # more warps than columns' worth of work
+    ("U_WARSHALL_adapt", 1, 2, 32, 1, ()),                         # one row: one iteration, 63 warps idle
     ("PIV_GROW", 23, 2, 32, 1, ()),                                # bounds that change from pivot to pivot
     ("PIV_DOWN", 23, 2, 32, 1, ("STORE_ALL",)),                    # every word stored, as before
     ("U_WARSHALL_adapt", 63, 3, 32, 2, ("GEN_BARRIER", "WARP_LOADS"))])   # the barrier and pivot loads of before
@@ -226,3 +227,30 @@ def test_launch_arguments_match_the_kernel_parameters(text, pyname):
     args = routine.kernel_args(converted, a, a, a.view(np.uint64), 2, 1 << 62, a.view(np.uint64))
     params = nvrtc.compile_ptx(instance(plan, 1, 2, 4), "k.cu", ("-std=c++14",)).entry(KERNEL_NAME)
     assert [_width(x) for x in args] == params
+
+
+def test_changed_words_past_a_lanes_first_are_stored():
+    """2100 rows (33 words: lane 0 holds words 0 and 32): COL(i, P) := V stores the words that
+    changed in every place a lane holds, the column's tail word too."""
+    emulate.require()
+    text = """
+proc OR9(n: integer; var P: table);
+var V: slice; i: integer;
+begin
+  parallel for i := 1 to n do
+  begin
+    V := COL(i, P);
+    V := V or COL(9, P);
+    COL(i, P) := V;
+  end;
+end;
+begin end.
+"""
+    rows = 2100
+    rng = np.random.default_rng(21)
+    table = rng.random((rows, 9)) < 0.3
+    run = emulate.run_kernel(_plan(text, "r_or9"), [8, table], 2, 64, RP=2)
+    (_, want), counts, err = _interpreted(text, "OR9", [8, table])
+    assert err is None and run.code == 0
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert not np.array_equal(want, table)
