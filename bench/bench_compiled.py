@@ -674,7 +674,7 @@ def _time_launches(m, pyname):
 
 def gpu_barrier(results):
     """The grid barrier alone (cuda_prelude.gsync_or) 5000 times on the grids the tier launches:
-    what one costs, against the generation-word barrier of before (STARVM_GPU_BARRIER=gen)."""
+    what one costs, against the generation-word barrier of before (the switch GEN_BARRIER)."""
     import cupy as cp
     from starvm.ir.ops import BASE_OPS
     from starvm.jit.cuda_prelude import PRELUDE, defines

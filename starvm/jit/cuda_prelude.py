@@ -62,7 +62,7 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 // arriving blocks that bring a 1 above them; barrier b is passed once the count reaches
 // b * blocks (c.nb), so a block's arrival atomic returns the count and it spins on the same
 // word: no reset and no separate release write by the last arrival (the generation-word
-// barrier of before cost a fence and an exchange more a barrier: STARVM_GPU_BARRIER=gen).
+// barrier of before cost a fence and an exchange more a barrier: the switch GEN_BARRIER).
 // The flag is sticky: a block that sees it leaves at this barrier (E_RERUN), and every
 // block sees it at the same barrier, since it arrives with the arrival that completes it.
 #define BAR_COUNT 0xFFFFFFFFFFULL
