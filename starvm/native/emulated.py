@@ -9,6 +9,8 @@ one, behind the same routines (search_routines.py, rows_routines.py):
                                  whole-slice NumPy operation per bit column of the words;
   IOTA, GATHER, SCATTER, GROUPMIN   the NumPy backend's kernels (rows_numpy.py), the device's
                                  word vectors converted to and from its Python ints;
+  COMPACT, EXPAND                rows_numpy.py's kernels, which the NumPy backend itself no
+                                 longer registers (its compiled Star bodies replaced them);
   WARSHALL-adapt                 the NumPy backend's kernel (registered directly: it takes
                                  only the table).
 """
