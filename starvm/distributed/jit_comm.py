@@ -59,6 +59,15 @@ def load() -> str:
     return _loaded
 
 
+def kernel_cache_dir() -> str:
+    """Where Numba caches jit/mpi_kernels.py's kernels: a folder per MPI library (load()'s
+    text), since the compiled kernels hold its handle type."""
+    import hashlib
+    import os
+    from ..config import jit_cache_dir
+    return os.path.join(jit_cache_dir(), "mpi-kernels", hashlib.sha256(load().encode()).hexdigest()[:16])
+
+
 def handle_size() -> int:
     """Bytes of an MPI handle: 4 for MPICH (int), 8 for Open MPI (a pointer)."""
     from mpi4py import MPI

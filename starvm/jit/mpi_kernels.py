@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
+from numba.core import config as numba_config
 from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
@@ -46,6 +47,11 @@ from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, 
                      E_TABLE_NEG, S_FREE)
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
+# Numba keys a cached kernel by its bytecode, not by the globals it reads: the handle type
+# below (int for MPICH, a pointer for Open MPI) would be taken from another MPI's cache
+# entry. The kernels of this module are cached per MPI library (restored at its end).
+_NUMBA_CACHE_DIR = numba_config.CACHE_DIR
+numba_config.CACHE_DIR = jit_comm.kernel_cache_dir()
 _H = types.int32 if jit_comm.handle_size() == 4 else types.int64
 _h = np.int32 if jit_comm.handle_size() == 4 else np.int64
 _mpi_allreduce = types.ExternalFunction("MPI_Allreduce", types.int32(
@@ -110,15 +116,6 @@ def block(n):
     return min(n, rank * per), min(n, (rank + 1) * per), per
 
 
-@njit(cache=True, inline="always")
-def local_first(w, start):
-    """The global 1-based row of the first 1 of local words w, _NONE if none; and its word."""
-    t = first_one(w)
-    if t < 0:
-        return _NONE, t
-    return np.int64(start + t * 64 + trailing_zeros(w[t]) + 1), t
-
-
 # ------------------------------------------------------------------ forms
 @njit(cache=True)
 def mp_vzeros(n):
@@ -152,9 +149,7 @@ def mp_set(x, cnt, st, nid):
 
 @njit(cache=True)
 def mp_not(x, cnt, st, nid):
-    cnt[C_NOT] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
+    counted(x, C_NOT, cnt, st, nid)
     start, stop, _per = block(x[1])
     w = x[0]
     out = np.empty(w.shape[0], np.uint64)
@@ -201,71 +196,72 @@ def mp_bit_set(x, i, b, cnt, st, nid):
             x[0][p >> 6] &= ~m
 
 
-@njit(cache=True)
-def mp_fnd(x, cnt, st, nid):
-    cnt[C_FND] += 1
+@njit(cache=True, inline="always")
+def counted(x, op, cnt, st, nid):
+    """What every reducing slice kernel does first: count the step, reject an unassigned x."""
+    cnt[op] += 1
     if x[1] < 0:
         unassigned(st, nid, x[1])
-    start, stop, _per = block(x[1])
-    pos, _t = local_first(x[0], start)
-    pos = allreduce(pos, X_MIN)
-    return np.int64(0) if pos == _NONE else pos
 
 
-@njit(cache=True)
-def clear_if_mine(w, t, pos, start):
-    """STEP's and FRST's owner: the rank whose first 1 is the global one."""
-    if t >= 0 and start + t * 64 + trailing_zeros(w[t]) + 1 == pos:
-        return True
-    return False
-
-
-@njit(cache=True)
-def mp_step(x, cnt, st, nid):
-    cnt[C_STEP] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
-    start, stop, _per = block(x[1])
-    w = x[0]
-    mine, t = local_first(w, start)
-    pos = allreduce(mine, X_MIN)
-    if pos == _NONE:
-        return np.int64(0)
-    if mine == pos:
-        v = w[t]
-        w[t] = v & (v - U1)
-    return pos
-
-
-@njit(cache=True)
-def mp_step_h(x, h, cnt, st, nid):
-    """mp_step with kernels.op_step_h's hint: h[0] leading local words known to be 0."""
-    cnt[C_STEP] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
-    start, stop, _per = block(x[1])
-    w = x[0]
+@njit(cache=True, inline="always")
+def hinted(w, h):
+    """The first nonzero local word at or after the hint h[0] (kernels.op_step_h's: leading
+    words known to be 0), the hint moved there; w.shape[0] if none."""
     t = h[0]
     while t < w.shape[0] and w[t] == U0:
         t += 1
     h[0] = t
+    return t
+
+
+@njit(cache=True, inline="always")
+def agreed_first(w, t, start):
+    """(the global row of the first 1 of all ranks, _NONE if none; this rank's candidate):
+    this rank's is in its word t (none where t is out of range), agreed by MPI_Allreduce MIN."""
     mine = _NONE
-    if t < w.shape[0]:
+    if 0 <= t < w.shape[0]:
         mine = np.int64(start + t * 64 + trailing_zeros(w[t]) + 1)
-    pos = allreduce(mine, X_MIN)
+    return allreduce(mine, X_MIN), mine
+
+
+@njit(cache=True, inline="always")
+def step_from(w, t, start):
+    """STEP from local word t: the global first 1 found and cleared by its owner."""
+    pos, mine = agreed_first(w, t, start)
     if pos == _NONE:
         return np.int64(0)
     if mine == pos:
-        v = w[t]
-        w[t] = v & (v - U1)
+        w[t] &= w[t] - U1
     return pos
 
 
 @njit(cache=True)
+def mp_fnd(x, cnt, st, nid):
+    counted(x, C_FND, cnt, st, nid)
+    start, stop, _per = block(x[1])
+    pos, _mine = agreed_first(x[0], first_one(x[0]), start)
+    return np.int64(0) if pos == _NONE else pos
+
+
+@njit(cache=True)
+def mp_step(x, cnt, st, nid):
+    counted(x, C_STEP, cnt, st, nid)
+    start, stop, _per = block(x[1])
+    return step_from(x[0], first_one(x[0]), start)
+
+
+@njit(cache=True)
+def mp_step_h(x, h, cnt, st, nid):
+    """mp_step with kernels.op_step_h's hint."""
+    counted(x, C_STEP, cnt, st, nid)
+    start, stop, _per = block(x[1])
+    return step_from(x[0], hinted(x[0], h), start)
+
+
+@njit(cache=True)
 def mp_numb(x, cnt, st, nid):
-    cnt[C_NUMB] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
+    counted(x, C_NUMB, cnt, st, nid)
     s = 0
     w = x[0]
     for t in range(w.shape[0]):
@@ -275,39 +271,27 @@ def mp_numb(x, cnt, st, nid):
 
 @njit(cache=True)
 def mp_some(x, cnt, st, nid):
-    cnt[C_SOME] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
+    counted(x, C_SOME, cnt, st, nid)
     return allreduce(np.int64(first_one(x[0]) >= 0), X_MAX) != 0
 
 
 @njit(cache=True)
 def mp_some_h(x, h, cnt, st, nid):
     """mp_some with the hint of a STEPped slice (kernels.op_some_h)."""
-    cnt[C_SOME] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
-    w = x[0]
-    t = h[0]
-    while t < w.shape[0] and w[t] == U0:
-        t += 1
-    h[0] = t
-    return allreduce(np.int64(t < w.shape[0]), X_MAX) != 0
+    counted(x, C_SOME, cnt, st, nid)
+    return allreduce(np.int64(hinted(x[0], h) < x[0].shape[0]), X_MAX) != 0
 
 
 @njit(cache=True)
 def mp_frst(x, cnt, st, nid):
-    cnt[C_FRST] += 1
-    if x[1] < 0:
-        unassigned(st, nid, x[1])
+    counted(x, C_FRST, cnt, st, nid)
     start, stop, _per = block(x[1])
     w = x[0]
     out = np.zeros(w.shape[0], np.uint64)
-    mine, t = local_first(w, start)
-    pos = allreduce(mine, X_MIN)
+    t = first_one(w)
+    pos, mine = agreed_first(w, t, start)
     if pos != _NONE and mine == pos:
-        v = w[t]
-        out[t] = v & (~v + U1)
+        out[t] = w[t] & (~w[t] + U1)
     return (out, x[1])
 
 
@@ -324,8 +308,10 @@ def mp_noteq(a, b, cnt, st, nid):
 
 
 # ------------------------------------------------------------------ rows
-@njit(cache=True)
-def mp_row_get(i, t, cnt, st, nid):
+@njit(cache=True, inline="always")
+def owned_row(i, t, sv, dirty, cnt, st, nid):
+    """ROW(i, T) on every rank: the owner reads it (a column whose ``dirty`` flag is set is
+    read from ``sv``: the snapshot a `parallel for` keeps, kernels.cow_*), then MPI_Bcast."""
     if not (0 < i <= t[1]):
         fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
     cnt[C_ROW_GET] += 1
@@ -338,9 +324,24 @@ def mp_row_get(i, t, cnt, st, nid):
         w = p >> 6
         sh = np.uint64(p & 63)
         for c in range(k):
-            out[c >> 6] |= ((data[c, w] >> sh) & U1) << np.uint64(c & 63)
+            word = sv[c, w] if dirty[c] else data[c, w]
+            out[c >> 6] |= ((word >> sh) & U1) << np.uint64(c & 63)
     bcast_words(out, (i - 1) // per)
     return (out, np.int64(k))
+
+
+_NO_SNAPSHOT = np.zeros((0, 0), np.uint64)
+
+
+@njit(cache=True)
+def mp_row_get(i, t, cnt, st, nid):
+    return owned_row(i, t, _NO_SNAPSHOT, np.zeros(t[0].shape[0], np.bool_), cnt, st, nid)
+
+
+@njit(cache=True)
+def mp_cow_row_get(i, t, sv, dirty, cnt, st, nid):
+    """ROW(i, T) of a `parallel for`'s snapshot kept by the cow_* kernels (kernels.cow_row_get)."""
+    return owned_row(i, t, sv, dirty, cnt, st, nid)
 
 
 @njit(cache=True)
@@ -449,3 +450,6 @@ def mp_new_table(n, k, st, nid):
             c[X_SHORT] = r
             fail(st, nid, E_TABLE_MEM, n, k, need_r, free_r)
     return (np.zeros((k, nwords(stop - start)), np.uint64), np.int64(n))
+
+
+numba_config.CACHE_DIR = _NUMBA_CACHE_DIR      # kernels defined: Numba's cache folder as it was

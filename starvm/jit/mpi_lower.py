@@ -7,16 +7,22 @@ variables (this rank's words), and BITS literals used as slices (cut to this ran
 Words, integers and booleans are replicated, so everything else is lower.py's code as is.
 
 writeln of a slice or table and CONVERT of a slice gather the whole value first (mp_whole:
-one all-gather); a local table holds this rank's rows (mp_new_table); a `parallel for`
-whose body stays on the rank's rows is lower.py's loop (its copy-on-write kernels work on the
-rank's block). Refused (``Unsupported``: the routine runs interpreted and --profile says
-why): a `parallel for` whose body reduces across ranks, reads or writes a ROW or calls a
-routine, a BITS literal handed to a slice parameter, and the row caches of lower.py (they
-keep a table's rows beside it).
+one all-gather); a local table holds this rank's rows (mp_new_table); a `parallel for` is
+lower.py's loop, iteration by iteration on every rank alike (its copy-on-write kernels work
+on the rank's block; ROW of its snapshot is mp_cow_row_get), so a body that reduces across
+ranks, reads or writes a ROW or calls a routine makes its collectives once per iteration.
+Refused (``Unsupported``: the routine runs interpreted and --profile says why): with
+``keep_fused`` (--jit auto on more than one rank) a `parallel for` that the interpreter fuses
+and whose body crosses ranks (fused, it makes one array all-reduction per reduction instead
+of one per iteration), a BITS literal handed to a slice parameter, and the row caches of
+lower.py (they keep a table's rows beside it).
 """
 from __future__ import annotations
 
+import re
+
 from ..ir.ops import Node, Op
+from ..runtime.forall import fusable
 from ..types import T
 from .lower import ModuleGen, Unsupported, walk
 
@@ -35,9 +41,10 @@ _CROSSES = {Op.ROW_GET: "reads a ROW", Op.ROW_SET: "writes a ROW", Op.CALL: "cal
 
 
 class MpiModuleGen(ModuleGen):
-    def __init__(self, bodies):
+    def __init__(self, bodies, keep_fused: bool = False):
         super().__init__(bodies)
         self.lines[0] = _HEADER
+        self.keep_fused = keep_fused
 
     # ------------------------------------------------------------------ refused
     def function(self, pyname: str) -> None:
@@ -60,15 +67,18 @@ class MpiModuleGen(ModuleGen):
         return super().initial(sym)
 
     def _s_PFOR(self, s, ind):
-        """A `parallel for` whose body stays on the rank's rows runs compiled (lower.py's loop);
-        one that reduces across ranks per iteration is left to the fused form, which makes one
-        array all-reduction per reduction instead of one per iteration."""
-        for n in walk(s.src[2]):
-            if n.op in (Op.ROW_GET, Op.ROW_SET, Op.CALL, Op.WRITE) or (
-                    n.op in _SLICE_OPS - {Op.SET, Op.NOT} | {Op.CONVERT}
-                    and any(a.type is T.SLICE for a in n.src[:2] if a.type is not None)):
-                raise Unsupported(f"parallel for {_WHERE} whose body {_CROSSES.get(n.op, 'reduces a slice')} in every "
-                                  f"iteration (it runs fused per rank: one array all-reduction per reduction)", n.loc)
+        """lower.py's loop, iteration by iteration: every rank runs the same iterations, so a
+        body's collectives meet. Where the interpreter would fuse the loop and its body
+        crosses ranks, ``keep_fused`` leaves it to the fused form (one array all-reduction per
+        reduction instead of one collective per iteration)."""
+        if self.keep_fused and fusable(s):
+            for n in walk(s.src[2]):
+                if n.op in (Op.ROW_GET, Op.ROW_SET, Op.CALL, Op.WRITE) or (
+                        n.op in _SLICE_OPS - {Op.SET, Op.NOT} | {Op.CONVERT}
+                        and any(a.type is T.SLICE for a in n.src[:2] if a.type is not None)):
+                    raise Unsupported(f"parallel for {_WHERE} whose body {_CROSSES.get(n.op, 'reduces a slice')} in "
+                                      f"every iteration: fused per rank it makes one array all-reduction per reduction "
+                                      f"instead of one per iteration (--jit on compiles it anyway)", n.loc)
         super()._s_PFOR(s, ind)
 
     def printed(self, a: Node) -> str:
@@ -95,7 +105,7 @@ class MpiModuleGen(ModuleGen):
     def assign_value(self, s, sym, v, value, cow, ind):
         if sym.type is T.SLICE and value.op is Op.BITS and value.type is not T.SLICE:
             self.emit(ind, f"{v} = asg({v}, mp_local({self.vector(value)}), st, {self.site(s.loc)})")
-        elif sym.type.is_vector and value.op is Op.ROW_GET:
+        elif sym.type.is_vector and value.op is Op.ROW_GET and cow is None:
             nid = self.site(value.loc, value.op)
             self.emit(ind, f"{v} = mp_row_get_asg({v}, {self.scalar(value.src[0])}, {self.vector(value.src[1])}, "
                            f"cnt, st, {nid}, {self.site(s.loc)})")
@@ -110,6 +120,9 @@ class MpiModuleGen(ModuleGen):
     def base_op(self, e: Node) -> str:
         op = e.op
         slice_operand = any(a.type is T.SLICE for a in e.src[:2] if a.type is not None)
+        cow = self.cow_of(e)
+        if cow is not None and op is Op.ROW_GET:     # ROW of a `parallel for`'s snapshot
+            return f"mp_cow_row_get({self.scalar(e.src[0])}, {', '.join(cow)}, cnt, st, {self.site(e.loc, op)})"
         if op is Op.CONVERT and slice_operand:    # a word: the whole slice on every rank
             return f"op_convert(mp_whole({self.vector(e.src[0])}), cnt, st, {self.site(e.loc, op)})"
         if op in (Op.ROW_GET, Op.ROW_SET) or (op in _SLICE_OPS and slice_operand):
@@ -128,7 +141,7 @@ class MpiModuleGen(ModuleGen):
 
     def render(self, order):
         lowered = super().render(order)
-        for unsafe in ("rc_new(", "_rc(", "cow_row_get("):
-            if unsafe in lowered.source:       # a kernel of lower.py that reads rows this rank lacks
-                raise Unsupported(f"lower.py's {unsafe.strip('(_')} kernels {_WHERE}")
+        for unsafe, name in ((r"rc_new", "rc_new"), (r"\w+_rc", "rc"), (r"cow_row_get", "cow_row_get")):
+            if re.search(rf"(?<![\w.]){unsafe}\(", lowered.source):   # lower.py's kernels reading rows this rank lacks
+                raise Unsupported(f"lower.py's {name} kernels {_WHERE}")
         return lowered

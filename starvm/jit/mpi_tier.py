@@ -7,27 +7,25 @@ rank), the decision to compile from replicated values (auto's estimate reads glo
 and the ranks agree once that each compiled; so every rank runs the same tier for every
 call and meets the others in the same collectives. What the tier does not take keeps the
 interpreter, with its reason for --profile: the row-moving routines that have all-to-all
-native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), `parallel for`, and
-what else mpi_lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
+native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), with --jit auto on
+more than one rank a fused `parallel for` whose body crosses ranks, and what else
+mpi_lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..distributed import jit_comm
 from ..distributed.vectors import Shard
 from ..errors import StarRuntimeError
-from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from .lower import Unsupported, callees
 from .mpi_lower import MpiModuleGen
-from .runtime import JitRoutine, Unit, _Decline
+from .runtime import JitRoutine, Unit
 
 
-def install_mpi(tier, candidates: dict, main, estimator, closure, has_loop):
+def install_mpi(tier, candidates: dict, main, closure, has_loop):
     """Put an MpiRoutine in the machine's namespace for each routine the tier takes
-    (``estimator``, ``closure``, ``has_loop``: tier.py's, passed in so that no import circle
-    forms); returns the main block to run."""
+    (``closure``, ``has_loop``: tier.py's, passed in so that no import circle forms);
+    returns the main block to run."""
     backend = tier.machine.backend
     why_not = _unavailable(backend)
     if why_not is not None:
@@ -40,20 +38,9 @@ def install_mpi(tier, candidates: dict, main, estimator, closure, has_loop):
     if not chosen:
         return main
     needed = closure(chosen, bodies)
-    unit = Unit(MpiModuleGen({p: bodies[p] for p in needed}).render(sorted(needed)), _cache_tag())
+    unit = Unit(MpiModuleGen({p: bodies[p] for p in needed}, _keep_fused(tier)).render(sorted(needed)), _cache_tag())
     unit.main_body = candidates.get("main_", (None, None))[1]
-    for pyname in chosen:
-        info, body = candidates[pyname]
-        display = info.display if info else "main block"
-        tier.skipped.pop(display, None)
-        interpreted = main if info is None else tier.machine.ns[pyname]
-        routine = MpiRoutine(tier, pyname, display, interpreted, unit, estimator(info, body, tier))
-        tier.routines[pyname] = routine
-        if info is None:
-            main = routine
-        else:
-            tier.machine.ns[pyname] = routine
-    return main
+    return tier.put(tier.make_routines(chosen, candidates, main, unit, MpiRoutine), main)
 
 
 def _unavailable(backend) -> str | None:
@@ -65,6 +52,13 @@ def _unavailable(backend) -> str | None:
     except jit_comm.MpiUnavailable as e:
         return f"compiled code cannot call MPI here: {e}"
     return None
+
+
+def _keep_fused(tier) -> bool:
+    """--jit auto on several ranks leaves a fused `parallel for` whose body crosses ranks to
+    the interpreter: one array all-reduction per reduction beats one collective per
+    iteration (the same choice on every rank: the mode and the size are)."""
+    return tier.mode == "auto" and tier.machine.fuse and tier.machine.backend.size > 1
 
 
 def _cache_tag() -> str:
@@ -84,7 +78,7 @@ def _support(tier, bodies) -> set[str]:
     why = {}
     for pyname in sorted(ok):
         try:
-            MpiModuleGen(bodies).render([pyname])
+            MpiModuleGen(bodies, _keep_fused(tier)).render([pyname])
         except Unsupported as e:
             why[pyname] = f"uses what the compiled tier does not compile on MPI ranks: {e}"
         except (KeyError, AttributeError) as e:
@@ -114,11 +108,14 @@ class MpiRoutine(JitRoutine):
 
     def compile(self, converted) -> bool:
         ok = super().compile(converted)
-        # every rank must take the same tier for every call: agree that all compiled
-        agreed = bool(self.backend.comm.allreduce(int(ok), "min"))
-        if ok and not agreed:
-            self.state, self.why = "failed", "Numba could not compile it on another rank"
-        return agreed
+        # every rank must take the same tier for every call: agree that all compiled (and
+        # every rank reports the first failing rank's reason)
+        whys = self.backend.comm.allgather("" if ok else self.why)
+        failed = [(r, why) for r, why in enumerate(whys) if why]
+        if failed and ok:
+            rank, why = failed[0]
+            self.state, self.why = "failed", f"on rank {rank}: {why}"
+        return not failed
 
     def run(self, args, converted=None):
         jit_comm.prepare(self.backend)
@@ -134,39 +131,19 @@ class MpiRoutine(JitRoutine):
         finally:
             jit_comm.account(self.backend)
 
-    def to_native(self, value, type_, memo):
-        B = self.backend
-        if type_ is T.TABLE:
-            if not isinstance(value, Table) or value.backend is not B:
-                raise _Decline
-            return (value.data, value.n)
-        if type_.is_vector:
-            key = id(value)
-            if key not in memo:
-                if isinstance(value, Unassigned):
-                    memo[key] = (np.empty(0, np.uint64), -1 - self.unit.name_id(value.name))
-                elif type_ is T.SLICE:
-                    n = value.n
-                    local_n = B.layout(n).local_n
-                    memo[key] = (B.L.to_words(B.local_part(value.v, n), local_n), n)
-                else:
-                    memo[key] = (B.L.to_words(B.whole(value.v, value.n), value.n), value.n)
-            return memo[key]
-        return super().to_native(value, type_, memo)
+    def table_backend(self):
+        return self.backend
 
-    def to_python(self, value, type_, old=None):
-        if not type_.is_vector:
-            return super().to_python(value, type_, old)
-        words, n = value
-        n = int(n)
-        if n < 0:
-            return old if isinstance(old, Unassigned) else Unassigned(self.unit.lowered.names[-1 - n])
+    def words_of(self, value, type_):
+        """A slice: this rank's words of it; a word: the whole value."""
+        B = self.backend
+        n = value.n
+        if type_ is T.SLICE:
+            return B.L.to_words(B.local_part(value.v, n), B.layout(n).local_n)
+        return B.L.to_words(B.whole(value.v, n), n)
+
+    def vector_of(self, words, n: int, type_):
         B = self.backend
         if type_ is T.SLICE:
-            v = Shard(B.L.from_words(words, B.layout(n).local_n), n)
-        else:
-            v = B.L.from_words(words, n)
-        if isinstance(old, Bits):
-            old.v, old.n = v, n
-            return old
-        return Bits(v, n)
+            return Shard(B.L.from_words(words, B.layout(n).local_n), n)
+        return B.L.from_words(words, n)

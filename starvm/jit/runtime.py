@@ -124,9 +124,23 @@ class JitRoutine:
             return None
         return out
 
+    # the backend's forms of tables and vectors (mpi_tier.MpiRoutine: a rank's rows)
+    def table_backend(self):
+        return self.tier.host_backend
+
+    def words_of(self, value, type_):
+        """A slice's or word's uint64 words as compiled code takes them."""
+        if type(value.v) is not int:     # a device vector (auto): not the host tier's
+            raise _Decline
+        return self.tier.host_backend.to_words(value.v, value.n)
+
+    def vector_of(self, words, n: int, type_):
+        """The interpreter's vector of a result's words."""
+        return self.tier.host_backend.from_words(words, n)
+
     def to_native(self, value, type_, memo):
         if type_ is T.TABLE:
-            if not isinstance(value, Table) or value.backend is not self.tier.host_backend:
+            if not isinstance(value, Table) or value.backend is not self.table_backend():
                 raise _Decline
             return (value.data, value.n)
         if type_.is_vector:
@@ -134,10 +148,8 @@ class JitRoutine:
             if key not in memo:
                 if isinstance(value, Unassigned):
                     memo[key] = (np.empty(0, np.uint64), -1 - self.unit.name_id(value.name))
-                elif type(value.v) is not int:     # a device vector (auto): not the host tier's
-                    raise _Decline
                 else:
-                    memo[key] = (self.tier.host_backend.to_words(value.v, value.n), value.n)
+                    memo[key] = (self.words_of(value, type_), value.n)
             return memo[key]
         if type_ is T.BOOL:
             return bool(value)
@@ -153,7 +165,7 @@ class JitRoutine:
             n = int(n)
             if n < 0:
                 return old if isinstance(old, Unassigned) else Unassigned(self.unit.lowered.names[-1 - n])
-            v = self.tier.host_backend.from_words(words, n)
+            v = self.vector_of(words, n, type_)
             if isinstance(old, Bits):
                 old.v, old.n = v, n
                 return old

@@ -65,7 +65,7 @@ class Tier:
         if hasattr(self.machine.backend, "comm"):
             # MPI ranks (starvm/distributed): Numba per rank over its rows, collectives inside
             from .mpi_tier import install_mpi
-            return install_mpi(self, candidates, main, estimator, _closure, _has_loop)
+            return install_mpi(self, candidates, main, _closure, _has_loop)
         if isinstance(self.machine.backend, AutoBackend):
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto
@@ -73,13 +73,30 @@ class Tier:
         if not isinstance(self.machine.backend, NumpyBackend):
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
             return install_gpu(self, candidates, main, _recursive, estimator)
-        for pyname, routine in self.compile_host(candidates, main).items():
+        return self.put(self.compile_host(candidates, main), main)
+
+    def put(self, routines: dict, main):
+        """Install compiled routines in place of the interpreted ones; returns the main block
+        to run (the compiled one where it is among them)."""
+        for pyname, routine in routines.items():
             self.routines[pyname] = routine
             if routine.compiled.info is None:
                 main = routine
             else:
                 self.machine.ns[pyname] = routine
         return main
+
+    def make_routines(self, chosen, candidates: dict, main, unit: Unit, cls=JitRoutine) -> dict:
+        """A ``cls`` for each chosen routine of ``unit``, its interpreted form kept for the
+        calls the tier declines; they leave ``skipped``."""
+        out = {}
+        for pyname in chosen:
+            info, body = candidates[pyname]
+            display = info.display if info else "main block"
+            self.skipped.pop(display, None)
+            interpreted = main if info is None else self.machine.ns[pyname]
+            out[pyname] = cls(self, pyname, display, interpreted, unit, estimator(info, body, self))
+        return out
 
     @property
     def host_backend(self):
@@ -98,14 +115,7 @@ class Tier:
         gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed})
         unit = Unit(gen.render(sorted(needed)), self.host_backend.name)
         unit.main_body = candidates.get("main_", (None, None))[1]
-        out = {}
-        for pyname in chosen:
-            info, body = candidates[pyname]
-            display = info.display if info else "main block"
-            self.skipped.pop(display, None)
-            interpreted = main if info is None else self.machine.ns[pyname]
-            out[pyname] = JitRoutine(self, pyname, display, interpreted, unit, estimator(info, body, self))
-        return out
+        return self.make_routines(chosen, candidates, main, unit)
 
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""

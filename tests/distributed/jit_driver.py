@@ -16,6 +16,7 @@ from mpi4py import MPI
 import starvm
 from starvm.backends import get_backend
 from starvm.distributed import distribute
+from starvm.distributed.user_named import closure_and_min, warshall_adapt
 from starvm.errors import StarError
 
 # a routine whose loops use every base operation that crosses ranks, on a table of n rows
@@ -91,25 +92,9 @@ begin
 end.
 """
 
-# WARSHALL-C (Listing 2) and MIN under users' names: no native kernel applies
-CLOSURE = """
-proc MY-CLOSURE(n: integer; var P: table);
-var x: word; V, W: Slice; i, k: integer;
-begin for k := 1 to n do
-  begin
-    x := ROW(k, P); W := COL(k, P);
-    i := STEP(x);
-    while i > 0 do begin V := COL(i, P); V := V or W; COL(i, P) := V; i := STEP(x) end;
-  end;
-end;
-
-proc MY-MIN(T: table; X: slice(T); var Z: slice(T));
-var j: integer; Y: slice(T);
-begin
-  Z := X;
-  for j := 1 to NCOLS(T) do begin Y := Z and not COL(j, T); if SOME(Y) then Z := Y end;
-end;
-
+# WARSHALL-C (Listing 2) and MIN under users' names (no native kernel applies), called from an
+# interpreted main block: a BITS literal handed to a slice parameter keeps it interpreted on ranks
+CLOSURE = closure_and_min("MY-CLOSURE", "MY-MIN") + """
 var P: table(N_ROWS, N_ROWS); Q: table(N_ROWS, 3); X, Z: slice(Q); i: integer; r: word(P);
 begin
   for i := 1 to N_ROWS - 1 do if i mod 3 <> 0 then begin r := ROW(i, P); r(i + 1) := 1; ROW(i, P) := r end;
@@ -120,8 +105,41 @@ begin
   SET(X); X(1) := 0;
   MY-MIN(Q, X, Z);
   writeln(FND(Z), ' ', NUMB(Z));
+  MY-MIN(Q, BITS('ALTERNATE'), Z);
+  writeln(FND(Z), ' ', NUMB(Z));
   parallel for i := 1 to 3 do if SOME(COL(i, Q)) then COL(i, Q) := not COL(i, Q);
   writeln(Q);
+end.
+"""
+
+# `parallel for` bodies that cross ranks in every iteration, compiled (--jit on): WARSHALL-adapt's
+# bit read; SOME, NUMB, FND, STEP, <> and a bit write of a slice, ROW of the snapshot of a table
+# written by COL; ROW reads and writes of a table written by ROW; = of words and NUMB in a condition
+PFOR = warshall_adapt("MY-WARSHALL-ADAPT") + """
+var P: table(N_ROWS, N_ROWS); Q, U: table(N_ROWS, 4); i, j: integer; r: word(P); w: word(Q);
+    S, H: slice(Q); B: slice(P);
+begin
+  for i := 1 to N_ROWS - 1 do if i mod 3 <> 0 then begin r := ROW(i, P); r(i + 1) := 1; ROW(i, P) := r end;
+  for i := 2 to N_ROWS do if i mod 5 = 0 then begin r := ROW(i, P); r(1) := 1; ROW(i, P) := r end;
+  MY-WARSHALL-ADAPT(N_ROWS, P);
+  writeln(P);
+  for i := 1 to N_ROWS do ROW(i, Q) := TRIM(1, 4, ROW(i, P));
+  U := Q;
+  parallel for i := 1 to 4 do
+  begin
+    S := COL(i, Q);
+    w := ROW(i, Q);
+    if SOME(S) then COL(i, Q) := not S;
+    if NUMB(S) + 3 * FND(S) > 5 then H(i) := 1;
+    j := STEP(S);
+    if (j > 2) and (w(1) = 1) and (S <> COL(1, Q)) then COL(i, Q) := S;
+  end;
+  writeln(Q);
+  writeln(H);
+  parallel for i := 2 to N_ROWS do ROW(i, U) := ROW(i - 1, Q) or ROW(i, U) or ROW(N_ROWS + 1 - i, U);
+  writeln(U);
+  parallel for i := 1 to N_ROWS do if (NUMB(COL(i, P)) > 2) or (ROW(i, P) = ROW(1, P)) then B(i) := 1;
+  writeln(B);
 end.
 """
 
@@ -148,7 +166,9 @@ def programs() -> dict[str, str]:
     for n in (1, 2, 70, 130):
         out[f"counter{n}"] = COUNTER.replace("N_ROWS", str(n))
     for n in (3, 67):
-        out[f"closure{n}"] = CLOSURE.replace("N_ROWS", str(n))
+        out[f"closure{n}"] = CLOSURE.replace("N_ROWS", str(n)).replace("ALTERNATE", "10" * (n // 2) + "1" * (n % 2))
+    for n in (5, 70):
+        out[f"pfor{n}"] = PFOR.replace("N_ROWS", str(n))
     out["row_error"] = ROW_ERROR.replace("N_ROWS", "5")
     out["bit_error"] = BIT_ERROR.replace("N_ROWS", "66")
     return out

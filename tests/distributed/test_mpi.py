@@ -55,7 +55,9 @@ def mpirun(ranks: int | list, argv: list[str], timeout: float = 120, env: dict |
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    return proc.returncode, out, err
+    # Open MPI gives each rank's stdout a pseudo-terminal, and colorama (imported by Numba when
+    # it compiles) writes its reset code there at exit: no output of the program
+    return proc.returncode, out.replace("\x1b[0m", ""), err
 
 
 def star_files() -> list[str]:
