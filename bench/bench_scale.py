@@ -10,7 +10,7 @@
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads warshall --warshall-n 8192 --runs 2 --jit on --name cpu16_warshall  # ~4 min
     python3 bench/bench_scale.py --ranks 1 --workloads boruvka --scale 20 --runs 1 --no-serial --jit on --name cpu16_boruvka1  # ~8 min
     python3 bench/bench_scale.py --ranks 2,4,8 --workloads boruvka --scale 20 --runs 1 --jit on --name cpu16_boruvka248     # ~7.5 min
-    python3 bench/bench_scale.py --ranks 8,4,2,1 --workloads boruvka --scale 19 --runs 1 --no-serial --jit on --name cpu16_boruvka19  # ran: 2.5 min
+    python3 bench/bench_scale.py --ranks 8,4,2,1 --workloads boruvka --scale 19 --runs 1 --no-serial --jit on --name cpu16_boruvka19  # the one that ran
     python3 bench/bench_scale.py --ranks 1,2,4,8 --workloads jit --jit-n 2500 --min-log2 26 --runs 2 --no-serial --name cpu16_jit --timeout 580
 
 On the GPU machine (nvidia-h100-x1: one GPU, so 2 ranks share it and the array collectives
