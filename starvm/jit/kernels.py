@@ -19,10 +19,11 @@ interpreter's message from them (``errors.py``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.experimental import structref
 
 from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
                      E_DEPTH, E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
@@ -74,6 +75,12 @@ def tail_mask(n):
 def unset(sid):
     """The value of a bare slice/word variable before its first assignment."""
     return (np.empty(0, np.uint64), np.int64(-1 - sid))
+
+
+@njit(cache=True)
+def no_table():
+    """A table argument nobody reads (lower.py's cycle functions: another routine's)."""
+    return (np.zeros((0, 0), np.uint64), np.int64(0))
 
 
 @njit(cache=True)
@@ -450,11 +457,30 @@ def op_col_set(i, t, v, cnt, st, nid):
         col[i - 1, w] = src[w]
 
 
-@njit(cache=True)
-def op_row_get(i, t, cnt, st, nid):
+# the checks and step of ROW(i, T) and ROW(i, T) := w, in runtime/ops.py's order, shared by
+# every kernel that reads or writes a row (here, the row caches', copy-on-write, mpi_kernels)
+@njit(cache=True, inline="always")
+def row_get_check(i, t, cnt, st, nid):
     if not (0 < i <= t[1]):
         fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
     cnt[C_ROW_GET] += 1
+
+
+@njit(cache=True, inline="always")
+def row_set_check(i, t, v, cnt, st, nid):
+    if not (0 < i <= t[1]):
+        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    k = t[0].shape[0]
+    if v[1] != k:
+        if v[1] < 0:
+            unassigned(st, nid, v[1])
+        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
+    cnt[C_ROW_SET] += 1
+
+
+@njit(cache=True)
+def op_row_get(i, t, cnt, st, nid):
+    row_get_check(i, t, cnt, st, nid)
     data = t[0]
     k = data.shape[0]
     out = np.zeros(nwords(k), np.uint64)
@@ -467,15 +493,9 @@ def op_row_get(i, t, cnt, st, nid):
 
 @njit(cache=True)
 def op_row_set(i, t, v, cnt, st, nid):
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    row_set_check(i, t, v, cnt, st, nid)
     data = t[0]
     k = data.shape[0]
-    if v[1] != k:
-        if v[1] < 0:
-            unassigned(st, nid, v[1])
-        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
-    cnt[C_ROW_SET] += 1
     w = (i - 1) >> 6
     sh = np.uint64((i - 1) & 63)
     m = ~(U1 << sh)
@@ -575,19 +595,47 @@ def tick(st, nid):
 
 
 # ------------------------------------------------------------------ output records (decoded by runtime.py)
-# ob is a one-element typed List holding the int64 record array, st[S_OUT] the part in use.
-# A helper that needs more room puts a bigger array in ob[0] (the holder, not a returned
-# array: the host keeps the holder, so it still has the records when the call then fails).
+# ob is an Output holding the int64 record array (``ob.buf``), st[S_OUT] the part in use. A
+# helper that needs more room puts a bigger array in the holder (not a returned array: the
+# host keeps the holder, so it still has the records when the call then fails).
+@structref.register
+class OutputType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class Output(structref.StructRefProxy):
+    """The host's handle of an output holder (new_output, output_records)."""
+
+
+structref.define_boxing(OutputType, Output)
+OUTPUT = OutputType(fields=(("buf", types.int64[::1]),))
+
+
+# made and read by compiled (cached) functions: a typed container made or read from Python
+# compiles Numba's own helpers in every process (seconds)
+@njit(cache=True)
+def new_output(n):
+    ob = structref.new(OUTPUT)
+    ob.buf = np.zeros(n, np.int64)
+    return ob
+
+
+@njit(cache=True)
+def output_records(ob):
+    return ob.buf
+
+
 @njit(cache=True)
 def out_room(ob, st, m):
     """The record array with room for m more words."""
-    buf = ob[0]
+    buf = ob.buf
     p = st[S_OUT]
     if p + m <= buf.shape[0]:
         return buf
     bigger = np.zeros(max(2 * buf.shape[0], p + m), np.int64)
     bigger[:p] = buf[:p]
-    ob[0] = bigger
+    ob.buf = bigger
     return bigger
 
 
@@ -939,9 +987,7 @@ def rc_flip(t, r, q, d):
 
 @njit(cache=True)
 def op_row_get_rc(i, t, rc, cnt, st, nid):
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
-    cnt[C_ROW_GET] += 1
+    row_get_check(i, t, cnt, st, nid)
     rows, valid = rc
     if not valid[i - 1]:
         rc_gather(rc, t, i - 1)
@@ -967,14 +1013,7 @@ def op_row_get_asg_rc(old, i, t, rc, cnt, st, nid, anid):
 
 @njit(cache=True)
 def op_row_set_rc(i, t, v, rc, cnt, st, nid):
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
-    k = t[0].shape[0]
-    if v[1] != k:
-        if v[1] < 0:
-            unassigned(st, nid, v[1])
-        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
-    cnt[C_ROW_SET] += 1
+    row_set_check(i, t, v, cnt, st, nid)
     rows, valid = rc
     r = i - 1
     if not valid[r]:
@@ -1084,9 +1123,7 @@ def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
 
 @njit(cache=True)
 def cow_row_get(i, t, sv, dirty, cnt, st, nid):
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
-    cnt[C_ROW_GET] += 1
+    row_get_check(i, t, cnt, st, nid)
     data = t[0]
     k = data.shape[0]
     out = np.zeros(nwords(k), np.uint64)

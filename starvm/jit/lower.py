@@ -128,19 +128,25 @@ class ModuleGen:
         self.strings: list[str] = []
         self.compiled: dict[str, Compiled] = {}
         self._globals: dict[str, list[Symbol]] = {}
+        self.cycles = call_cycles(bodies)        # pyname -> the routines of its cycle of calls
+        self._cycles_done: set[tuple[str, ...]] = set()
 
     # ------------------------------------------------------------------ module
-    def routine_globals(self, pyname: str, _stack=()) -> list[Symbol]:
-        if pyname in self._globals:
-            return self._globals[pyname]
-        info, body = self.bodies[pyname]
-        found = set(direct_globals(body))
-        for c in callees(body):
-            if c.pyname in self.bodies and c.pyname not in _stack and c.pyname != pyname:
-                found.update(self.routine_globals(c.pyname, _stack + (pyname,)))
-        result = sorted(found, key=lambda s: s.pyname)
-        self._globals[pyname] = result
-        return result
+    def routine_globals(self, pyname: str) -> list[Symbol]:
+        """The globals a routine and everything it calls, transitively, use: routines on
+        one cycle of calls (mutual recursion) pass the same ones around it."""
+        if pyname not in self._globals:
+            found, seen, todo = set(), set(), [pyname]
+            while todo:
+                p = todo.pop()
+                if p in seen or p not in self.bodies:
+                    continue
+                seen.add(p)
+                body = self.bodies[p][1]
+                found.update(direct_globals(body))
+                todo.extend(c.pyname for c in callees(body))
+            self._globals[pyname] = sorted(found, key=lambda s: s.pyname)
+        return self._globals[pyname]
 
     def render(self, order: list[str]) -> Lowered:
         for pyname in order:
@@ -163,52 +169,143 @@ class ModuleGen:
 
     # ------------------------------------------------------------------ one routine
     def function(self, pyname: str) -> None:
+        if pyname in self.cycles:
+            self.cycle_member(pyname)
+            return
         info, body = self.bodies[pyname]
-        self.display = info.display if info else "main block"
-        self.stmt_loc = info.node.loc if info else body.loc
         self.vars: dict[Symbol, str] = {}
         self.tmp = 0
         globs = self.routine_globals(pyname)
-        params = list(info.params) if info else []
-        for i, p in enumerate(params):
-            self.vars[p] = f"p{i}"
+        self.name_variables(pyname, "")
         for i, g in enumerate(globs):
             self.vars[g] = f"g{i}"
-        locals_ = (list(info.locals) + ([info.result] if info.result else [])) if info else []
-        for i, s in enumerate(locals_):
-            self.vars[s] = f"l{i}"
         func = "f_" + pyname
+        params = list(info.params) if info else []
         args = [self.vars[p] for p in params] + [self.vars[g] for g in globs] + ["cnt", "st", "ob"]
         self.emit(0, "@njit(cache=True)")
         self.emit(0, f"def {func}({', '.join(args)}):")
+        self.routine_body(pyname, 1, "")
+        returned_globals = [g for g in globs if g.type is not T.TABLE]
+        outs = self.outs(info) + [self.vars[g] for g in returned_globals]
+        self.emit(1, f"return ({''.join(o + ', ' for o in outs)})")
+        self.lines.append("")
+        self.compiled[pyname] = Compiled(func, info, globs, returned_globals)
+
+    def name_variables(self, pyname: str, prefix: str) -> None:
+        """Parameters p0, p1, ... and locals l0, l1, ... (``prefix`` before each name)."""
+        info = self.bodies[pyname][0]
+        if info is None:
+            return
+        for i, p in enumerate(info.params):
+            self.vars[p] = f"{prefix}p{i}"
+        for i, s in enumerate(_locals(info)):
+            self.vars[s] = f"{prefix}l{i}"
+
+    def outs(self, info) -> list[str]:
+        """What a call returns before the globals: the function's result, the `var` results."""
+        if info is None:
+            return []
+        return ([self.vars[info.result]] if info.result else []) + [self.vars[p] for p in info.out_params]
+
+    def routine_body(self, pyname: str, ind: int, prefix: str) -> None:
+        """The statements of one routine, from its step and argument checks on."""
+        info, body = self.bodies[pyname]
+        self.display = info.display if info else "main block"
+        self.stmt_loc = info.node.loc if info else body.loc
         if info is not None:
-            self.emit(1, f"tick(st, {self.site(info.node.loc)})")
-            for p in params:
+            self.emit(ind, f"tick(st, {self.site(info.node.loc)})")
+            for p in info.params:
                 if p.length_of is not None:
                     n = self.length_of(p)
                     what = f"argument {p.display!r} ({p.type}({p.length_of.display}))"
-                    self.emit(1, f"{self.vars[p]} = check_len({self.vars[p]}, {n}, st, {self.site(p.loc, what=what)})")
-            for s in locals_:
-                self.emit(1, f"{self.vars[s]} = {self.initial(s)}")
+                    self.emit(ind, f"{self.vars[p]} = check_len({self.vars[p]}, {n}, st, {self.site(p.loc, what=what)})")
+            for s in _locals(info):
+                self.emit(ind, f"{self.vars[s]} = {self.initial(s)}")
         self.hints: dict[Symbol, str] = {}
         self.cow: dict[Symbol, tuple[str, str, str]] = {}    # snapshot -> (table, sv, dirty): cow_* kernels
         self.cow_written: dict[Symbol, tuple[str, str]] = {}  # the table written -> (sv, dirty)
         self.views: dict[Symbol, str] = {}                    # private vector -> its own words (own)
         for x in _stepped(body):
-            self.hints[x] = f"h{len(self.hints)}"
-            self.emit(1, f"{self.hints[x]} = np.zeros(1, np.int64)")
+            self.hints[x] = f"{prefix}h{len(self.hints)}"
+            self.emit(ind, f"{self.hints[x]} = np.zeros(1, np.int64)")
         self.row_caches: dict[Symbol, str] = {}              # table -> its rows as words (kernels.rc_*)
         for x in row_cached(body):
-            self.row_caches[x] = f"rc{len(self.row_caches)}"
-            self.emit(1, f"{self.row_caches[x]} = rc_new({self.vars[x]})")
-        self.block(body, 1)
+            self.row_caches[x] = f"{prefix}rc{len(self.row_caches)}"
+            self.emit(ind, f"{self.row_caches[x]} = rc_new({self.vars[x]})")
+        self.block(body, ind)
+
+    # ------------------------------------------------------------------ mutual recursion
+    # Routines that call each other (A -> B -> A) become one function that calls itself,
+    # its first argument choosing the routine: Numba compiles a cycle of several functions
+    # too, but its disk cache cannot load one (numba issue 6061: a crash), and direct
+    # recursion it caches. Every routine of the cycle has its parameters in that function's
+    # arguments (dummies where another one is called, cycle_args) and its results in its
+    # result (its parameters or a dummy where another one ran), then the shared globals.
+    def cycle_member(self, pyname: str) -> None:
+        members = self.cycles[pyname]
+        if members not in self._cycles_done:
+            self._cycles_done.add(members)
+            self.cycle_function(members)
+        info = self.bodies[pyname][0]
+        globs = self.routine_globals(pyname)
+        self.vars = {g: f"g{i}" for i, g in enumerate(globs)}
+        self.name_variables(pyname, "")
+        params = [self.vars[p] for p in info.params]
+        func = "f_" + pyname
+        self.emit(0, "@njit(cache=True)")
+        self.emit(0, f"def {func}({', '.join(params + [self.vars[g] for g in globs] + ['cnt', 'st', 'ob'])}):")
+        args = self.cycle_args(pyname, params) + [self.vars[g] for g in globs]
+        self.emit(1, f"r = c_{members[0]}({', '.join(args)}, cnt, st, ob)")
         returned_globals = [g for g in globs if g.type is not T.TABLE]
-        outs = ([self.vars[info.result]] if info and info.result else [])
-        outs += [self.vars[p] for p in (info.out_params if info else [])]
-        outs += [self.vars[g] for g in returned_globals]
-        self.emit(1, f"return ({''.join(o + ', ' for o in outs)})")
+        n = len(self.outs(info)) + len(returned_globals)
+        self.emit(1, f"return ({''.join(f'r[{self.result_index(pyname, k)}], ' for k in range(n))})")
         self.lines.append("")
         self.compiled[pyname] = Compiled(func, info, globs, returned_globals)
+
+    def cycle_function(self, members: tuple[str, ...]) -> None:
+        globs = self.routine_globals(members[0])
+        self.vars = {g: f"g{i}" for i, g in enumerate(globs)}
+        self.tmp = 0
+        for j, p in enumerate(members):
+            self.name_variables(p, f"m{j}")
+        params = [self.vars[s] for p in members for s in self.bodies[p][0].params]
+        self.emit(0, "@njit(cache=True)")
+        self.emit(0, f"def c_{members[0]}({', '.join(['sel'] + params + [self.vars[g] for g in globs])}, cnt, st, ob):")
+        returned = [self.vars[g] for g in globs if g.type is not T.TABLE]
+        for j, p in enumerate(members):
+            self.emit(1, f"if sel == {j}:" if j < len(members) - 1 else "else:")
+            self.routine_body(p, 2, f"m{j}")
+            outs = []
+            for q in members:
+                info = self.bodies[q][0]
+                if q == p:
+                    outs += self.outs(info)
+                else:    # another routine's slots: its result's dummy, its arguments as they came
+                    outs += ([_dummy(info.result)] if info.result else []) + [self.vars[s] for s in info.out_params]
+            self.emit(2, f"return ({''.join(o + ', ' for o in outs + returned)})")
+        self.lines.append("")
+
+    def cycle_args(self, pyname: str, args: list[str]) -> list[str]:
+        """The arguments of the cycle's function for a call of ``pyname`` with ``args``."""
+        members = self.cycles[pyname]
+        out = [f"np.int64({members.index(pyname)})"]
+        for q in members:
+            out += args if q == pyname else [_dummy(s) for s in self.bodies[q][0].params]
+        return out
+
+    def result_index(self, pyname: str, k: int) -> int:
+        """Where the k-th value a call of ``pyname`` returns (result, `var` results, globals)
+        stands in what the called function returns."""
+        if pyname not in self.cycles:
+            return k
+        before, own, total = 0, 0, 0
+        for q in self.cycles[pyname]:
+            info = self.bodies[q][0]
+            n = (1 if info.result else 0) + len(info.out_params)
+            if q == pyname:
+                before, own = total, n
+            total += n
+        return before + k if k < own else total + k - own
 
     def length_of(self, sym: Symbol) -> str:
         table = self.vars[sym.length_of]
@@ -267,11 +364,25 @@ class ModuleGen:
 
     def column_rmw(self, three: list[Node], ind: int) -> bool:
         """V := COL(i, T); V := V op W; COL(i, T) := V  (op: and, or, xor) as one kernel."""
+        return self.read_modify_write(three, ind, "col_rmw", Op.COL_GET, Op.COL_SET, T.SLICE, lambda t: ())
+
+    def row_rmw(self, three: list[Node], ind: int) -> bool:
+        """v := ROW(i, T); v := v op w; ROW(i, T) := v  (op: and, or, xor) as one kernel, where
+        T's rows are kept as words (row_cached)."""
+        return self.read_modify_write(three, ind, "row_rmw_rc", Op.ROW_GET, Op.ROW_SET, T.WORD,
+                                      lambda t: (self.row_caches[t],) if t in self.row_caches else None)
+
+    def read_modify_write(self, three: list[Node], ind: int, kernel: str, get_op: Op, set_op: Op, type_,
+                          extra) -> bool:
+        """``V := get(i, T); V := V op W; set(i, T) := V`` (V of ``type_``, i and W variables, op
+        and/or/xor) as one call of ``kernel(V, i, T, *extra(T), W, op, cnt, st, sites)``, where
+        ``extra(T)`` (the kernel's arguments for table T) is not None; the sites are the five
+        checks of the three statements, in their order."""
         if len(three) < 3:
             return False
         a, b, c = three
-        if not (a.op is Op.ASSIGN and b.op is Op.ASSIGN and c.op is Op.COL_SET and a.arg is b.arg
-                and a.arg.type is T.SLICE and a.src[0].op is Op.COL_GET and b.src[0].op in (Op.AND, Op.OR, Op.XOR)):
+        if not (a.op is Op.ASSIGN and b.op is Op.ASSIGN and c.op is set_op and a.arg is b.arg
+                and a.arg.type is type_ and a.src[0].op is get_op and b.src[0].op in (Op.AND, Op.OR, Op.XOR)):
             return False
         get, logic = a.src[0], b.src[0]
         i, table = get.src
@@ -281,36 +392,8 @@ class ModuleGen:
                 and logic.src[0].op is Op.VAR and logic.src[0].arg is a.arg and logic.src[1].op is Op.VAR
                 and logic.src[1].arg.type.is_vector and a.arg not in self.hints):
             return False
-        saved = self.stmt_loc
-        self.stmt_loc = a.loc or saved
-        s0, s1 = self.site(get.loc, get.op), self.site(a.loc)
-        self.stmt_loc = b.loc or saved
-        s2, s3 = self.site(logic.loc, logic.op), self.site(b.loc)
-        self.stmt_loc = c.loc or saved
-        s4 = self.site(c.loc, c.op)
-        self.stmt_loc = saved
-        kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[logic.op]
-        v = self.vars[a.arg]
-        self.emit(ind, f"{v} = col_rmw({v}, {self.vars[i.arg]}, {self.vars[table.arg]}, {self.vars[logic.src[1].arg]}, "
-                       f"np.int64({kind}), cnt, st, ({s0}, {s1}, {s2}, {s3}, {s4}))")
-        return True
-
-    def row_rmw(self, three: list[Node], ind: int) -> bool:
-        """v := ROW(i, T); v := v op w; ROW(i, T) := v  (op: and, or, xor) as one kernel, where
-        T's rows are kept as words (row_cached)."""
-        if len(three) < 3:
-            return False
-        a, b, c = three
-        if not (a.op is Op.ASSIGN and b.op is Op.ASSIGN and c.op is Op.ROW_SET and a.arg is b.arg
-                and a.arg.type is T.WORD and a.src[0].op is Op.ROW_GET and b.src[0].op in (Op.AND, Op.OR, Op.XOR)):
-            return False
-        get, logic = a.src[0], b.src[0]
-        i, table = get.src
-        ci, ctable, cv = c.src
-        same = lambda x, y: x.op is Op.VAR and y.op is Op.VAR and x.arg is y.arg   # noqa: E731
-        if not (same(i, ci) and i.arg.type is T.INT and same(table, ctable) and table.arg in self.row_caches
-                and cv.op is Op.VAR and cv.arg is a.arg and logic.src[0].op is Op.VAR and logic.src[0].arg is a.arg
-                and logic.src[1].op is Op.VAR and logic.src[1].arg.type.is_vector and a.arg not in self.hints):
+        more = extra(table.arg)
+        if more is None:
             return False
         saved = self.stmt_loc
         self.stmt_loc = a.loc or saved
@@ -322,9 +405,8 @@ class ModuleGen:
         self.stmt_loc = saved
         kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[logic.op]
         v = self.vars[a.arg]
-        self.emit(ind, f"{v} = row_rmw_rc({v}, {self.vars[i.arg]}, {self.vars[table.arg]}, "
-                       f"{self.row_caches[table.arg]}, {self.vars[logic.src[1].arg]}, np.int64({kind}), cnt, st, "
-                       f"({s0}, {s1}, {s2}, {s3}, {s4}))")
+        args = [v, self.vars[i.arg], self.vars[table.arg], *more, self.vars[logic.src[1].arg], f"np.int64({kind})"]
+        self.emit(ind, f"{v} = {kernel}({', '.join(args)}, cnt, st, ({s0}, {s1}, {s2}, {s3}, {s4}))")
         return True
 
     def stmt(self, s: Node, ind: int) -> None:
@@ -537,9 +619,12 @@ class ModuleGen:
         if info.pyname not in self.bodies:
             raise Unsupported(f"calls '{info.display}', which is not compiled", e.loc)
         args = [self.vector(a) if a.type.is_vector or a.type is T.TABLE else self.scalar(a) for a in e.src]
+        func = f"f_{info.pyname}"
+        if info.pyname in self.cycles:      # straight to the cycle's function (cycle_member)
+            func, args = f"c_{self.cycles[info.pyname][0]}", self.cycle_args(info.pyname, args)
         args += [self.vars[g] for g in self.routine_globals(info.pyname)]
         args += ["cnt", f"enter(st, {self.site(e.loc)})", "ob"]
-        return info, f"leave(st, f_{info.pyname}({', '.join(args)}))"
+        return info, f"leave(st, {func}({', '.join(args)}))"
 
     def call_stmt(self, s: Node, ind: int) -> None:
         info, outs = s.arg
@@ -550,11 +635,12 @@ class ModuleGen:
         targets = list(outs)
         j += len(targets)
         # the callee's globals first: an out parameter naming a global is copied back last
+        at = lambda k: self.result_index(info.pyname, k)   # noqa: E731
         for g in self.compiled_returned_globals(info.pyname):
-            self.emit(ind, f"{self.vars[g]} = {r}[{j}]")
+            self.emit(ind, f"{self.vars[g]} = {r}[{at(j)}]")
             j += 1
         for i, t in enumerate(targets):
-            self.emit(ind, f"{self.vars[t]} = {r}[{(1 if info.is_function else 0) + i}]")
+            self.emit(ind, f"{self.vars[t]} = {r}[{at((1 if info.is_function else 0) + i)}]")
 
     def compiled_returned_globals(self, pyname: str) -> list[Symbol]:
         return [g for g in self.routine_globals(pyname) if g.type is not T.TABLE]
@@ -565,10 +651,8 @@ class ModuleGen:
             raise Unsupported(f"'{info.display}' (it has var parameters) is called inside an expression", e.loc)
         if self.compiled_returned_globals(info.pyname) and _writes_globals(self.bodies, info.pyname):
             raise Unsupported(f"'{info.display}' (it assigns global variables) is called inside an expression", e.loc)
-        if _writes_output(self.bodies, info.pyname):
-            raise Unsupported(f"'{info.display}' (it writes output) is called inside an expression", e.loc)
         _, call = self.call_args(e)
-        return f"{call}[0]"
+        return f"{call}[{self.result_index(info.pyname, 0)}]"
 
     # ------------------------------------------------------------------ expressions
     def base_op(self, e: Node) -> str:
@@ -646,6 +730,44 @@ class ModuleGen:
         if op in _OP_KERNEL:
             return self.base_op(e)
         raise Unsupported(f"the expression {op.name}", e.loc)
+
+
+def _locals(info: RoutineInfo) -> list[Symbol]:
+    """A routine's local variables, its function result last."""
+    return list(info.locals) + ([info.result] if info.result else [])
+
+
+def _dummy(sym: Symbol) -> str:
+    """A value of sym's type, standing where another routine of a cycle is called (its type
+    is what every caller passes: cycle_function compiles once)."""
+    if sym.type is T.INT:
+        return "np.int64(0)"
+    if sym.type is T.BOOL:
+        return "False"
+    if sym.type is T.TABLE:
+        return "no_table()"
+    return "unset(np.int64(0))"
+
+
+def call_cycles(bodies) -> dict[str, tuple[str, ...]]:
+    """pyname -> the routines of its cycle of calls (a strongly connected part of the call
+    graph with two or more routines), sorted; routines on none are absent."""
+    graph = {p: {c.pyname for c in callees(b) if c.pyname in bodies} for p, (_i, b) in bodies.items()}
+    reach = {}
+    for p in graph:
+        seen, todo = set(), list(graph[p])
+        while todo:
+            q = todo.pop()
+            if q not in seen:
+                seen.add(q)
+                todo.extend(graph[q])
+        reach[p] = seen
+    out = {}
+    for p in graph:
+        members = tuple(sorted(q for q in reach[p] if p in reach[q]))
+        if len(members) > 1:
+            out[p] = members
+    return out
 
 
 def _writes_globals(bodies, pyname: str, seen=None) -> bool:

@@ -41,9 +41,9 @@ from ..distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_
                                     X_RANK, X_SHORT, X_SIZE, X_SUM)
 from .kernels import *  # noqa: F401,F403 - generated code finds every kernel here
 from .kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
-    tail_mask, unassigned
-from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB, C_ROW_GET, C_ROW_SET,
-                     C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_ROW_INDEX, E_ROW_SET_LEN, E_TABLE_MEM,
+    row_get_check, row_set_check, tail_mask, unassigned
+from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
+                     C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_TABLE_MEM,
                      E_TABLE_NEG, S_FREE)
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
@@ -312,9 +312,7 @@ def mp_noteq(a, b, cnt, st, nid):
 def owned_row(i, t, sv, dirty, cnt, st, nid):
     """ROW(i, T) on every rank: the owner reads it (a column whose ``dirty`` flag is set is
     read from ``sv``: the snapshot a `parallel for` keeps, kernels.cow_*), then MPI_Bcast."""
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
-    cnt[C_ROW_GET] += 1
+    row_get_check(i, t, cnt, st, nid)
     data = t[0]
     k = data.shape[0]
     out = np.zeros(nwords(k), np.uint64)
@@ -351,15 +349,9 @@ def mp_row_get_asg(old, i, t, cnt, st, nid, anid):
 
 @njit(cache=True)
 def mp_row_set(i, t, v, cnt, st, nid):
-    if not (0 < i <= t[1]):
-        fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
+    row_set_check(i, t, v, cnt, st, nid)
     data = t[0]
     k = data.shape[0]
-    if v[1] != k:
-        if v[1] < 0:
-            unassigned(st, nid, v[1])
-        fail(st, nid, E_ROW_SET_LEN, i, v[1], k, 0)
-    cnt[C_ROW_SET] += 1
     start, stop, _per = block(t[1])
     if start <= i - 1 < stop:
         p = i - 1 - start

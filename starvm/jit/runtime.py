@@ -220,7 +220,8 @@ class JitRoutine:
             tick_many(tick, left - max(int(st[S_LEFT]), 0))
         n = int(st[S_OUT])
         if n:
-            write_records(self.tier.machine, ob[0][:n], self.unit.lowered.strings)
+            from .kernels import output_records
+            write_records(self.tier.machine, output_records(ob)[:n], self.unit.lowered.strings)
 
     def results(self, args, result):
         info = self.compiled.info
@@ -251,8 +252,8 @@ class _Decline(Exception):
     pass
 
 
-# Python frames Numba's compiler may need (typing recurses through callees and the typed
-# List of the output holder): more than a Star recursion limit leaves (limits.RecursionLimit)
+# Python frames Numba's compiler may need (typing recurses through callees and kernels): more
+# than a Star recursion limit leaves (limits.RecursionLimit)
 _COMPILE_FRAMES = 3000
 
 
@@ -342,8 +343,8 @@ def status_array(max_depth: int = STATUS_SIZE - S_STACK - 1):
 
 
 def output_holder():
-    """The output records' holder (kernels.out_*): a one-element typed List whose array
-    compiled code replaces when it grows it, so the host finds the records even after a
-    failure in the same call. The grown array stays for the next calls."""
-    from numba.typed import List
-    return List([np.zeros(1024, np.int64)])
+    """The output records' holder (kernels.Output): compiled code replaces its array when it
+    grows it, so the host finds the records even after a failure in the same call. The grown
+    array stays for the next calls."""
+    from .kernels import new_output
+    return new_output(1024)

@@ -1,12 +1,12 @@
 """Tiering: which routines run compiled, when they are compiled, and the report of it.
 
 ``Tier.install`` sees every unit a machine loads. It decides statically which routines the
-compiled tier can take (``support``: not recursive, no graph input, no native kernel in
-their place, only compilable callees, nothing ``lower.py`` refuses), renders those into one
-module and puts a ``JitRoutine`` in the machine's namespace for each routine that has a
-loop (or, with ``--jit on``, for each one). With ``--jit auto`` a routine is compiled only
-once the work of its calls, estimated at each call from its loop bounds and table sizes
-(``estimate``), passes ``STARVM_JIT_THRESHOLD``: small runs never import Numba.
+compiled tier can take (``support``: no graph input, no native kernel in their place, only
+compilable callees, nothing ``lower.py`` refuses; recursive ones, mutually too, compile),
+renders those into one module and puts a ``JitRoutine`` in the machine's namespace for each
+routine that has a loop (or, with ``--jit on``, for each one). With ``--jit auto`` a routine is
+compiled only once the work of its calls, estimated at each call from its loop bounds and table
+sizes (``estimate``), passes ``STARVM_JIT_THRESHOLD``: small runs never import Numba.
 """
 from __future__ import annotations
 
@@ -120,11 +120,7 @@ class Tier:
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""
         why: dict[str, str] = {}
-        for pyname in _mutually_recursive(bodies):
-            why[pyname] = "mutually recursive (the compiled tier compiles a routine calling itself, not a cycle of several)"
         for pyname, (info, body) in bodies.items():
-            if pyname in why:
-                continue
             if info is not None and self._native(info, "host"):
                 why[pyname] = "a native kernel replaces it on this backend"
                 continue
@@ -224,13 +220,6 @@ def _closure(roots, bodies) -> set[str]:
         out.add(p)
         todo.extend(c.pyname for c in callees(bodies[p][1]))
     return out
-
-
-def _mutually_recursive(bodies) -> set[str]:
-    """Routines on a cycle of the call graph through another routine (a routine that only
-    calls itself is direct recursion, which Numba compiles)."""
-    graph = {p: [c.pyname for c in callees(b) if c.pyname != p] for p, (_i, b) in bodies.items()}
-    return _on_cycle(graph)
 
 
 def _recursive(bodies) -> set[str]:

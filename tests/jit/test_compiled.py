@@ -168,15 +168,39 @@ def test_integer_overflow_stops_with_an_error_instead_of_wrapping():
     assert "integer overflow" in err and "--jit off" in err and "big.star:5:30" in err
 
 
-def test_routines_it_cannot_compile_fall_back_and_say_why():
+def test_recursive_routines_compile_and_stop_where_integers_pass_64_bits():
     src = (ROOT / "tests" / "star" / "recursion.star").read_text()
-    # fact compiles (direct recursion) and stops where its integers pass 64 bits, saying so
+    # everything compiles, iseven and isodd (mutually recursive) too; fact stops where its
+    # integers pass 64 bits, saying so
     out, _, err, m = run(src, "rec.star", "on")
     assert "integer overflow" in err and "--jit off" in err and "fact at rec.star" in err
     m.profile = True
     report = m.profile_report()
-    assert "iseven: interpreted: mutually recursive" in report
-    assert "fact: compiled" in report
+    assert "main block (with " in report and "fact" in report and "iseven" in report and "isodd" in report
+    assert "interpreted" not in report
+
+
+UNCOMPILABLE = """
+function huge(x: integer): integer;
+begin huge := x * 100000000000000000000000 end;
+proc uses(var s: integer);
+var i: integer;
+begin for i := 1 to 3 do s := s + huge(i) end;
+var s: integer;
+begin s := 0; uses(s); writeln(s) end.
+"""
+
+
+def test_routines_it_cannot_compile_fall_back_and_say_why():
+    assert differences(UNCOMPILABLE, "big.star") == []
+    out, _, err, m = run(UNCOMPILABLE, "big.star", "on")
+    assert out == "600000000000000000000000\n" and err is None and compiled_routines(m) == []
+    m.profile = True
+    report = m.profile_report()
+    assert "huge: interpreted: uses what the compiled tier does not compile: the integer " \
+           "100000000000000000000000 does not fit 64 bits (at big.star:3:19)" in report
+    assert "uses: interpreted: calls 'huge', which is not compiled" in report
+    assert "main block: interpreted: calls 'uses', which is not compiled" in report
 
 
 def test_auto_backend_runs_host_calls_compiled_and_device_calls_interpreted_without_a_gpu():

@@ -10,6 +10,7 @@ import pytest
 
 from jit_differential import jit_cache  # noqa: F401 - the module's fixture: compiled code in a temporary cache
 from jit_differential import run
+from starvm.jit.kernels import output_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +136,7 @@ def test_a_grown_buffer_is_reused_by_later_calls(backend, monkeypatch):
     if backend == "numpy":
         burst = [r for r in auto[3].jit.routines.values() if r.display == "burst"]
         assert burst and burst[0].compiled_calls == 3
-        assert auto[3].jit.buffers()[2][0].shape[0] > 1024    # grown once, kept
+        assert output_records(auto[3].jit.buffers()[2]).shape[0] > 1024    # grown once, kept
 
 
 # A writeln whose later argument fails after the buffer grew: the lines before it are
@@ -153,3 +154,43 @@ def test_a_write_call_failing_after_the_buffer_grew_prints_the_lines_before_it(b
     off, _on = same_as_interpreter(UNFINISHED, backend)
     assert off[0].count("\n") == 40 and "last" not in off[0]
     assert "bit index 4000 out of range 1..2000" in off[2]
+
+
+# Numba compiles nothing in a process that finds everything in the disk cache: not the
+# output holder either (a typed List made or read from Python compiles Numba's helpers for
+# it in every process, seconds; kernels.new_output and output_records are cached).
+COUNT_COMPILES = """
+import io, sys
+import starvm
+from numba.core import event
+
+class Count(event.Listener):
+    n = 0
+    def on_start(self, ev):
+        Count.n += 1
+    def on_end(self, ev):
+        pass
+
+out = io.StringIO()
+m = starvm.Machine(jit="on", out=out)
+with event.install_listener("numba:compile", Count()):
+    try:
+        m.run(sys.argv[1], "out.star")
+    except starvm.StarError:
+        pass
+print(Count.n, out.getvalue().count(chr(10)))
+"""
+
+
+def test_a_fresh_process_with_a_warm_cache_compiles_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+    src = GROW_THEN_FAIL.format(n=4000, lines=40)
+    env = {**os.environ, "STARVM_JIT_CACHE": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", COUNT_COMPILES, src], capture_output=True, text=True, env=env,
+                           timeout=300) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    first, second = (r.stdout.split() for r in runs)
+    assert int(first[0]) > 0 and first[1] == second[1] == "40"
+    assert second[0] == "0"
