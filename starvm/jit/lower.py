@@ -477,19 +477,39 @@ class ModuleGen:
             self.emit(ind, f"{v} = {self.scalar(value)}")
 
     def _s_WRITE(self, s, ind):
-        for a in s.src:
+        values = self.write_values_first(s, ind)
+        for k, a in enumerate(s.src):
             if a.type is T.STR:
                 self.strings.append(a.arg)
                 self.emit(ind, f"out_str(ob, st, np.int64({len(self.strings) - 1}))")
             elif a.type is T.INT:
-                self.emit(ind, f"out_int(ob, st, {self.scalar(a)})")
+                self.emit(ind, f"out_int(ob, st, {values.get(k) or self.scalar(a)})")
             elif a.type is T.BOOL:
-                self.emit(ind, f"out_bool(ob, st, {self.scalar(a)})")
+                self.emit(ind, f"out_bool(ob, st, {values.get(k) or self.scalar(a)})")
             elif a.type is T.TABLE:
-                self.emit(ind, f"out_table(ob, st, {self.printed(a)})")
+                self.emit(ind, f"out_table(ob, st, {values.get(k) or self.printed(a)})")
             else:
-                self.emit(ind, f"out_bits(ob, st, {self.printed(a)}, {self.site(a.loc)})")
+                self.emit(ind, f"out_bits(ob, st, {values.get(k) or self.printed(a)}, {self.site(a.loc)})")
         self.emit(ind, f"out_end(ob, st, np.int64({int(bool(s.arg))}))")
+
+    def write_values_first(self, s, ind) -> dict[int, str]:
+        """Where an argument calls a routine that writes output: every argument's value (and
+        check) first, in temporaries by position, as the interpreter formats them all before
+        it writes (so the callee's lines come first); else nothing (written as computed)."""
+        if not any(n.op is Op.CALL and _writes_output(self.bodies, n.arg[0].pyname) for a in s.src for n in walk(a)):
+            return {}
+        values = {}
+        for k, a in enumerate(s.src):
+            if a.type is T.STR:
+                continue
+            values[k] = self.new_tmp()
+            if a.type in (T.INT, T.BOOL):
+                self.emit(ind, f"{values[k]} = {self.scalar(a)}")
+            else:
+                self.emit(ind, f"{values[k]} = {self.printed(a)}")
+                if a.type is not T.TABLE:    # an unassigned value fails here, before the next argument
+                    self.emit(ind, f"vlen({values[k]}, st, {self.site(a.loc)})")
+        return values
 
     def printed(self, a: Node) -> str:
         """The value writeln prints (mpi_lower.py gathers a split slice or table whole)."""

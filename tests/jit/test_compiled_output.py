@@ -194,3 +194,30 @@ def test_a_fresh_process_with_a_warm_cache_compiles_nothing(tmp_path):
     first, second = (r.stdout.split() for r in runs)
     assert int(first[0]) > 0 and first[1] == second[1] == "40"
     assert second[0] == "0"
+
+
+# Functions that write output, called inside expressions: in writeln's arguments their lines
+# come before the line (the interpreter formats every argument before it writes), and an
+# unassigned argument fails before a later argument's call writes anything.
+WRITING_FUNCTIONS = """
+function f(x: integer): integer;
+begin writeln('in f ', x); f := x * 2 end;
+function g(X: slice): slice;
+begin writeln('in g ', X); g := not X end;
+var i: integer; X, Y: slice; T: table(3, 2);
+begin
+  X := BITS('101');
+  for i := 1 to 2 do writeln('a ', f(i), ' b ', f(i + 10), ' ', i > 1, g(X), T);
+  i := f(3) + f(4);
+  if f(5) > 3 then writeln(i);
+  writeln(f(6), Y, g(X))
+end.
+"""
+
+
+def test_functions_that_write_output_inside_expressions(backend):
+    off, on = same_as_interpreter(WRITING_FUNCTIONS, backend)
+    assert off[0].startswith("in f 1\nin f 11\nin g 101\na 2 b 22 false01000\n00\n00\nin f 2\n")
+    assert off[0].endswith("in f 5\n14\nin f 6\n") and "'Y' is used before it is assigned" in off[2]
+    if backend == "numpy":
+        assert ran_compiled(on[3]) == {"main block"}
