@@ -3,15 +3,17 @@
     python3 bench/frontier_shrink.py [--scales 14-18] [--runs 3] [--backend numpy] [--out PREFIX]
 
 BORUVKA compacts its live arcs between rounds (COMPACT/EXPAND, stdlib/rows.star). This script
-runs the library's BFS-adapt and BELLMAN_FORD-adapt beside variants that do the same, written
-in Star below under user names, on the same R-MAT graphs (the bench_stdlib model: a, b, c, d =
+runs BFS-adapt and BELLMAN_FORD-adapt with and without shrinking (the variants written in Star
+below under user names), on the same R-MAT graphs (the bench_stdlib model: a, b, c, d =
 0.57, 0.19, 0.19, 0.05, edge factor 16, seed 2015, weights 1..100, undirected), same inputs,
 warm medians; the variants' results must equal the library routines' and SciPy's.
 
-  BFS_SHRINK   an arc whose tail was in a frontier never leaves one again: each level drops the
+  BFS-adapt    an arc whose tail was in a frontier never leaves one again: each level drops the
                arcs of its frontier, and once at most half the rows are live, left and right are
-               COMPACTed to the live arcs and the levels go on there (BFS_SHRINK_LEVELS,
-               BFS_SHRINK_REST).
+               COMPACTed to the live arcs and the levels go on there (BFS_LEVELS, BFS_LIVE in
+               stdlib/graphs.star). The library does this since the measurement in
+               bench/results/stdlib_frontier_shrink_cpu2.md (where the variant was BFS_SHRINK, the
+               same code under another name); BFS_WHOLE below is the former body, the "without".
   BF_SHRINK    each round COMPACTs the arcs leaving the changed vertices (ACT) into tables of
                their size and runs the round's GATHERs, ADDT, SETMIN, GROUPMIN and SCATTERs on
                those rows only (BF_SHRINK_ROUND), instead of masked over every arc.
@@ -38,58 +40,29 @@ from starvm.bench import device_info, document, machine_info, repeat, synchroniz
 from starvm.graphs.generators import rmat  # noqa: E402
 
 VARIANTS = r"""
-proc BFS_SHRINK(n, s: integer; left, right: table; var L: table);
-var F, V: slice(L); ALL: slice(left); d: word(L);
+{ BFS-adapt as it was before it shrank: every level over every arc }
+proc BFS_WHOLE(n, s: integer; left, right: table; var L: table);
+var FT, NT: table(n, 1); AT, ONES: table(NROWS(left), 1);
+    F, V, NONE: slice(L); A, ALL: slice(left); d, one: word(L);
 begin
   SETINF(L);
-  CLR(d);
+  SETINF(ONES);
+  CLR(d); CLR(one); one(NCOLS(L)) := 1;
+  SET(ALL); CLR(NONE);
   CLR(F); F(s) := 1;
   V := F;
-  SET(ALL);
-  BFS_SHRINK_LEVELS(n, left, right, ALL, L, F, V, d);
-end;
-
-{ BFS-adapt's levels on the arcs Y marks; F: the frontier, V: the vertices reached, d: the
-  frontier's level. Stops when the frontier is empty, or hands the live arcs to BFS_SHRINK_REST. }
-proc BFS_SHRINK_LEVELS(n: integer; left, right: table; Y: slice(left); var L: table;
-                var F, V: slice(L); var d: word(L));
-var FT, NT: table(n, 1); AT, ONES: table(NROWS(left), 1);
-    NONE: slice(L); A, LV: slice(left); one: word(L); live: integer; shrink: boolean;
-begin
-  SETINF(ONES);                     { a column of ones, one per arc }
-  CLR(one); one(NCOLS(L)) := 1;
-  CLR(NONE);
-  LV := Y;
-  shrink := false;
-  while SOME(F) and not shrink do
+  while SOME(F) do
   begin
     WCOPY(d, F, L);
     COL(1, FT) := F;
-    GATHER(FT, left, LV, AT);       { the live arcs leaving the frontier }
-    A := COL(1, AT) and LV;
+    GATHER(FT, left, ALL, AT);
+    A := COL(1, AT);
     COL(1, NT) := NONE;
-    SCATTER(ONES, right, A, NT);    { their heads }
+    SCATTER(ONES, right, A, NT);
     F := COL(1, NT) and not V;
     V := V or F;
     d := ADD(d, one);
-    LV := LV and not A;             { their tails are never in a frontier again }
-    live := NUMB(LV);
-    shrink := (live > 0) and (2 * live <= NROWS(left));
   end;
-  if shrink and SOME(F) then
-    BFS_SHRINK_REST(n, live, left, right, LV, L, F, V, d);
-end;
-
-{ The live arcs LV of BFS_SHRINK_LEVELS compacted (order kept) into tables of their size, then the
-  levels go on there. }
-proc BFS_SHRINK_REST(n, live: integer; left, right: table; LV: slice(left); var L: table;
-              var F, V: slice(L); var d: word(L));
-var L2, R2: table(live, NCOLS(left)); ALL2: slice(L2);
-begin
-  COMPACT(left, LV, L2);
-  COMPACT(right, LV, R2);
-  SET(ALL2);
-  BFS_SHRINK_LEVELS(n, L2, R2, ALL2, L, F, V, d);
 end;
 
 proc BF_SHRINK(n, s: integer; left, right, weight: table; var D: table);
@@ -142,7 +115,7 @@ end;
 """
 
 # (routine, without shrinking, with shrinking)
-PAIRS = (("BFS-adapt", "BFS-adapt", "BFS_SHRINK"), ("BELLMAN_FORD-adapt", "BELLMAN_FORD-adapt", "BF_SHRINK"))
+PAIRS = (("BFS-adapt", "BFS_WHOLE", "BFS-adapt"), ("BELLMAN_FORD-adapt", "BELLMAN_FORD-adapt", "BF_SHRINK"))
 
 
 def parse_scales(text: str) -> list[int]:
@@ -232,8 +205,8 @@ def main(argv=None) -> int:
                    machine=machine_info(("scipy",)), device=device_info(), backend=args.backend,
                    runs=args.runs, results=results)
     lines = [f"`python3 bench/frontier_shrink.py --scales {args.scales} --runs {args.runs} --backend {args.backend}` "
-             "(`--jit auto`, native kernels on): the library routine and its shrinking variant (written in Star "
-             "in the script) on the same R-MAT graphs, warm medians; every result equals SciPy's and the "
+             "(`--jit auto`, native kernels on): each routine without and with shrinking (BFS_WHOLE against the "
+             "library's BFS-adapt, the library's BELLMAN_FORD-adapt against BF_SHRINK) on the same R-MAT graphs, warm medians; every result equals SciPy's and the "
              "library routine's. Wall-clock and process CPU seconds (medians; the host is shared with other "
              "work, so CPU time is the steadier figure). Ratio = with / without (below 1: shrinking pays).", "",
              "| routine | scale | n | arcs | without, s | with shrinking, s | ratio | without, CPU s | "
