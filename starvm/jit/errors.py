@@ -15,8 +15,11 @@ def _index(what: str, i: int, n: int) -> str:
     return f"{what} index {i} out of range 1..{n}" if n else f"{what} index {i} out of range: it has none"
 
 
-def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], max_steps) -> tuple[str, str | None]:
+def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], max_steps,
+            strings: list[str] = ()) -> tuple[str, str | None]:
     """(message, hint) for one failure."""
+    if code == E.USER:
+        return strings[a], None
     if code == E.UNASSIGNED:
         return f"'{names[-1 - a]}' is used before it is assigned a value", None
     if code == E.BIT_INDEX:
@@ -73,7 +76,7 @@ def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeErr
     if int(st[S_CODE]) == E.DEPTH:   # the limit is the room the status array has (runtime.status_array)
         site = Site(site.loc, site.routine, site.op, str(len(st) - S_STACK - 1))
     text, hint = message(int(st[S_CODE]), int(st[S_A]), int(st[S_B]), int(st[S_C]), int(st[S_D]),
-                         site, lowered.names, max_steps)
+                         site, lowered.names, max_steps, lowered.strings)
     err = StarRuntimeError(text, site.loc, hint=hint)
     frames = []
     for depth in range(base, int(st[S_SP])):   # below base: the interpreted callers' calls

@@ -57,3 +57,5 @@ E_OVERFLOW = 20    # a, b: the operands, c: 0 + / 1 - / 2 *
 E.OVERFLOW = E_OVERFLOW
 E_DEPTH = 21       # more nested calls than the status array has room for (Machine.max_depth)
 E.DEPTH = E_DEPTH
+E_USER = 22        # the ERROR statement; a: its message's index in the module's strings
+E.USER = E_USER

@@ -515,6 +515,10 @@ class ModuleGen:
         """The value writeln prints (mpi_lower.py gathers a split slice or table whole)."""
         return self.vector(a)
 
+    def _s_ERROR(self, s, ind):
+        self.strings.append(s.arg)
+        self.emit(ind, f"fail(st, {self.site(s.loc)}, E_USER, np.int64({len(self.strings) - 1}), 0, 0, 0)")
+
     def _s_IF(self, s, ind):
         cond, then, orelse = s.src
         self.emit(ind, f"if {self.scalar(cond)}:")
