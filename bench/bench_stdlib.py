@@ -456,7 +456,9 @@ def cost_model(scale: int, backend_name: str, algorithms: list[str]) -> dict:
     natives = native_routines(backend_name)
     out = {"scale": scale, "graph": graph_summary(g), "backend_natives": sorted(natives),
            "backend": backend_name, "algorithms": {}}
-    m = starvm.Machine(backend="numpy", native=False)
+    # interpreted: the model wraps routines and counts loop iterations through the interpreter's
+    # hooks, which compiled code does not pass (the steps themselves are the same in both tiers)
+    m = starvm.Machine(backend="numpy", native=False, jit="off")
     m.call("SETNUM", 0, m.word(np.zeros(1, bool)))     # load the library (all of graphs.star and the
     by_len: dict[str, dict[str, int]] = {}               # routines it calls) before wrapping
     subs: dict[str, dict] = {}
