@@ -33,6 +33,7 @@ os.environ.setdefault("STARVM_JIT_CACHE", _CACHE)
 
 import starvm  # noqa: E402
 from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.distributed.user_named import warshall_adapt  # noqa: E402
 
 TITLE = "The compiled tier on the CPU (Numba), NumPy backend"
 
@@ -71,20 +72,7 @@ begin for k := 1 to n do
   end;
 end;
 """
-WARSHALL_ADAPT = """
-proc MY_WARSHALL_ADAPT(n: integer; var P: table);
-var V, W: slice; i, k: integer;
-begin
-  for k := 1 to n do
-    parallel for i := 1 to n do
-    begin
-      W := COL(k, P);
-      V := COL(i, P);
-      if V(k) = 1 then V := V or W;
-      COL(i, P) := V;
-    end;
-end;
-"""
+WARSHALL_ADAPT = warshall_adapt()     # MY_WARSHALL_ADAPT, the text the MPI ranks are measured with
 SUMLOOP = """
 function MY_SUMLOOP(m: integer): integer;
 var i, s: integer;

@@ -1,6 +1,7 @@
 """Library bodies under a user's name, so that no native kernel stands in for them: the
 programs the compiled tier on MPI ranks is measured with (bench/bench_scale.py, workload
-jit) and tested with (tests/distributed/jit_driver.py)."""
+jit) and tested with (tests/distributed/jit_driver.py); bench/bench_compiled.py takes its
+WARSHALL-adapt from here too."""
 from __future__ import annotations
 
 # WARSHALL-C (the paper's Listing 2, stdlib/warshall.star) and MIN (stdlib/search.star)
