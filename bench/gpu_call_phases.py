@@ -1,0 +1,232 @@
+"""Where a GPU-tier call's time goes (issue 10): the MIN and MATCH bodies of bench_compiled.py
+over ROWS x 32 bits on the CuPy backend, each call taken apart on the host.
+
+    python bench/gpu_call_phases.py [--rows 134217728] [--out DIR]
+
+For each body: the whole call (Machine.call with the word argument made in the call, as
+bench_compiled --gpu times it, and made once), the routine called directly (no Machine.call),
+the kernel alone (device events around the launch), each step of GpuRoutine.run timed with
+the device synchronised before and after it (so the steps' own costs, not their overlap), and
+a cProfile of 50 calls; then what the CuPy operations of a call cost alone (an allocation, a
+small device copy, a small read-back, a launch). Prints a table; DIR gets phases.json and
+profile_*.txt. Needs CuPy and a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import starvm  # noqa: E402
+from bench_compiled import MATCH_BODY, MIN_BODY, _table_of_values  # noqa: E402
+
+
+def sync():
+    import cupy as cp
+    cp.cuda.Device().synchronize()
+
+
+def median_us(fn, runs=21, synced=True):
+    out = []
+    for _ in range(runs):
+        if synced:
+            sync()
+        t0 = time.perf_counter()
+        fn()
+        if synced:
+            sync()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out) * 1e6
+
+
+def events_us(fn, runs=21):
+    import cupy as cp
+    out = []
+    for _ in range(runs):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        out.append(cp.cuda.get_elapsed_time(a, b) * 1e3)
+    return statistics.median(out)
+
+
+class Stamps:
+    """perf_counter stamps with the device synchronised at each (each step's own cost)."""
+
+    def __init__(self):
+        self.t = {}
+
+    def start(self):
+        sync()
+        self.last = time.perf_counter()
+
+    def __call__(self, name):
+        sync()
+        now = time.perf_counter()
+        self.t.setdefault(name, []).append(now - self.last)
+        self.last = time.perf_counter()
+
+
+def phased_run(r, args, st: Stamps):
+    """GpuRoutine.run's steps (a call with no failure, no `parallel for`), stamped."""
+    import cupy as cp
+    from starvm.jit import cuda_runtime as cr
+    st.start()
+    converted = r.convert_args(args)
+    st("convert_args")
+    caps, kw = r.shape(converted)
+    fn, threads, blocks, R = r.kernel_for(caps, kw)
+    st("shape+kernel_for")
+    nout = len(r.plan.outputs)
+    vcap = max(caps, kw)
+    io_ = r.io_block(nout)
+    st("io_block")
+    scr, ob = r.buffers(vcap)
+    vout = cp.empty(max(1, nout) * vcap, cp.uint64)
+    st("buffers+vout")
+    kargs = r.kernel_args(converted, io_, ob, scr, vcap, cr._UNLIMITED, vout)
+    st("kernel_args")
+    t0 = time.perf_counter()
+    fn((blocks,), (threads,), kargs)
+    st.t.setdefault("launch (host only)", []).append(time.perf_counter() - t0)
+    st("launch+kernel")
+    back = io_.get()
+    st("io.get")
+    sth = back[:cr.STATUS_SIZE]
+    counts = back[cr.STATUS_SIZE:cr.STATUS_SIZE + cr.NK]
+    out = back[cr.STATUS_SIZE + cr.NK:cr.STATUS_SIZE + cr.NK + nout]
+    obh = np.zeros(0, np.int64)
+    r.finish_gpu(counts, sth, obh, cr._UNLIMITED, None, time.perf_counter())
+    st("finish_gpu")
+    res = r.results_gpu(args, out, vout, vcap)
+    st("results_gpu")
+    return res
+
+
+def cupy_ops(rows):
+    """What the CuPy operations of one call cost alone, on the host, device synchronised."""
+    import cupy as cp
+    vcap = rows // 64
+    tmpl = cp.zeros(64, cp.int64)
+    small = cp.zeros(64, cp.int64)
+    pinned = cp.cuda.alloc_pinned_memory(64 * 8)
+    host = np.frombuffer(pinned, np.int64, 64)
+    big = cp.empty(vcap, cp.uint64)
+    src = "extern \"C\" __global__ void k20(" + ", ".join(
+        f"long long a{i}" for i in range(19)) + ", long long* o) { if (threadIdx.x + blockIdx.x == 0) o[0] = a0; }"
+    k = cp.RawModule(code=src).get_function("k20")
+    kargs = tuple(np.int64(i) for i in range(19)) + (small,)
+    k((1,), (32,), kargs)
+    ops = {
+        "cp.empty(vcap) from the pool": lambda: cp.empty(vcap, cp.uint64),
+        "tmpl.copy() (64 int64)": lambda: tmpl.copy(),
+        "cp.copyto(small, tmpl)": lambda: cp.copyto(small, tmpl),
+        "small.data.copy_from_device_async": lambda: small.data.copy_from_device_async(tmpl.data, 512),
+        "small.get() (512 B)": lambda: small.get(),
+        "small.get(out=pinned)": lambda: small.get(out=host),
+        "launch 20 args, 1 block": lambda: k((1,), (32,), kargs),
+        "big[0:vcap] view": lambda: big[0:vcap],
+        "device synchronize": sync,
+        "cp.cuda.Event() x2 + record": lambda: (cp.cuda.Event().record(), cp.cuda.Event().record()),
+    }
+    return {name: median_us(fn, 101) for name, fn in ops.items()}
+
+
+def main():
+    import cupy as cp
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1 << 27)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    rows = a.rows
+    out_dir = Path(a.out) if a.out else None
+    rng = cp.random.default_rng(5)
+    vals = rng.integers(0, 1 << 32, size=rows, dtype=cp.uint64).astype(cp.uint32)
+    m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+    m.load(MIN_BODY + MATCH_BODY, "bench.star")
+    T = _table_of_values(m, vals)
+    X = m.slice(np.ones(rows, bool))
+    pattern = [(int(vals[rows // 3].get()) >> (31 - j)) & 1 for j in range(32)]
+    W = m.word(np.array(pattern, bool))
+    report = {"rows": rows, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "cupy": cp.__version__, "cupy_min_us": median_us(lambda: cp.min(vals)),
+              "cupy_min_events_us": events_us(lambda: cp.min(vals)), "bodies": {}}
+    wants = {"MY_MIN": cp.asnumpy(vals == cp.min(vals)), "MY_MATCH": cp.asnumpy(vals == vals[rows // 3])}
+    for name in ("MY_MATCH", "MY_MIN"):
+        Z = m.slice(np.zeros(rows, bool))
+        args = (T, X, W, Z) if name == "MY_MATCH" else (T, X, Z)
+        for _ in range(3):
+            m.call(name, *args)
+        ok = bool(np.array_equal(Z.to_numpy(), wants[name]))
+        r = m.jit.routines["r_" + name.lower()]
+        info = r.compiled.info
+        conv = [m._from_python(x, p, info) for x, p in zip(args, info.params)]
+        row = {"correct": ok, "state": r.state, "why": r.why,
+               "call_us": median_us(lambda: m.call(name, *args)),
+               "routine_direct_us": median_us(lambda: r(*conv)),
+               "unsynced_call_us": median_us(lambda: m.call(name, *args), synced=False)}
+        if name == "MY_MATCH":
+            row["call_word_made_in_call_us"] = median_us(
+                lambda: m.call(name, T, X, m.word(np.array(pattern, bool)), Z))
+        (key, (fn, threads, blocks, R)), = [(k, v) for k, v in r.kernels.items()]
+        row["kernel"] = {"R": R, "blocks": blocks, "threads": threads, "regs": int(getattr(fn, "num_regs", -1)),
+                         "local_bytes": int(getattr(fn, "local_size_bytes", -1))}
+        evs = []
+
+        def timed(*aa, _fn=fn, **kw):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record()
+            _fn(*aa, **kw)
+            e1.record()
+            evs.append((e0, e1))
+        r.kernels[key] = (timed, threads, blocks, R)
+        for _ in range(21):
+            m.call(name, *args)
+        sync()
+        row["kernel_alone_us"] = statistics.median(cp.cuda.get_elapsed_time(e0, e1) * 1e3 for e0, e1 in evs)
+        r.kernels[key] = (fn, threads, blocks, R)
+        st = Stamps()
+        for _ in range(21):
+            phased_run(r, conv, st)
+        row["phases_us"] = {k: statistics.median(v) * 1e6 for k, v in st.t.items()}
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(50):
+            m.call(name, *args)
+        sync()
+        pr.disable()
+        s = io.StringIO()
+        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(30)
+        if out_dir:
+            (out_dir / f"profile_{name}.txt").write_text(s.getvalue())
+        row["correct_after"] = bool(np.array_equal(Z.to_numpy(), wants[name]))
+        report["bodies"][name] = row
+        print(name, json.dumps(row, indent=1), flush=True)
+    report["cupy_ops_us"] = cupy_ops(rows)
+    if out_dir:
+        (out_dir / "phases.json").write_text(json.dumps(report, indent=1))
+    print(f"rows {rows}  cupy.min {report['cupy_min_us']:.1f} us (events {report['cupy_min_events_us']:.1f})")
+    for name, row in report["bodies"].items():
+        print(f"{name}: call {row['call_us']:.1f} direct {row['routine_direct_us']:.1f} "
+              f"kernel {row['kernel_alone_us']:.1f} = {row['call_us'] / report['cupy_min_us']:.2f}x cupy.min; "
+              f"correct {row['correct']} {row['correct_after']}")
+        print("   " + ", ".join(f"{k} {v:.1f}" for k, v in row["phases_us"].items()))
+    print("cupy ops: " + ", ".join(f"{k} {v:.1f}" for k, v in report["cupy_ops_us"].items()))
+
+
+if __name__ == "__main__":
+    main()
