@@ -146,6 +146,54 @@ def cupy_ops(rows):
     return {name: median_us(fn, 101) for name, fn in ops.items()}
 
 
+MIN_REMAT = r"""
+// MIN's body by hand as the tier would compile it with Y rematerialised: only Z in registers
+// (R words a thread), Y = Z and not COL(j) computed for SOME, then again (COL(j) from L2) for
+// Z := Y after the barrier
+extern "C" __global__ void min_remat(const u64* T, i64 n, i64 k, u64* zout, u64* bar, u64* red) {
+    Ctx c; c.bar = bar; c.red = red; c.nb = 0ULL; c.gen = 0u; c.ri = 0;
+    c.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c.G = (i64)gridDim.x * blockDim.x;
+    i64 W = nwords(n);
+    V<RR> z; z.n = n; d_set(z, c.gt, c.G);
+    for (i64 j = 0; j < k; ++j) {
+        const u64* col = T + j * W;
+        u64 a = 0ULL;
+#pragma unroll
+        for (int r = 0; r < RR; ++r) { i64 w = c.gt + r * c.G; a |= w < W ? (z.w[r] & ~__ldcg(col + w)) : 0ULL; }
+        if (grid_red(c, a != 0ULL ? 1ULL : 0ULL, 0)) {
+#pragma unroll
+            for (int r = 0; r < RR; ++r) { i64 w = c.gt + r * c.G; if (w < W) z.w[r] &= ~__ldcg(col + w); }
+        }
+    }
+    d_store(zout, z, c.gt, c.G);
+}"""
+
+
+def min_prototype(T, want, rr, threads):
+    """The kernel alone of MIN_REMAT (rr words a thread): microseconds, registers, correct."""
+    import cupy as cp
+    from starvm.ir.ops import BASE_OPS
+    from starvm.jit.cuda_prelude import PRELUDE, defines
+    src = f"#define RR {rr}\n" + defines(len(BASE_OPS)) + PRELUDE + MIN_REMAT
+    fn = cp.RawModule(code=src, options=("--std=c++14",), enable_cooperative_groups=True).get_function("min_remat")
+    W = (T.n + 63) // 64
+    blocks = -(-W // (rr * threads))
+    bar, red = cp.zeros(1, cp.uint64), cp.zeros(9, cp.uint64)
+    z = cp.empty(W, cp.uint64)
+
+    def go():
+        bar.fill(0)
+        red[:6] = 0
+        red[6:] = ~np.uint64(0)
+        fn((blocks,), (threads,), (T.data, np.int64(T.n), np.int64(T.k), z, bar, red))
+    go()
+    sync()
+    got = np.unpackbits(cp.asnumpy(z).view(np.uint8), count=T.n, bitorder="little").astype(bool)
+    return {"RR": rr, "threads": threads, "blocks": blocks, "regs": int(fn.num_regs),
+            "local_bytes": int(fn.local_size_bytes), "kernel_us": events_us(go),
+            "correct": bool(np.array_equal(got, want))}
+
+
 def main():
     import cupy as cp
     ap = argparse.ArgumentParser()
@@ -217,6 +265,12 @@ def main():
         report["bodies"][name] = row
         print(name, json.dumps(row, indent=1), flush=True)
     report["cupy_ops_us"] = cupy_ops(rows)
+    report["min_remat"] = []
+    for rr, threads in ((64, 256), (32, 512), (64, 128)):
+        try:
+            report["min_remat"].append(min_prototype(T, wants["MY_MIN"], rr, threads))
+        except Exception as e:  # noqa: BLE001 - a variant that does not compile or launch: said
+            report["min_remat"].append({"RR": rr, "threads": threads, "error": f"{type(e).__name__}: {e}"[:300]})
     if out_dir:
         (out_dir / "phases.json").write_text(json.dumps(report, indent=1))
     print(f"rows {rows}  cupy.min {report['cupy_min_us']:.1f} us (events {report['cupy_min_events_us']:.1f})")
@@ -225,6 +279,7 @@ def main():
               f"kernel {row['kernel_alone_us']:.1f} = {row['call_us'] / report['cupy_min_us']:.2f}x cupy.min; "
               f"correct {row['correct']} {row['correct_after']}")
         print("   " + ", ".join(f"{k} {v:.1f}" for k, v in row["phases_us"].items()))
+    print("MIN remat prototype:", report["min_remat"])
     print("cupy ops: " + ", ".join(f"{k} {v:.1f}" for k, v in report["cupy_ops_us"].items()))
 
 
