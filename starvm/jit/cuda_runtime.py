@@ -222,7 +222,7 @@ class GpuRoutine(JitRoutine):
         left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
         nout = len(self.plan.outputs)
         vcap = max(caps, kw)
-        # one int64 block, made afresh every call: status | counts | results | the grid
+        # one int64 block, reset before every launch: status | counts | results | the grid
         # barrier's arrival counter | reduction ring (uint64 view) | rerun flag
         io = self.io_block(nout)
         scr, ob = self.buffers(vcap)
@@ -240,7 +240,7 @@ class GpuRoutine(JitRoutine):
             self.restore_tables(saved)
             return self.interpreted(*args)
         self.launches += 1
-        back = io.get()
+        back = self.read_io(io)
         sth = back[:STATUS_SIZE]
         if sth[S_CODE] == E_RERUN or back[-1]:     # back[-1]: a pivot loop's failure not yet checked
             self.reruns += 1
@@ -279,15 +279,27 @@ class GpuRoutine(JitRoutine):
         return self._buffers[1:]
 
     def io_block(self, nout: int):
-        """A call's status block as the kernel must find it, copied on the device from a
-        template made once (uploading it from the host cost 18 us a call, a device copy is
-        asynchronous)."""
+        """The call's status block as the kernel must find it: one block kept between calls (a
+        call waits for its kernel before it returns, so no two calls share it), reset by an
+        asynchronous device copy of a template made once (uploading the block cost 18 us a
+        call; a new block each call, an allocation and a copy kernel more)."""
         import cupy as cp
-        if getattr(self, "_io_init", None) is None or self._io_init.size != STATUS_SIZE + NK + nout + 11:
-            io_host = np.zeros(STATUS_SIZE + NK + nout + 11, np.int64)
+        size = STATUS_SIZE + NK + nout + 11
+        if getattr(self, "_io", None) is None or self._io[0].size != size:
+            io_host = np.zeros(size, np.int64)
             io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
-            self._io_init = cp.asarray(io_host)
-        return self._io_init.copy()
+            init = cp.asarray(io_host)
+            self._io = (cp.empty_like(init), init, _pinned_int64(size))
+        io, init, _host = self._io
+        io.data.copy_from_device_async(init.data, size * 8)
+        return io
+
+    def read_io(self, io) -> np.ndarray:
+        """The status block after the kernel (waits for it): copied into page-locked host memory
+        kept between calls, then into an array of the call's own."""
+        host = self._io[2]
+        io.get(out=host)
+        return host.copy()
 
     def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
         from ..runtime.limits import tick_many
@@ -401,6 +413,17 @@ def _sm_count() -> int:
         import cupy as cp
         _SMS.append(int(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]))
     return _SMS[0]
+
+
+def _pinned_int64(size: int) -> np.ndarray:
+    """``size`` int64 in page-locked host memory (a device-to-host copy lands there directly;
+    into pageable memory the driver stages it)."""
+    import cupy as cp
+    try:
+        mem = cp.cuda.alloc_pinned_memory(size * 8)
+    except Exception:  # noqa: BLE001 - no page-locked memory to be had: pageable
+        return np.empty(size, np.int64)
+    return np.frombuffer(mem, np.int64, size)     # the array keeps ``mem`` alive
 
 
 def _host_backend():

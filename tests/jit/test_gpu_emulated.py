@@ -254,3 +254,98 @@ begin end.
     assert err is None and run.code == 0
     assert np.array_equal(run.tables[0], want) and run.counts == counts
     assert not np.array_equal(want, table)
+
+
+# ---------------------------------------------------------------- the host side of a call, without a GPU
+MATCH_TEXT = """
+proc MY_MATCH(T: table; X: slice(T); v: word(T); var Z: slice(T));
+var j: integer;
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+    if v(j) = 1 then Z := Z and COL(j, T)
+    else Z := Z and not COL(j, T);
+end;
+"""
+
+
+class _FakePointer:
+    """What GpuRoutine uses of a CuPy array's ``.data`` (a device pointer), on the stand-in."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+    def copy_from_device_async(self, src, size, stream=None):
+        np.asarray(self.arr).view(np.uint8)[:size] = np.asarray(src.arr).view(np.uint8)[:size]
+
+
+def _with_device_copies(monkeypatch, fake_cupy):
+    monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _FakePointer(self)), raising=False)
+    plain_get = fake_cupy.ndarray.get
+
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        if out is None:
+            return plain_get(self)
+        out[...] = np.asarray(self)
+        return out
+    monkeypatch.setattr(fake_cupy.ndarray, "get", get)
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 200])
+def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(monkeypatch, rows):
+    """GpuRoutine.run on the stand-in for CuPy (tests/gpu_sources/fake_cupy.py: the launch's
+    arguments checked against the kernel's parameters in the PTX). A model kernel writes what
+    the interpreter computed (MATCH's rows, steps by kind) and dirties the whole status block:
+    each call's kernel still finds the block as the template has it (one block kept between
+    calls, reset by a device copy before each launch), and the machine gets each call's own
+    result and steps."""
+    from gpu_sources import fake_cupy
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.ir.ops import BASE_OPS
+    from starvm.jit import cuda_runtime
+    from starvm.jit.layout import S_LEFT, STATUS_SIZE
+    rng = np.random.default_rng(rows)
+    table = rng.random((rows, 9)) < 0.5
+    calls = []
+    for c in range(3):
+        key = table[rng.integers(rows)] if c != 1 else rng.random(9) < 0.5
+        (_, _, _, want), counts, err = _interpreted(MATCH_TEXT + "begin end.", "MY_MATCH",
+                                                    [table, ("slice", np.ones(rows, bool)), ("word", key),
+                                                     ("slice", np.zeros(rows, bool))])
+        assert err is None
+        calls.append((key, want, counts))
+    nk = len(BASE_OPS)
+    seen = []
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        _with_device_copies(monkeypatch, fake_cupy)
+        monkeypatch.setattr(cuda_runtime, "_SMS", [132])
+        m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+        m.load(MATCH_TEXT, "host.star")
+        T, X = m.table(table), m.slice(np.ones(rows, bool))
+
+        def model(launch):
+            io_, left, vout = launch.args[-7], int(launch.args[-2]), launch.args[-1]
+            key, want, counts = calls[len(seen)]
+            fresh = np.zeros(io_.size, np.int64)
+            fresh[-4:-1] = -1
+            seen.append(np.array_equal(np.asarray(io_), fresh))
+            io_[:] = 7                              # what a kernel leaves: barrier count, ring, ...
+            io_[:STATUS_SIZE] = 0
+            io_[S_LEFT] = left - sum(counts)
+            io_[STATUS_SIZE:STATUS_SIZE + nk] = counts
+            io_[STATUS_SIZE + nk] = rows            # the result's length
+            io_[-1] = 0                             # no failure left to check
+            words = np.zeros((rows + 63) // 64 * 8, np.uint8)
+            packed = np.packbits(want, bitorder="little")
+            words[:packed.size] = packed
+            vout[:words.size // 8] = words.view(np.uint64)
+        fake_cupy.ON_LAUNCH.append(model)
+        for key, want, counts in calls:
+            Z = m.slice(np.zeros(rows, bool))
+            before = list(m.counts)
+            m.call("MY_MATCH", T, X, m.word(key), Z)
+            assert np.array_equal(Z.to_numpy(), want)
+            assert [a - b for a, b in zip(m.counts, before)] == counts
+        r = m.jit.routines["r_my_match"]
+        assert r.state == "compiled" and r.launches == 3 and r.compiled_calls == 3
+    assert seen == [True, True, True]
