@@ -21,6 +21,7 @@ expressions to routines with `var` parameters, output or global writes, tables p
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..ir.ops import BASE_OPS, Node, Op
@@ -163,6 +164,7 @@ class CudaRenderer:
         locals_ = list(info.locals) + ([info.result] if info.result else [])
         for i, s in enumerate(locals_):
             self.vars[s] = f"l{i}"
+        self.locals_, self.body, self.again = set(info.locals), body, None
         self.tick(info.node.loc)
         for p in info.params:
             if p.length_of is not None:
@@ -311,9 +313,43 @@ class CudaRenderer:
 
     # ------------------------------------------------------------------ statements
     def block(self, node: Node) -> None:
-        for s in node.src:
-            self.stmt(s)
+        stmts = node.src
+        for k, s in enumerate(stmts):
+            again = None
+            if self.grid and k + 1 < len(stmts) and self.recomputable(s, stmts[k + 1]):
+                at = len(self.lines)
+                self.stmt(s)
+                # the assignment's code once more, its steps not counted again (its checks
+                # pass again: the same values)
+                again = (s.arg, [line.strip() for line in self.lines[at:] if not _COUNT.match(line.strip())])
+            else:
+                self.stmt(s)
             self.reset_hints(s)
+            self.again = again          # for the next statement only (_s_IF)
+
+    def recomputable(self, s: Node, nxt: Node) -> bool:
+        """``Y := E; if SOME(Y) then ...`` with Y a local slice read nowhere else than in that
+        condition and branch and assigned nowhere else, E plain vector logic on other
+        variables and COL reads: the branch recomputes Y from E (the same values: only the
+        reduction's barrier lies between) instead of Y being kept across the barrier. MIN's
+        body over 2^27 rows held Z and Y in the registers of a resident grid (32 of its 33 MB)
+        at 255 registers and spilled."""
+        if s.op is not Op.ASSIGN or s.arg.type is not T.SLICE or s.arg not in self.locals_ \
+                or nxt.op is not Op.IF:
+            return False
+        cond, then, _orelse = nxt.src
+        y = s.arg
+        if not (cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is y):
+            return False
+        if not _plain_logic(s.src[0], y):
+            return False
+        allowed = {id(n) for n in walk(cond)} | {id(n) for n in walk(then)}
+        for n in walk(self.body):
+            if n.op is Op.VAR and n.arg is y and id(n) not in allowed:
+                return False
+            if n.op is Op.ASSIGN and n.arg is y and n is not s:
+                return False
+        return any(n.op is Op.VAR and n.arg is y for n in walk(then))
 
     def reset_hints(self, s: Node) -> None:
         if not self.hints:
@@ -350,8 +386,16 @@ class CudaRenderer:
 
     def _s_IF(self, s):
         cond, then, orelse = s.src
+        again, self.again = getattr(self, "again", None), None
         self.emit(f"if ({self.scalar(cond)}) {{")
         self.ind += 1
+        if again is not None and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is again[0]:
+            self.emit(f"{{   // {again[0].display} again from its definition (block(): not kept across the barrier)")
+            self.lines.append("#if RECOMPUTE")
+            for line in again[1]:
+                self.emit("    " + line)
+            self.lines.append("#endif")
+            self.emit("}")
         self.block(then)
         self.ind -= 1
         if orelse.src:
@@ -1114,6 +1158,21 @@ class _Precopy:
         return f"(c_.scr + ({self.index} + {parity}) * c_.caps)"
 
 
+_COUNT = re.compile(r"c_\.(cn|wn)\[\d+\]\+\+;")
+_PLAIN = (Op.VAR, Op.NOT, Op.AND, Op.OR, Op.XOR, Op.COL_GET, Op.CONST)
+
+
+def _plain_logic(e: Node, y) -> bool:
+    """E of ``Y := E`` is recomputable: vector logic on variables other than Y and COL reads
+    whose index is a variable or a constant (no calls, no reductions, no ROW reads)."""
+    for n in walk(e):
+        if n.op not in _PLAIN or (n.op is Op.VAR and n.arg is y):
+            return False
+        if n.op is Op.COL_GET and n.src[0].op not in (Op.VAR, Op.CONST):
+            return False
+    return True
+
+
 def _invariant(e: Node, private, loop_var) -> bool:
     if e.op is Op.VAR:
         return e.arg is not loop_var and e.arg not in private
@@ -1140,6 +1199,8 @@ SWITCHES = {
     "GEN_BARRIER": "the grid barrier of before: a generation word released by the last arrival",
     "STORE_ALL": "every word of COL(i, T) := v stored inside parallel for",
     "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
+    "RECOMPUTE_ALL": "Y of `Y := E; if SOME(Y)` recomputed in the branch at any R (by default at R >= 32)",
+    "RECOMPUTE_NONE": "Y of `Y := E; if SOME(Y)` kept across the barrier at any R, as before",
 }
 
 

@@ -27,6 +27,17 @@ typedef long long i64;
 #define ALL 0xFFFFFFFFFFFFFFFFULL
 #define FULLMASK 0xFFFFFFFFu
 
+// Y := E; if SOME(Y) then ...: the branch computes Y again from E (cuda_lower.recomputable)
+// where a thread holds 32 slice words or more (two slices of 64 words are all of a thread's
+// 255 registers); with fewer, Y stays in registers (a reload is one more L2 round trip)
+#if defined(RECOMPUTE_NONE)
+#define RECOMPUTE 0
+#elif defined(RECOMPUTE_ALL) || R >= 32
+#define RECOMPUTE 1
+#else
+#define RECOMPUTE 0
+#endif
+
 template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
 

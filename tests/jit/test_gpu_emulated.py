@@ -349,3 +349,65 @@ def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(mo
         r = m.jit.routines["r_my_match"]
         assert r.state == "compiled" and r.launches == 3 and r.compiled_calls == 3
     assert seen == [True, True, True]
+
+
+# ---------------------------------------------------------------- Y := E; if SOME(Y) then ... (Y recomputed)
+RECOMPUTE = """
+proc RC_TWICE(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+  begin
+    Y := Z and not (COL(j, T) xor COL(1, T));
+    if SOME(Y) then begin Z := Y; Z := Z xor Y; Z := Z or Y end;
+  end;
+end;
+
+proc RC_KEPT(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+  begin
+    Y := Z and COL(j, T);
+    if SOME(Y) then Z := Y;
+    Z := Z or (Y and X);
+  end;
+end;
+
+proc RC_ELSE(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+  begin
+    Y := Z and not COL(j, T);
+    if SOME(Y) then Z := Y else Z := Z or Y;
+  end;
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("name, recomputed, switches", [
+    ("U_MIN", True, ("RECOMPUTE_ALL",)), ("U_MAX", True, ("RECOMPUTE_ALL",)), ("RC_TWICE", True, ("RECOMPUTE_ALL",)),
+    ("RC_KEPT", False, ("RECOMPUTE_ALL",)), ("RC_ELSE", False, ("RECOMPUTE_ALL",)),
+    ("RC_TWICE", True, ()), ("U_MIN", True, ("RECOMPUTE_NONE",))])
+def test_slice_tested_by_some_is_recomputed_in_its_branch_only_where_read_nowhere_else(name, recomputed, switches):
+    """``Y := E; if SOME(Y) then ...``: the branch computes Y again from E (Y is not kept across
+    the reduction's barrier; its steps are not counted twice) only where Y is read nowhere
+    else; results and steps by kind equal the interpreter's on several blocks, recomputed
+    (RECOMPUTE_ALL: at R = 2) or not (by default below R = 32; RECOMPUTE_NONE)."""
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else RECOMPUTE
+    plan = _plan(text, "r_" + name.lower())
+    assert ("again from its definition" in plan.source) == recomputed
+    rows, rng = 200, np.random.default_rng(len(name))
+    vals = rng.integers(0, 64, rows)
+    table = np.array([[(v >> (5 - j)) & 1 for j in range(6)] for v in vals], bool)
+    X = rng.random(rows) < 0.8
+    run = emulate.run_kernel(plan, [table, X, np.zeros(rows, bool)], 3, 32, R=2, switches=switches)
+    values, counts, err = _interpreted(text, name, [table, ("slice", X), ("slice", np.zeros(rows, bool))])
+    assert err is None and run.code == 0
+    assert np.array_equal(run.vectors[0], values[-1]) and run.counts == counts
