@@ -189,7 +189,7 @@ def min_prototype(T, want, rr, threads):
     go()
     sync()
     got = np.unpackbits(cp.asnumpy(z).view(np.uint8), count=T.n, bitorder="little").astype(bool)
-    return {"RR": rr, "threads": threads, "blocks": blocks, "regs": int(fn.num_regs),
+    return {"RR": rr, "threads": threads, "blocks": blocks, "regs": int(getattr(fn, "num_regs", -1)),
             "local_bytes": int(fn.local_size_bytes), "kernel_us": events_us(go),
             "correct": bool(np.array_equal(got, want))}
 
@@ -290,8 +290,8 @@ def main():
             sync()
             r.kernels[key] = (fn, threads, blocks, R)
             report["min_recompute_none"] = {
-                "call_us": call_us, "R": R, "blocks": blocks, "threads": threads, "regs": int(fn.num_regs),
-                "local_bytes": int(fn.local_size_bytes),
+                "call_us": call_us, "R": R, "blocks": blocks, "threads": threads, "regs": int(getattr(fn, "num_regs", -1)),
+                "local_bytes": int(getattr(fn, "local_size_bytes", -1)),
                 "kernel_alone_us": statistics.median(cp.cuda.get_elapsed_time(a, b) * 1e3 for a, b in evs),
                 "correct": bool(np.array_equal(Z.to_numpy(), wants["MY_MIN"]))}
             print("MIN, RECOMPUTE_NONE:", report["min_recompute_none"], flush=True)
