@@ -190,7 +190,7 @@ def min_prototype(T, want, rr, threads):
     sync()
     got = np.unpackbits(cp.asnumpy(z).view(np.uint8), count=T.n, bitorder="little").astype(bool)
     return {"RR": rr, "threads": threads, "blocks": blocks, "regs": int(getattr(fn, "num_regs", -1)),
-            "local_bytes": int(fn.local_size_bytes), "kernel_us": events_us(go),
+            "local_bytes": int(getattr(fn, "local_size_bytes", -1)), "kernel_us": events_us(go),
             "correct": bool(np.array_equal(got, want))}
 
 
