@@ -327,7 +327,9 @@ class GpuRoutine(JitRoutine):
                 if n < 0:
                     values.append(Unassigned(self.unit.lowered.names[-1 - n]))
                     continue
-                words = vout[j * vcap:j * vcap + (n + 63) // 64]     # this call's own buffer
+                nw = (n + 63) // 64
+                # this call's own buffer (the whole of it, when it is this one result: no view)
+                words = vout if nw == vout.size else vout[j * vcap:j * vcap + nw]
                 if backend.name != "cupy":
                     words = words.get()
                 values.append((words, n))
