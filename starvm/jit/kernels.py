@@ -36,6 +36,7 @@ from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_IND
 U0 = np.uint64(0)
 U1 = np.uint64(1)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+LOGIC_COUNTERS = np.array([C_AND, C_OR, C_XOR], np.int64)   # cnt index of AND/OR/XOR by kind
 
 
 class JitFault(Exception):
@@ -56,6 +57,34 @@ def fail(st, nid, code, a, b, c, d):
 @njit(cache=True)
 def unassigned(st, nid, n):
     fail(st, nid, E_UNASSIGNED, n, 0, 0, 0)
+
+
+# Allocations that generated code and inline="always" kernels make go through these cached
+# kernels: np.zeros/np.empty typed inside a routine compile Numba's array-allocation
+# overloads (ol_np_zeros, ol_np_empty, ...) again in every process, 0.2-0.9 s of a cold compile.
+@njit(cache=True)
+def new_words(n):
+    return np.empty(n, np.uint64)
+
+
+@njit(cache=True)
+def new_words2(k, n):
+    return np.empty((k, n), np.uint64)
+
+
+@njit(cache=True)
+def copy_words(w):
+    return w.copy()
+
+
+@njit(cache=True)
+def zero_flags(n):
+    return np.zeros(n, np.bool_)
+
+
+@njit(cache=True)
+def zero_ints(n):
+    return np.zeros(n, np.int64)
 
 
 @njit(cache=True)
@@ -262,7 +291,7 @@ def logic(a, b, kind, cnt, st, nid):
     """and / or / xor: kind 0, 1, 2."""
     if not same_len(a[1], b[1]):
         mismatch(a, b, st, nid)
-    cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+    cnt[LOGIC_COUNTERS[kind]] += 1
     if a[1] < 0:
         unassigned(st, nid, a[1])
     if b[1] < 0:
@@ -439,7 +468,7 @@ def op_col_get(i, t, cnt, st, nid):
     if not (0 < i <= k):
         fail(st, nid, E_COL_INDEX, i, k, 0, 0)
     cnt[C_COL_GET] += 1
-    return (t[0][i - 1].copy(), t[1])
+    return (copy_words(t[0][i - 1]), t[1])
 
 
 @njit(cache=True, inline="always")
@@ -743,7 +772,7 @@ def op_col_get_asg(old, i, t, cnt, st, nid, anid):
         for w in range(dst.shape[0]):
             dst[w] = data[i - 1, w]
         return old
-    return (t[0][i - 1].copy(), t[1])
+    return (copy_words(t[0][i - 1]), t[1])
 
 
 @njit(cache=True)
@@ -767,13 +796,13 @@ def op_row_get_asg(old, i, t, cnt, st, nid, anid):
 def logic_asg(old, a, b, kind, cnt, st, nid, anid):
     if not same_len(a[1], b[1]):
         mismatch(a, b, st, nid)
-    cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+    cnt[LOGIC_COUNTERS[kind]] += 1
     if a[1] < 0:
         unassigned(st, nid, a[1])
     if b[1] < 0:
         unassigned(st, nid, b[1])
     into = asg_check(old, a[1], st, anid)
-    out = old[0] if into else np.empty(a[0].shape[0], np.uint64)
+    out = old[0] if into else new_words(a[0].shape[0])
     logic_into(out, a, b, kind)    # inlined once: the routine's compile pays for one copy
     return old if into else (out, a[1])
 
@@ -815,7 +844,7 @@ def vcopy_asg(old, x, st, nid, anid):
     if asg_check(old, x[1], st, anid):
         old[0][:] = x[0]
         return old
-    return (x[0].copy(), x[1])
+    return (copy_words(x[0]), x[1])
 
 
 # ------------------------------------------------------------------ integers
@@ -895,7 +924,7 @@ def col_rmw(v, i, t, w, kind, cnt, st, sites):
     data, n = t[0], t[1]
     if 0 < i <= data.shape[0] and v[1] == n and w[1] == n:
         cnt[C_COL_GET] += 1
-        cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+        cnt[LOGIC_COUNTERS[kind]] += 1
         cnt[C_COL_SET] += 1
         dst, src = v[0], w[0]
         r = i - 1
@@ -1034,7 +1063,7 @@ def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
     k = t[0].shape[0]
     if 0 < i <= t[1] and v[1] == k and w[1] == k:
         cnt[C_ROW_GET] += 1
-        cnt[(C_AND, C_OR, C_XOR)[kind]] += 1
+        cnt[LOGIC_COUNTERS[kind]] += 1
         cnt[C_ROW_SET] += 1
         rows, valid = rc
         r = i - 1
@@ -1188,7 +1217,7 @@ def own(v, b, keep):
     if b.shape[0] == w.shape[0] and w.ctypes.data == b.ctypes.data:
         return v, b
     if b.shape[0] != w.shape[0]:
-        b = np.empty(w.shape[0], np.uint64)
+        b = new_words(w.shape[0])
     if keep:
         for t in range(w.shape[0]):
             b[t] = w[t]

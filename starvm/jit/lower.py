@@ -227,7 +227,7 @@ class ModuleGen:
         self.views: dict[Symbol, str] = {}                    # private vector -> its own words (own)
         for x in _stepped(body):
             self.hints[x] = f"{prefix}h{len(self.hints)}"
-            self.emit(ind, f"{self.hints[x]} = np.zeros(1, np.int64)")
+            self.emit(ind, f"{self.hints[x]} = zero_ints(1)")
         self.row_caches: dict[Symbol, str] = {}              # table -> its rows as words (kernels.rc_*)
         for x in row_cached(body):
             self.row_caches[x] = f"{prefix}rc{len(self.row_caches)}"
@@ -565,8 +565,8 @@ class ModuleGen:
             sv, dirty, bt, bsv = self.new_tmp(), self.new_tmp(), self.new_tmp(), self.new_tmp()
             t = self.vars[orig]
             self.vars[snaps[orig]] = t
-            self.emit(ind, f"{sv} = np.empty(({t}[0].shape[0], {t}[0].shape[1]), np.uint64)")
-            self.emit(ind, f"{dirty} = np.zeros({t}[0].shape[0], np.bool_)")
+            self.emit(ind, f"{sv} = new_words2({t}[0].shape[0], {t}[0].shape[1])")
+            self.emit(ind, f"{dirty} = zero_flags({t}[0].shape[0])")
             self.emit(ind, f"{bt} = (borrow({t}[0]), {t}[1])")
             self.emit(ind, f"{bsv} = borrow({sv})")
             alive += [f"{t}[0]", sv]
@@ -581,7 +581,7 @@ class ModuleGen:
                 # the words of its own, sized as the table's columns and borrowed like them
                 own = self.new_tmp()
                 self.views[x] = self.new_tmp()
-                self.emit(ind, f"{own} = np.empty({words}, np.uint64)")
+                self.emit(ind, f"{own} = new_words({words})")
                 self.emit(ind, f"{self.views[x]} = borrow({own})")
                 alive.append(own)
         for orig, snap in snaps.items():
