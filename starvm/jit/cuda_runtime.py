@@ -64,7 +64,8 @@ class GpuRoutine(JitRoutine):
     def __init__(self, tier, pyname, display, interpreted, plan: KernelPlan, estimate):
         super().__init__(tier, pyname, display, interpreted, GpuUnit(plan), estimate)
         self.plan = plan
-        self.kernels: dict = {}          # (R, KW, RP) -> (function, threads per block, blocks)
+        self.kernels: dict = {}          # (R, KW, RP, ...) -> (function, threads per block, blocks, R)
+        self.fits: dict = {}             # grid kernels built: key -> (function, threads, resident blocks)
         self.reruns = 0                  # calls run interpreted after a failure in parallel for
         self.launches = 0
 
@@ -151,25 +152,28 @@ class GpuRoutine(JitRoutine):
             fn, _bound, blocks, R = self.kernels[key]
             return fn, threads, blocks, R
         free_r = _free_r()
+        variant = _variant()
         if self.plan.barrier_free and free_r > 0:
             # no grid barrier: an ordinary launch of as many blocks as the slices need, a few
             # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
             # resident grid took 255 registers and spilled)
             R = min(_pow2(max(1, -(-caps // THREADS))), free_r)
-            key = (R, kw, rp, "free", _variant())
+            key = (R, kw, rp, "free", variant)
             if key not in self.kernels:
                 # not a cooperative module: CuPy clamps a cooperative grid to the blocks that
                 # can be resident at once, which would leave the words past them undone
-                self.kernels[key] = (self.module(R, kw, rp, 0, cooperative=False), THREADS,
-                                     -(-caps // (R * THREADS)), R)
-            return self.kernels[key]
+                self.kernels[key] = (self.module(R, kw, rp, 0, cooperative=False), THREADS, 0, R)
+            # the blocks are this call's (the key does not hold the slices' length: kept with
+            # the kernel, a longer slice after a shorter one left words undone)
+            return self.placed(key, -(-caps // (R * THREADS)))
         sms = _sm_count()
         R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
         while True:
             if R > MAX_R:
                 raise _TooLarge(f"slices of {caps * 64} rows")
-            key = (R, kw, rp, "grid", _variant())
-            if key not in self.kernels:
+            key = (R, kw, rp, "grid", variant)
+            fit = self.fits.get(key)
+            if fit is None:
                 # parallel for: 512 threads a block (WARSHALL-adapt on the H100, one barrier
                 # a pivot: n = 5000 3.87 against 4.06 us a pivot with 256, n = 16384 9.27
                 # against 11.39); STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures others)
@@ -181,17 +185,29 @@ class GpuRoutine(JitRoutine):
                     per_sm = _blocks_per_sm(fn, threads)
                 if per_sm < 1:
                     raise _TooLarge(f"the kernel does not fit an SM with {threads} threads")
-                most = per_sm * sms
-                need = -(-caps // (R * threads))
-                if need > most:
-                    R *= 2
-                    continue
-                # parallel for: a few iterations per warp on one block an SM (each grid barrier
-                # costs one atomic per block); otherwise just the blocks the slices need
-                per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
-                blocks = min(most, max(1, per) * sms) if self.plan.has_pfor else need
-                self.kernels[key] = (fn, threads, blocks, R)
-            return self.kernels[key]
+                # kept also where it holds too few words: the next call of this shape does not
+                # build and ask for it again (100-180 us a call for MIN's body over 2^27 rows,
+                # which tried R = 8, 16 and 32 before 64 on every call)
+                fit = self.fits[key] = (fn, threads, per_sm * sms)
+            fn, threads, most = fit
+            need = -(-caps // (R * threads))
+            if need > most:
+                R *= 2
+                continue
+            if key not in self.kernels:
+                self.kernels[key] = (fn, threads, 0, R)
+            # parallel for: a few iterations per warp on one block an SM (each grid barrier
+            # costs one atomic per block); otherwise just the blocks this call's slices need
+            per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
+            return self.placed(key, min(most, max(1, per) * sms) if self.plan.has_pfor else need)
+
+    def placed(self, key, blocks: int):
+        """(function, threads, blocks, R) of the kernel kept under ``key``, launched on
+        ``blocks`` blocks; the entry keeps the blocks of its latest call (bench_compiled
+        reports them, and may have wrapped the function to time it)."""
+        fn, threads, _blocks, R = self.kernels[key]
+        self.kernels[key] = (fn, threads, blocks, R)
+        return fn, threads, blocks, R
 
     def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""

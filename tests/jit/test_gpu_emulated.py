@@ -411,3 +411,55 @@ def test_slice_tested_by_some_is_recomputed_in_its_branch_only_where_read_nowher
     values, counts, err = _interpreted(text, name, [table, ("slice", X), ("slice", np.zeros(rows, bool))])
     assert err is None and run.code == 0
     assert np.array_equal(run.vectors[0], values[-1]) and run.counts == counts
+
+
+MIN_TEXT = """
+proc MY_MIN(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+  begin
+    Y := Z and not COL(j, T);
+    if SOME(Y) then Z := Y;
+  end;
+end;
+"""
+
+
+def test_each_launch_covers_its_calls_slices_and_no_kernel_is_built_twice(monkeypatch):
+    """kernel_for on the stand-in for CuPy: the blocks of MATCH's launch (no grid barrier) follow
+    each call's rows (they were kept with the kernel: a longer table after a shorter one left
+    words undone), and MIN's grid kernels are built once a shape, not on every call (on one SM
+    holding one block, R = 1, 2, 4, ... are tried until the grid holds the slices)."""
+    from gpu_sources import fake_cupy
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.jit import cuda_runtime
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        _with_device_copies(monkeypatch, fake_cupy)
+        monkeypatch.setattr(cuda_runtime, "_SMS", [1])
+        monkeypatch.setattr(cuda_runtime, "_blocks_per_sm", lambda fn, threads: 1)
+        m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+        m.load(MATCH_TEXT + MIN_TEXT, "shapes.star")
+        shapes = []
+        for name in ("r_my_match", "r_my_min"):
+            r = m.jit.routines[name]
+            plain = r.kernel_for
+            monkeypatch.setattr(r, "kernel_for",
+                                lambda caps, kw, _plain=plain: shapes.append((caps, _plain(caps, kw))) or shapes[-1][1])
+        # modules built by each call: MATCH's one kernel (R = 4) at its first; MIN's R = 1..8 for
+        # 2^17 rows, then 16 and 32 for 2^19; nothing after
+        builds = iter([1, 4, 0, 2] + [0] * 4)
+        for rows in (1 << 17, 1 << 19, 1 << 17, 1 << 19):
+            T, X = m.table(np.zeros((rows, 3), bool)), m.slice(np.ones(rows, bool))
+            for call in (lambda: m.call("MY_MATCH", T, X, m.word(np.ones(3, bool)), m.slice(np.zeros(rows, bool))),
+                         lambda: m.call("MY_MIN", T, X, m.slice(np.zeros(rows, bool)))):
+                modules = len(fake_cupy.MODULES)
+                fake_cupy.LAUNCHES.clear()
+                call()
+                caps, (_fn, threads, blocks, R) = shapes[-1]
+                launch, = fake_cupy.LAUNCHES
+                assert caps == rows // 64 and launch.grid == (blocks,) and launch.block == (threads,)
+                assert blocks * threads * R >= caps > (blocks - 1) * threads * R
+                assert len(fake_cupy.MODULES) - modules == next(builds)
+        assert {R for _caps, (_f, _t, _b, R) in shapes} == {4, 8, 32}
