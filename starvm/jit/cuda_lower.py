@@ -331,9 +331,8 @@ class CudaRenderer:
         """``Y := E; if SOME(Y) then ...`` with Y a local slice read nowhere else than in that
         condition and branch and assigned nowhere else, E plain vector logic on other
         variables and COL reads: the branch recomputes Y from E (the same values: only the
-        reduction's barrier lies between) instead of Y being kept across the barrier. MIN's
-        body over 2^27 rows held Z and Y in the registers of a resident grid (32 of its 33 MB)
-        at 255 registers and spilled."""
+        reduction's barrier lies between) instead of Y being kept across the barrier, under
+        the switch RECOMPUTE (cuda_prelude.py says why not by default)."""
         if s.op is not Op.ASSIGN or s.arg.type is not T.SLICE or s.arg not in self.locals_ \
                 or nxt.op is not Op.IF:
             return False
@@ -1199,8 +1198,7 @@ SWITCHES = {
     "GEN_BARRIER": "the grid barrier of before: a generation word released by the last arrival",
     "STORE_ALL": "every word of COL(i, T) := v stored inside parallel for",
     "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
-    "RECOMPUTE_ALL": "Y of `Y := E; if SOME(Y)` recomputed in the branch at any R (by default at R >= 32)",
-    "RECOMPUTE_NONE": "Y of `Y := E; if SOME(Y)` kept across the barrier at any R, as before",
+    "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
 }
 
 

@@ -27,12 +27,12 @@ typedef long long i64;
 #define ALL 0xFFFFFFFFFFFFFFFFULL
 #define FULLMASK 0xFFFFFFFFu
 
-// Y := E; if SOME(Y) then ...: the branch computes Y again from E (cuda_lower.recomputable)
-// where a thread holds 32 slice words or more (two slices of 64 words are all of a thread's
-// 255 registers); with fewer, Y stays in registers (a reload is one more L2 round trip)
-#if defined(RECOMPUTE_NONE)
-#define RECOMPUTE 0
-#elif defined(RECOMPUTE_ALL) || R >= 32
+// Y := E; if SOME(Y) then ...: with the switch RECOMPUTE the branch computes Y again from E
+// (cuda_lower.recomputable) instead of Y being kept across the barrier; off by default: MIN's
+// body over 2^27 rows on the H100 took 0.70 ms a kernel with it, 0.545 without (R = 64, 255
+// registers either way: the column's 64 words a thread are loaded before they are combined)
+#if defined(RECOMPUTE)
+#undef RECOMPUTE
 #define RECOMPUTE 1
 #else
 #define RECOMPUTE 0

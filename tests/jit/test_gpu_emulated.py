@@ -391,14 +391,13 @@ begin end.
 
 
 @pytest.mark.parametrize("name, recomputed, switches", [
-    ("U_MIN", True, ("RECOMPUTE_ALL",)), ("U_MAX", True, ("RECOMPUTE_ALL",)), ("RC_TWICE", True, ("RECOMPUTE_ALL",)),
-    ("RC_KEPT", False, ("RECOMPUTE_ALL",)), ("RC_ELSE", False, ("RECOMPUTE_ALL",)),
-    ("RC_TWICE", True, ()), ("U_MIN", True, ("RECOMPUTE_NONE",))])
+    ("U_MIN", True, ("RECOMPUTE",)), ("U_MAX", True, ("RECOMPUTE",)), ("RC_TWICE", True, ("RECOMPUTE",)),
+    ("RC_KEPT", False, ("RECOMPUTE",)), ("RC_ELSE", False, ("RECOMPUTE",)), ("RC_TWICE", True, ())])
 def test_slice_tested_by_some_is_recomputed_in_its_branch_only_where_read_nowhere_else(name, recomputed, switches):
     """``Y := E; if SOME(Y) then ...``: the branch computes Y again from E (Y is not kept across
     the reduction's barrier; its steps are not counted twice) only where Y is read nowhere
-    else; results and steps by kind equal the interpreter's on several blocks, recomputed
-    (RECOMPUTE_ALL: at R = 2) or not (by default below R = 32; RECOMPUTE_NONE)."""
+    else; results and steps by kind equal the interpreter's on several blocks, with the
+    switch RECOMPUTE and without (the default: Y kept)."""
     emulate.require()
     text = LIBRARY if name.startswith("U_") else RECOMPUTE
     plan = _plan(text, "r_" + name.lower())
