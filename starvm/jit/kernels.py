@@ -18,6 +18,8 @@ interpreter's message from them (``errors.py``).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
@@ -32,6 +34,26 @@ from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_IND
                      C_FRST, C_GREAT, C_GREATEQ, C_LESS, C_LESSEQ, C_NOT, C_NOTEQ, C_NUMB, C_OR, C_REP,
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
                      S_CODE, S_D, S_FREE, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK)
+
+def _without_blas_probe():
+    """Import numba.np.arraymath without its import-time BLAS probe. Numba imports that module
+    at its first compile or cache load in a process, and the probe imports scipy.linalg
+    (0.4 s here, a third of the first compiled call) only to pick the inner product of
+    np.convolve/np.correlate (a plain loop without it). np.dot and the rest of numba's linear
+    algebra check for BLAS when they are compiled, so they import SciPy then as before."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    blocked = "scipy.linalg.cython_blas" not in sys.modules
+    if blocked:
+        sys.modules["scipy.linalg.cython_blas"] = None     # makes that import raise ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if blocked:
+            del sys.modules["scipy.linalg.cython_blas"]
+
+
+_without_blas_probe()
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
