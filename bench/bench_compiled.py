@@ -943,9 +943,11 @@ def write_gpu(doc, path):
               "The hand kernel does 64 pivots per launch in shared memory.",
               "- MIN body: 32 COL reads of rows/64 words each (bytes_read) plus one grid barrier per column (SOME): "
               "its slices Z and Y (16 MB each at 2^27 rows) must stay in the registers of a resident grid (33 MB on "
-              "the H100), so R = 64 words a thread at 255 registers and spills to local memory; 'kernel alone' "
+              "the H100), so R = 64 words a thread at 255 registers and spills to local memory (the row RECOMPUTE "
+              "holds only Z and reads each column again after the barrier instead); 'kernel alone' "
               "(device events around the launch) against the call gives the host's share (status block, launch, "
-              "the read-back that waits for the kernel); cupy.min reads rows x 4 bytes once.",
+              "the read-back that waits for the kernel; bench/gpu_call_phases.py takes it apart); cupy.min reads "
+              "rows x 4 bytes once.",
               "- MATCH body: no grid barrier (its bit tests read a word every thread holds), so it is an ordinary "
               "launch of 4 words a thread: one pass over the 32 columns, bound by HBM bandwidth (bytes_read over "
               "'kernel alone'); the call adds the host's share as for MIN.",
