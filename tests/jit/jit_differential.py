@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import operator
-import os
 import random
 import re
 from time import perf_counter
@@ -215,15 +214,14 @@ def _first_difference(want: str, got: str) -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def jit_cache(tmp_path_factory):
-    """Compiled code goes to one temporary cache for the module that imports this fixture (not
-    the user's cache). A fixture imported by each test module, not a tests/jit/conftest.py: a
-    second conftest module would shadow tests/conftest.py for the tests that import from it."""
-    old = os.environ.get("STARVM_JIT_CACHE")
-    path = tmp_path_factory.mktemp("jit-cache")
-    os.environ["STARVM_JIT_CACHE"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("STARVM_JIT_CACHE", None)
-    else:
-        os.environ["STARVM_JIT_CACHE"] = old
+def jit_cache():
+    """The folder compiled code goes to: the cache every run uses (STARVM_JIT_CACHE, default
+    ~/.cache/starvm/jit), as for the rest of the suite. A module Numba compiled once (seconds)
+    is loaded from there by the other test modules, the other xdist worker, later runs and
+    subprocesses; its key hashes its text, the kernels and the versions (starvm/jit/cache.py),
+    so changed code compiles anew. Only tests OF the cache need an empty one: they give their
+    fresh processes a tmp_path. A fixture imported by each test module, not a
+    tests/jit/conftest.py: a second conftest module would shadow tests/conftest.py for the
+    tests that import from it."""
+    from starvm.config import jit_cache_dir
+    return jit_cache_dir()
