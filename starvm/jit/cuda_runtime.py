@@ -13,12 +13,14 @@ which reports the error exactly.
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from time import perf_counter
 from types import SimpleNamespace
 
 import numpy as np
 
 from ..ir.ops import BASE_OPS
+from ..runtime.limits import tick_many
 from ..runtime.values import Table, Unassigned
 from ..types import T
 from . import errors
@@ -69,6 +71,11 @@ class GpuRoutine(JitRoutine):
         self.reruns = 0                  # calls run interpreted after a failure in parallel for
         self.launches = 0
 
+    @cached_property
+    def kinds(self) -> list:
+        """What each argument of the kernel is, in kernel order (parameters, then globals)."""
+        return [_kind(sym.type) for sym in list(self.plan.params) + list(self.plan.globals)]
+
     # ------------------------------------------------------------------ arguments
     def convert_args(self, args):
         converted = super().convert_args(args)
@@ -103,18 +110,16 @@ class GpuRoutine(JitRoutine):
     def shape(self, converted) -> tuple[int, int, int] | None:
         """(slice words, word words, longest word in bits) the kernel must hold, or None."""
         caps, kbits = 1, max(1, self.plan.literal_bits)
-        syms = list(self.plan.params) + list(self.plan.globals)
-        for sym, value in zip(syms, converted):
-            if sym.type is T.TABLE:
+        as_word = self.plan.slice_as_word
+        for kind, value in zip(self.kinds, converted):
+            if kind is _TABLE:
                 caps = max(caps, (value.n + 63) // 64)
-                kbits = max(kbits, value.k)
-                if self.plan.slice_as_word:
-                    kbits = max(kbits, value.n)
-            elif sym.type is T.SLICE:
+                kbits = max(kbits, value.k, value.n if as_word else 0)
+            elif kind is _SLICE:
                 caps = max(caps, (max(value[1], 0) + 63) // 64)
-                if self.plan.slice_as_word:
+                if as_word:
                     kbits = max(kbits, value[1])
-            elif sym.type is T.WORD:
+            elif kind is _WORD:
                 kbits = max(kbits, value[1])
         return caps, _pow2((kbits + 63) // 64)
 
@@ -274,14 +279,14 @@ class GpuRoutine(JitRoutine):
     def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout) -> tuple:
         """The launch's arguments in the order of cuda_lower's kernel signature."""
         kargs = []
-        for sym, value in zip(list(self.plan.params) + list(self.plan.globals), converted):
-            if sym.type is T.TABLE:
+        for kind, value in zip(self.kinds, converted):
+            if kind is _TABLE:
                 kargs += [value.data, np.int64(value.n), np.int64(value.k)]
-            elif sym.type.is_vector:
+            elif kind is _SCALAR:
+                kargs.append(np.int64(int(value)))
+            else:
                 words, n = value
                 kargs += [words if words is not None and words.size else vout, np.int64(n)]
-            else:
-                kargs.append(np.int64(int(value)))
         kargs += [io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
@@ -318,7 +323,6 @@ class GpuRoutine(JitRoutine):
         return host.copy()
 
     def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
-        from ..runtime.limits import tick_many
         self.seconds += perf_counter() - t0
         self.compiled_calls += 1
         mc = self.tier.machine.counts
@@ -398,7 +402,22 @@ class GpuRoutine(JitRoutine):
 _SMS = []
 
 
+_PARSED: dict = {}     # (setting, its text in the environment) -> its value (read on every call)
+
+
+def _setting(name: str, parse):
+    raw = os.environ.get(name)
+    key = (name, raw)
+    if key not in _PARSED:
+        _PARSED[key] = parse()
+    return _PARSED[key]
+
+
 def _free_r() -> int:
+    return _setting("STARVM_GPU_FREE_R", _parse_free_r)
+
+
+def _parse_free_r() -> int:
     try:
         return max(0, min(MAX_R, int(os.environ.get("STARVM_GPU_FREE_R", FREE_R))))
     except ValueError:
@@ -414,7 +433,7 @@ def _switches() -> tuple:
 
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
-    return (_pfor_threads(), _switches())
+    return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches))
 
 
 def _pfor_threads() -> int:
@@ -442,6 +461,19 @@ def _pinned_int64(size: int) -> np.ndarray:
     except Exception:  # noqa: BLE001 - no page-locked memory to be had: pageable
         return np.empty(size, np.int64)
     return np.frombuffer(mem, np.int64, size)     # the array keeps ``mem`` alive
+
+
+_TABLE, _SLICE, _WORD, _SCALAR = "table", "slice", "word", "scalar"
+
+
+def _kind(t) -> str:
+    if t is T.TABLE:
+        return _TABLE
+    if t is T.SLICE:
+        return _SLICE
+    if t is T.WORD:
+        return _WORD
+    return _SCALAR
 
 
 def _host_backend():
