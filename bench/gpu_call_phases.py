@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import starvm  # noqa: E402
 from bench_compiled import MATCH_BODY, MIN_BODY, _table_of_values  # noqa: E402
+from starvm.bench import device_info, document, machine_info, write_json  # noqa: E402
 
 
 def sync():
@@ -210,9 +211,10 @@ def main():
     X = m.slice(np.ones(rows, bool))
     pattern = [(int(vals[rows // 3].get()) >> (31 - j)) & 1 for j in range(32)]
     W = m.word(np.array(pattern, bool))
-    report = {"rows": rows, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-              "cupy": cp.__version__, "cupy_min_us": median_us(lambda: cp.min(vals)),
-              "cupy_min_events_us": events_us(lambda: cp.min(vals)), "bodies": {}}
+    report = document("gpu_call_phases", "A GPU-tier call of the MIN and MATCH bodies taken apart",
+                      machine=machine_info(("cupy",)), device=device_info(m),
+                      rows=rows, cupy_min_us=median_us(lambda: cp.min(vals)),
+                      cupy_min_events_us=events_us(lambda: cp.min(vals)), bodies={})
     wants = {"MY_MIN": cp.asnumpy(vals == cp.min(vals)), "MY_MATCH": cp.asnumpy(vals == vals[rows // 3])}
     for name in ("MY_MATCH", "MY_MIN"):
         Z = m.slice(np.zeros(rows, bool))
@@ -305,7 +307,7 @@ def main():
         except Exception as e:  # noqa: BLE001 - a variant that does not compile or launch: said
             report["min_remat"].append({"RR": rr, "threads": threads, "error": f"{type(e).__name__}: {e}"[:300]})
     if out_dir:
-        (out_dir / "phases.json").write_text(json.dumps(report, indent=1))
+        write_json(report, out_dir / "phases.json")
     print(f"rows {rows}  cupy.min {report['cupy_min_us']:.1f} us (events {report['cupy_min_events_us']:.1f})")
     for name, row in report["bodies"].items():
         print(f"{name}: call {row['call_us']:.1f} direct {row['routine_direct_us']:.1f} "
