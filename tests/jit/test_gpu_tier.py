@@ -394,3 +394,27 @@ def test_results_are_each_calls_own_and_arguments_are_left_as_they_were():
         assert np.array_equal(z.to_numpy(), want)
     assert np.array_equal(X.to_numpy(), x) and np.array_equal(T.to_numpy(), bits)
     assert m.jit.routines["r_u_match"].compiled_calls == 3
+
+
+def test_a_longer_table_after_a_shorter_one_is_done_whole():
+    """One compiled kernel launched for tables longer than its first call's: each launch's
+    blocks are its call's (they were kept with the kernel, and the words past the first call's
+    blocks went undone). MATCH (no grid barrier, 4 words a thread) and MIN (a resident grid)."""
+    cupy_or_skip()
+    text = renamed((ROOT / "stdlib" / "search.star").read_text())
+    m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+    m.load(text, "user_search.star")
+    rng = np.random.default_rng(17)
+    pattern = np.array([True, False, False, True])
+    for n in ((1 << 17) + 5, (1 << 20) + 3, (1 << 18) + 1):
+        bits = rng.random((n, 4)) < 0.5
+        x = rng.random(n) < 0.8
+        vals = bits @ np.array([8, 4, 2, 1])
+        T, X = m.table(bits), m.slice(x)
+        z = m.slice(np.zeros(n, bool))
+        m.call("U_MATCH", T, X, m.word(pattern), z)
+        assert np.array_equal(z.to_numpy(), x & np.all(bits == pattern, axis=1)), n
+        z = m.slice(np.zeros(n, bool))
+        m.call("U_MIN", T, X, z)
+        assert np.array_equal(z.to_numpy(), x & (vals == vals[x].min())), n
+    assert [m.jit.routines[r].compiled_calls for r in ("r_u_match", "r_u_min")] == [3, 3]
