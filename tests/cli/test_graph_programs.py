@@ -4,6 +4,8 @@ output checked against SciPy; each program's reading (GRAPH_READING, --directed 
 --undirected) and its first line; and the sandbox rule for graph input."""
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import pytest
 import scipy.sparse.csgraph as cg
 
 import starvm.graphs as sg
+from starvm.cli import main
 from tests.conftest import ROOT, subprocess_env
 
 DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstra": "grid",
@@ -28,9 +31,23 @@ def reading(prog: str, override: str | None = None) -> str:
     return override or ("undirected" if prog in UNDIRECTED else "directed")
 
 
-def star(*args, check=True):
-    p = subprocess.run([sys.executable, "-m", "starvm", "run", *map(str, args)], cwd=ROOT, env=subprocess_env(),
-                       capture_output=True, text=True, timeout=120)
+def star(*args, check=True, in_process=True):
+    """`star run ARGS` from the checkout's folder: its exit code, standard output and error.
+    In this process, through the command line's main() (a fresh process costs about a second
+    of imports, and a compiled routine is loaded again by each); ``in_process=False``: as its
+    own process, `python -m starvm run ARGS`."""
+    argv = ["run", *map(str, args)]
+    if in_process:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(argv)
+            except SystemExit as e:         # argparse's usage errors
+                rc = e.code
+        p = subprocess.CompletedProcess(argv, rc, out.getvalue(), err.getvalue())
+    else:
+        p = subprocess.run([sys.executable, "-m", "starvm", *argv], cwd=ROOT, env=subprocess_env(),
+                           capture_output=True, text=True, timeout=120)
     if check:
         assert p.returncode == 0, p.stderr
     return p
@@ -153,7 +170,7 @@ def test_mst_programs_on_one_arc_files(tmp_path, prog):
 def test_bad_graph_file(tmp_path):
     p = tmp_path / "bad.gr"
     p.write_text("p sp 4 2\na 1 2 5\na 2 7 1\n")
-    r = star("programs/dijkstra.star", "--graph", p, check=False)
+    r = star("programs/dijkstra.star", "--graph", p, check=False, in_process=False)     # as its own process
     assert r.returncode == 1 and r.stdout == ""
     assert f"{p}:3: vertex 7 out of range 1..4" in r.stderr
 
