@@ -1,0 +1,106 @@
+"""What compiling a routine costs beyond the routine itself (issue 10: compile <= 1 s cold).
+
+A fresh process (empty module cache, the kernels already in Numba's cache) compiles each
+routine and nothing else: no Numba overload compiled again per process (np.zeros/np.empty/
+.copy() in generated code or in an inline kernel did: 0.2-0.9 s, kernels.new_words etc.),
+and Numba's start-up does not import scipy.linalg (its BLAS probe: 0.4 s,
+kernels._without_blas_probe) while np.dot still compiles. The CPU tier runs on the NumPy
+backend only, so these run there.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import subprocess_env
+
+# loops with a STEP hint (zero_ints), a parallel for writing a column (new_words2,
+# zero_flags, new_words), a fused COL read into an unassigned slice (copy_words), `or`
+# into a new slice (logic_asg's new_words) and its counter (LOGIC_COUNTERS)
+PROGRAM = """
+proc WC(n: integer; var P: table);
+var X: word; V, W: slice; i, j: integer;
+begin
+  for i := 1 to n do
+  begin
+    X := ROW(i, P);
+    W := COL(i, P);
+    j := STEP(X);
+    while j > 0 do
+    begin
+      V := COL(j, P); V := V or W; COL(j, P) := V;
+      j := STEP(X);
+    end;
+  end;
+end;
+
+proc WA(n: integer; var P: table);
+var U, V, W: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin
+      V := COL(i, P);
+      U := COL(k, P);
+      if V(k) = 1 then V := V or U;
+      COL(i, P) := V;
+    end;
+  W := COL(1, P);
+  V := W or W;
+end;
+"""
+
+PROBE = r"""
+import json, sys
+import numpy as np
+import starvm
+from numba.core import event
+had_scipy = "scipy.linalg" in sys.modules
+m = starvm.Machine(backend="numpy", jit="on")
+m.load(sys.argv[1], "cost.star")
+compiled = []
+for name in ("WC", "WA"):
+    with event.install_recorder("numba:compile") as rec:
+        m.call(name, 5, m.table(rows=5, cols=5))
+    compiled += [ev.data["dispatcher"].py_func.__module__ + "." + ev.data["dispatcher"].py_func.__qualname__
+                 for ts, ev in rec.buffer if ev.is_start]
+states = {r.display: r.state for r in m.jit.routines.values()}
+scipy_after_compile = "scipy.linalg" in sys.modules
+import numba
+dot = numba.njit(lambda a, b: np.dot(a, b))(np.ones(3), np.arange(3.0))
+print(json.dumps({"compiled": compiled, "states": states, "had_scipy": had_scipy,
+                  "scipy_after_compile": scipy_after_compile, "dot": float(dot)}))
+"""
+
+
+def probe(cache_dir) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, PROGRAM], capture_output=True, text=True, timeout=600,
+                         env=subprocess_env(STARVM_JIT_CACHE=str(cache_dir)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def fresh_process(tmp_path_factory) -> dict:
+    """The probe in a fresh process with an empty module cache, after a first run that put
+    every kernel it calls in Numba's cache (as they are in any process after the first)."""
+    probe(tmp_path_factory.mktemp("kernels"))
+    return probe(tmp_path_factory.mktemp("cold"))
+
+
+def test_a_cold_compile_compiles_only_the_routines(fresh_process):
+    assert fresh_process["states"] == {"WC": "compiled", "WA": "compiled"}
+    modules = {c.rsplit(".", 1)[0] for c in fresh_process["compiled"]}
+    # each routine once, from the generated module; nothing of Numba's (an overload) or kernels.py
+    assert sorted(c.rsplit(".", 1)[1] for c in fresh_process["compiled"]) == ["f_r_wa", "f_r_wc"]
+    assert all(mod.startswith("starvm_jit_") for mod in modules), fresh_process["compiled"]
+
+
+def test_numba_start_up_leaves_scipy_linalg_alone(fresh_process):
+    pytest.importorskip("scipy.linalg")
+    assert not fresh_process["had_scipy"]
+    assert not fresh_process["scipy_after_compile"]
+    assert fresh_process["dot"] == 3.0        # np.dot in Numba still finds BLAS (SciPy's) when compiled
