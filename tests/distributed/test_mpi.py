@@ -7,6 +7,7 @@ group) in ``finally``.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -166,11 +167,36 @@ def test_graph_file_read_per_rank_from_the_command_line(tmp_path):
     from starvm.graphs import rmat, write_edgelist
     path = tmp_path / "g.txt"
     write_edgelist(rmat(8, seed=3, directed=True), path)
-    for program in ("programs/bfs_adapt.star", "programs/mst_boruvka.star", "programs/components.star"):
-        for how in ([], ["--directed"]):
-            rc, out, err = mpirun(3, star_cli("run", program, "--distributed", "--graph", str(path), *how), timeout=180)
-            src, sout, serr = serial("run", program, "--graph", str(path), *how)
-            assert (rc, out) == (src, sout), (program, how, err[-2000:], serr[-2000:])
+    runs = [["run", program, "--distributed", "--graph", str(path), *how]
+            for program in ("programs/bfs_adapt.star", "programs/mst_boruvka.star", "programs/components.star")
+            for how in ([], ["--directed"])]
+    for argv, (rc, out) in zip(runs, cli_runs_on_ranks(3, runs, tmp_path)):
+        src, sout, serr = serial(*(a for a in argv if a != "--distributed"))
+        assert (rc, out) == (src, sout), (argv, serr[-2000:])
+
+
+CLI_RUNS = """
+import contextlib, io, json, sys
+from mpi4py import MPI
+from starvm.cli import main
+got = []
+for argv in json.loads(sys.argv[2]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        got.append([main(argv), out.getvalue()])
+if MPI.COMM_WORLD.rank == 0:
+    open(sys.argv[1], "w").write(json.dumps(got))
+"""
+
+
+def cli_runs_on_ranks(ranks: int, runs: list[list[str]], tmp_path, timeout: float = 240) -> list:
+    """The command line's main(argv) for each argv of ``runs`` (each with --distributed), one
+    after the other in one mpiexec start (a start costs each rank its imports): rank 0's
+    (exit code, standard output) of each."""
+    dest = tmp_path / "cli_runs.json"
+    rc, out, err = mpirun(ranks, [sys.executable, "-c", CLI_RUNS, str(dest), json.dumps(runs)], timeout=timeout)
+    assert rc == 0 and out == "", err[-3000:]
+    return [tuple(r) for r in json.loads(dest.read_text())]
 
 
 # ---------------------------------------------------------------------- the command line
@@ -179,8 +205,16 @@ def star_cli(*args: str) -> list[str]:
 
 
 def serial(*args: str):
-    p = subprocess.run(star_cli(*args), cwd=ROOT, capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    """`star ARGS` in one process, without MPI: (exit code, standard output, standard error),
+    through the command line's main() in this process, from the checkout's folder."""
+    from starvm.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(args))
+        except SystemExit as e:         # argparse's usage errors
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
 
 
 def _counts(profile: str) -> list[str]:
@@ -314,11 +348,12 @@ def test_machine_comm_in_python():
         ["rank 0 1 1 mpi:numpy", "rank 1 1 1 mpi:numpy"]
 
 
-@pytest.mark.parametrize("program", ["programs/mst_boruvka.star", "programs/bfs_adapt.star", "programs/warshall_adapt.star"])
-def test_generated_graph_over_three_ranks_in_64_row_blocks(program):
+def test_generated_graph_over_three_ranks_in_64_row_blocks(tmp_path):
     """`star run --distributed --generate`: 512 vertices (and some 15000 arcs) in blocks of 64
     rows over 3 ranks (192, 192 and 128 vertices): the output of one process."""
     spec = "rmat:scale=9,seed=5"
-    rc, out, err = mpirun(3, star_cli("run", program, "--distributed", "--generate", spec), timeout=180)
-    src, sout, serr = serial("run", program, "--generate", spec)
-    assert (rc, out) == (src, sout) == (0, sout), err
+    programs = ["programs/mst_boruvka.star", "programs/bfs_adapt.star", "programs/warshall_adapt.star"]
+    runs = [["run", program, "--distributed", "--generate", spec] for program in programs]
+    for program, (rc, out) in zip(programs, cli_runs_on_ranks(3, runs, tmp_path)):
+        src, sout, serr = serial("run", program, "--generate", spec)
+        assert (rc, out) == (src, sout) == (0, sout), (program, serr[-2000:])
