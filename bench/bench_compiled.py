@@ -2,6 +2,8 @@
 
     python bench/bench_compiled.py            # a few minutes on 2 cores
     python bench/bench_compiled.py --quick    # small sizes: a smoke test of this script
+    python bench/bench_compiled.py --cold-only --cold-repeats 3 --out bench/results/compiled_cpu2
+    #   only the cold compiles again, the least CPU of 3 fresh processes each
 
 Every Star workload is a *user-named* copy of a library body (MY_WARSHALL_C, ...), so no
 native kernel applies. Each is timed compiled (``Machine(jit="on")``): cold = the first
@@ -387,19 +389,50 @@ COLD_ROUTINES = (("WARSHALL-C", WARSHALL_C, "MY_WARSHALL_C", "table"), ("WARSHAL
                  ("COL/or/COL loop", COLLOOP, "MY_COLLOOP", "colloop"))
 
 
-def bench_cold_compiles(results):
+def bench_cold_compiles(results, repeats=1):
     """Each routine compiled in a fresh process with an empty module cache (the kernels it
     calls come from Numba's cache beside kernels.py, filled by the runs above): how long,
     and how much of it LLVM took (under Numba's LLVM lock); the rest is Numba's typing,
-    inlining and lowering."""
+    inlining and lowering. With repeats > 1 the row is the run that took the least CPU time
+    (the host is shared: the others were slowed by other work), all runs' CPU times beside it."""
     for label, source, name, call in COLD_ROUTINES:
-        with tempfile.TemporaryDirectory(prefix="starvm-cold-") as empty:
-            out = subprocess.run([sys.executable, "-c", COLD_PROBE, source, name, call], capture_output=True,
-                                 text=True, env={**os.environ, "STARVM_JIT_CACHE": empty}, check=True, timeout=600)
-        row = {"workload": f"cold compile of {name} (fresh process, empty cache)", "routine": label,
-               **json.loads(out.stdout.strip().splitlines()[-1])}
+        runs = []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="starvm-cold-") as empty:
+                out = subprocess.run([sys.executable, "-c", COLD_PROBE, source, name, call], capture_output=True,
+                                     text=True, env={**os.environ, "STARVM_JIT_CACHE": empty}, check=True, timeout=600)
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        best = min(runs, key=lambda r: r["first_call_cpu_s"])
+        row = {"workload": f"cold compile of {name} (fresh process, empty cache)", "routine": label, **best}
+        if repeats > 1:
+            row["runs_cpu_s"] = [r["first_call_cpu_s"] for r in runs]
         results.append(row)
         print(row, flush=True)
+
+
+def measured_stamp(repeats: int) -> dict:
+    """When rows refreshed alone (--cold-only, --cache-only) were measured: commit, time, load."""
+    return {"git": machine_info(("numba",)).get("git"), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "load_average_1min": os.getloadavg()[0], "repeats": repeats}
+
+
+def cold_only(out: Path, quick: bool, repeats: int) -> int:
+    """Measure again only the cold compiles of the last run's results file, stamped with the
+    commit, time and load they were measured at (the rest of the file keeps its own)."""
+    data = json.loads(out.with_suffix(".json").read_text())
+    for label, source, name, call in COLD_ROUTINES:    # the kernels into Numba's cache first
+        m = starvm.Machine(jit="on")
+        m.load(source, "bench.star")
+        m.call(name, *{"table": (64, m.table(rows=64, cols=64)), "colloop": (10, 2, m.table(rows=64, cols=64)),
+                       "int": (1000,)}[call])
+    rows = []
+    bench_cold_compiles(rows, repeats)
+    stamp = measured_stamp(repeats)
+    for r in rows:
+        r["measured"] = stamp
+    data["results"] = [r for r in data["results"] if "llvm_s" not in r] + rows
+    write(data, out, quick)
+    return 0
 
 
 def bench_auto_warshall_c(n, results, problems):
@@ -488,6 +521,11 @@ def write(doc, path, quick):
             lines.append(f"- {r['workload']}: `import numba` {r['numba_import_s']:.2f} s, then the first routine's "
                          f"load {r['load_s']:.3f} s (with Numba's start-up)"
                          + (f", the second's {second:.3f} s" if second is not None else ""))
+    stamp = next((r["measured"] for r in results if "load_s" in r and "measured" in r), None)
+    if stamp:
+        lines += ["", f"These loads were measured again (`--cache-only`) at git "
+                  f"{((stamp.get('git') or {}).get('commit') or '?')[:12]} on {stamp['date']}, load average "
+                  f"{stamp['load_average_1min']:.1f} when done."]
     colds = [r for r in results if "llvm_s" in r]
     if colds:
         lines += ["", "Cold compiles, each routine in a fresh process with an empty module cache (the kernels it "
@@ -498,7 +536,16 @@ def write(doc, path, quick):
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for r in colds:
             lines.append(f"| {r['routine']} | {r['numba_import_s']:.2f} | {r['compile_s']:.2f} | {r['llvm_s']:.2f} | "
-                         f"{r['compile_s'] - r['llvm_s']:.2f} | {r.get('first_call_cpu_s', float('nan')):.2f} |")
+                         f"{r['compile_s'] - r['llvm_s']:.2f} | {r.get('first_call_cpu_s', float('nan')):.2f}"
+                         + (" (runs: " + ", ".join(f"{c:.2f}" for c in r["runs_cpu_s"]) + ")" if "runs_cpu_s" in r else "")
+                         + " |")
+        stamp = colds[0].get("measured")
+        if stamp:
+            commit = ((stamp.get("git") or {}).get("commit") or "?")[:12]
+            lines += ["", f"These cold compiles were measured again (`--cold-only --cold-repeats {stamp['repeats']}`) "
+                      f"at git {commit} on {stamp['date']}, load average {stamp['load_average_1min']:.1f} when done; "
+                      f"each row is the run of {stamp['repeats']} fresh processes that took the least CPU time "
+                      "(the CPU times of all runs beside it). The rest of this file is from the run in its header."]
     lines += ["", "What bounds each figure:", "",
               "- WARSHALL-C: one pass over the column's words per inner iteration (col_rmw: load column and W, "
               "store V and the column) against the hand loop's load-load-store; the rest is per-iteration "
@@ -529,6 +576,8 @@ def main() -> int:
     ap.add_argument("--md-only", action="store_true", help="rewrite the .md from the .json of the last run")
     ap.add_argument("--cache-only", action="store_true", help="measure again only the loads from the disk cache")
     ap.add_argument("--natives-only", action="store_true", help="measure again only the natives against the bodies")
+    ap.add_argument("--cold-only", action="store_true", help="measure again only the cold compiles")
+    ap.add_argument("--cold-repeats", type=int, default=1, help="fresh processes per cold compile (the least CPU kept)")
     ap.add_argument("--out", default=None, help="results path without suffix (default bench/results/compiled_cpu[_quick])")
     ap.add_argument("--gpu", action="store_true", help="the GPU tier instead (CuPy backend): compiled_gpu_h100.*")
     ap.add_argument("--gpu-parts", default="", help="with --gpu: only these, comma-separated (warshall_adapt, "
@@ -545,11 +594,15 @@ def main() -> int:
             m.call(routine, 64, m.table(rows=64, cols=64))
         rows = []
         bench_cache(rows)
-        data["results"] = [r for r in data["results"] if "numba_import_s" not in r] + rows
+        for r in rows:
+            r["measured"] = measured_stamp(1)
+        data["results"] = [r for r in data["results"] if "load_s" not in r] + rows   # the cache rows only
         if "machine" not in data:    # a file from before the harness: the header of this machine
             data = new_document(data["results"], data.get("problems", []))
         write(data, out, args.quick)
         return 0
+    if args.cold_only:
+        return cold_only(out, args.quick, args.cold_repeats)
     if args.natives_only:   # refresh only the natives' rows of the last run
         data = json.loads(out.with_suffix(".json").read_text())
         rows, problems = [], []
@@ -578,7 +631,7 @@ def main() -> int:
     bench_colloop(n, 10_000 if args.quick else 1_000_000, results, problems)
     bench_natives(2000 if args.quick else 1 << 16, 300 if args.quick else n, results, problems)
     bench_cache(results)
-    bench_cold_compiles(results)
+    bench_cold_compiles(results, args.cold_repeats)
     write(new_document(results, problems), out, args.quick)
     for p in problems:
         print("WRONG:", p)
