@@ -18,7 +18,7 @@ from starvm.runtime.values import Bits
 from conftest import cupy_or_skip
 from jit_differential import check_program
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 # the listings under users' names (no native kernel), a routine printing, and one over two tables

@@ -12,7 +12,7 @@ import pytest
 
 import starvm
 from jit_differential import compiled_routines, differences, run
-from test_compiled import jit_cache  # noqa: F401 - the module's temporary cache directory
+from test_compiled import jit_cache  # noqa: F401 - the compiled-code cache (jit_differential.py)
 
 HEADER = """
 var P: table(70, 9); V, W, Z: slice(P); y: word; S: slice; i, j, k, n: integer;

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jit_differential import jit_cache  # noqa: F401 - the module's fixture: compiled code in a temporary cache
+from jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 from jit_differential import run
 from starvm.jit.kernels import output_records
 

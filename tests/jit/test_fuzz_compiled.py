@@ -31,7 +31,7 @@ OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30)
 COVERING = [323, 269, 475, 34, 543, 84]
 PROGRAMS = int(os.environ.get("STARVM_FUZZ_COMPILED_PROGRAMS", "0"))     # more, from seed 0
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 def _check(seed, max_stmts=3):

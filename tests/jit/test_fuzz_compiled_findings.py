@@ -22,7 +22,7 @@ begin
 end.
 """
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
+from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 @pytest.mark.parametrize("depth, max_depth", [(4, 2), (4001, None)])
