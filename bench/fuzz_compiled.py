@@ -115,6 +115,7 @@ class Tally:
         self.main_fallbacks = collections.Counter()
         self.errors = collections.Counter()
         self.limits = 0
+        self.beyond_64_bits: list[int] = []
         self.seconds: list[float] = []
         self.compile_s: list[float] = []
         self.cpu_s: list[float] = []
@@ -138,6 +139,8 @@ class Tally:
                 self.main_fallbacks[why] += 1
         self.errors[rec["error"] or "none"] += 1
         self.limits += rec.get("limit") is not None
+        if rec.get("beyond_64_bits"):
+            self.beyond_64_bits.append(rec["seed"])
         if rec["problems"]:
             bad_dir.mkdir(parents=True, exist_ok=True)
             (bad_dir / f"seed{rec['seed']}.star").write_text(rec["source"])
@@ -204,12 +207,14 @@ def main(argv=None) -> int:
                        programs=tally.programs, complete=complete, jobs=args.jobs, generator=opts_public(opts),
                        compared=("output, step counts by kind and runtime errors (message, position, call stack): "
                                  "interpreter and compiled tier each against the model, and against each other; "
-                                 "both tiers again under a random step limit"),
+                                 "both tiers again under a random step limit; where compiled code stopped on a "
+                                 "64-bit overflow, it against the model computing in 64 bits"),
                        mismatching_programs=len(tally.mismatches), timeouts=tally.timeouts,
                        features={k: {"ran": a, "ran_compiled": b} for k, (a, b) in tally.features.items()},
                        main_block_fallbacks=dict(tally.main_fallbacks.most_common()),
                        fallbacks=dict(tally.fallbacks.most_common()),
                        model_errors=dict(tally.errors), step_limit_runs=tally.limits,
+                       beyond_64_bits=tally.beyond_64_bits,
                        wall_s=round(wall, 1), per_program=_per_program(tally, wall, args.jobs),
                        mismatches=tally.mismatches)
         write_results(doc, out / f"{name}.json", markdown(doc))
@@ -288,6 +293,7 @@ def combine(parts: list[Path], out: Path) -> int:
                    timeouts=[s for d in docs for s in d["timeouts"]], features=features,
                    main_block_fallbacks=added("main_block_fallbacks"), fallbacks=added("fallbacks"),
                    model_errors=added("model_errors"), step_limit_runs=sum(d["step_limit_runs"] for d in docs),
+                   beyond_64_bits=[s for d in docs for s in d.get("beyond_64_bits", [])],
                    wall_s=round(wall, 1), per_program=per_program,
                    mismatches=[m for d in docs for m in d["mismatches"]],
                    parts=[{k: d[k] for k in ("date", "command", "first_seed", "programs", "wall_s", "machine")}
@@ -331,6 +337,10 @@ def markdown(doc: dict) -> list[str]:
     stopped = ", ".join(f"{k} {v}" for k, v in doc["model_errors"].items() if k != "none") or "none"
     lines += ["", f"Programs stopped by a runtime error (the model's exception): {stopped}; "
               f"step-limit runs (both tiers): {doc['step_limit_runs']}.", "",
+              f"Programs whose integers passed 64 bits, where the compiled tier stops with its overflow error "
+              f"(its integers are 64-bit; the interpreter's are not), checked against the model computing in 64 bits "
+              f"(output and steps before it): {len(doc.get('beyond_64_bits', []))}"
+              f"{' (seeds ' + ', '.join(map(str, doc['beyond_64_bits'][:20])) + ')' if doc.get('beyond_64_bits') else ''}.", "",
               "Why code ran interpreted (routine or role: reason, programs):", ""]
     lines += [f"- {k}: {v}" for k, v in list(doc["fallbacks"].items())[:15]]
     if pp:

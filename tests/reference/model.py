@@ -126,6 +126,15 @@ class MTable:
         self.rows[i - 1] = list(w)
 
 
+class Int64Overflow(ArithmeticError):
+    """An integer result beyond 64 bits in ``Interp(prog, int64=True)``: the compiled tier
+    computes in 64 bits and stops there with an error (the interpreter's integers are
+    unbounded); the differential harness compares it with this run."""
+
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
 def trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
@@ -150,12 +159,18 @@ _UNARY = {"fnd": "FND", "numb": "NUMB", "some": "SOME", "frst": "FRST", "convert
 class Interp:
     """Runs a gen.Program on the model; ``out`` collects what it prints."""
 
-    def __init__(self, prog):
+    def __init__(self, prog, int64: bool = False):
         self.prog = prog
+        self.int64 = int64                     # stop at the first integer result beyond 64 bits
         self.out: list[str] = []
         self.snap: dict[str, object] = {}      # inside a parallel for: pre-loop values of what it writes
         self.counts: dict[str, int] = {}       # base operations executed, by kind (Machine.stats' names)
         self.calls: dict[str, int] = {}        # routine calls run, by name (library routines too)
+
+    def i64(self, x: int) -> int:
+        if self.int64 and not _I64[0] <= x <= _I64[1]:
+            raise Int64Overflow(x)
+        return x
 
     def c(self, op: str) -> None:
         self.counts[op] = self.counts.get(op, 0) + 1
@@ -377,13 +392,13 @@ class Interp:
                 self.c(o.upper())
                 return {"and": AND, "or": OR, "xor": XOR}[o](a, b)
             if o == "+":
-                return a + b
+                return self.i64(a + b)
             if o == "-":
-                return a - b
+                return self.i64(a - b)
             if o == "*":
-                return a * b
+                return self.i64(a * b)
             if o == "div":
-                return trunc_div(a, b)
+                return self.i64(trunc_div(a, b))
             if o == "mod":
                 return a - trunc_div(a, b) * b
             if o == "and":
@@ -404,7 +419,7 @@ class Interp:
                 return a >= b
             raise AssertionError(o)
         if op == "neg":
-            return -self.ev(e[1], f)
+            return self.i64(-self.ev(e[1], f))
         if op == "not":
             a = self.ev(e[1], f)
             if isinstance(a, list):
