@@ -3,7 +3,8 @@
     python bench/fuzz_compiled.py --programs N --jobs J --seed S --backend numpy|cupy --out DIR
 
 Each program of tests/reference/gen.py (seed S, S+1, ...; local tables, functions whose
-results are used in expressions, `var` parameters, bounded recursion, `parallel for`,
+results are used in expressions, `var` parameters, bounded recursion (direct, and mutual
+through RP and RQ), `parallel for`,
 standard-library bodies, and in some programs one statement that stops it with a runtime
 error) runs on the reference model, on the interpreter (--jit off) and on the compiled tier
 (--jit on), natives off on both so that the library bodies compile too; outputs, step counts
@@ -50,7 +51,7 @@ from starvm.bench import RunTimeout, device_info, document, machine_info, watchd
 # The generator's options for this campaign (tests/reference/gen.py Gen): recursion and
 # printing functions in a fifth of the programs (either makes the main block run
 # interpreted), a runtime error in about one program in seven.
-DEFAULTS = dict(max_stmts=8, recursion_pct=20, fn_output_pct=20, error_pct=15)
+DEFAULTS = dict(max_stmts=8, recursion_pct=20, fn_output_pct=20, error_pct=15, mutual_pct=50)
 
 
 def _worker_init(cache_dir: str) -> None:
@@ -64,7 +65,7 @@ def one(job):
     from reference.gen import Gen, RandomSource, render
     seed, opts = job
     gen = Gen(RandomSource(seed), opts["max_stmts"], recursion_pct=opts["recursion_pct"],
-              fn_output_pct=opts["fn_output_pct"], error_pct=opts["error_pct"])
+              fn_output_pct=opts["fn_output_pct"], error_pct=opts["error_pct"], mutual_pct=opts["mutual_pct"])
     prog = gen.program()
     cpu0 = time.process_time()
     try:
@@ -168,6 +169,8 @@ def main(argv=None) -> int:
     ap.add_argument("--recursion-pct", type=int, default=DEFAULTS["recursion_pct"])
     ap.add_argument("--fn-output-pct", type=int, default=DEFAULTS["fn_output_pct"])
     ap.add_argument("--error-pct", type=int, default=DEFAULTS["error_pct"])
+    ap.add_argument("--mutual-pct", type=int, default=DEFAULTS["mutual_pct"],
+                    help="of the programs that recurse, how many recurse through RP and RQ (mutual recursion)")
     ap.add_argument("--no-step-limit", action="store_true", help="skip the runs under a random step limit")
     ap.add_argument("--time-limit", type=int, default=600, help="seconds one program may take")
     ap.add_argument("--per-worker", type=int, default=40, help="programs before a worker process is replaced")
@@ -193,7 +196,7 @@ def main(argv=None) -> int:
     bad_dir = out / "fuzz_compiled_mismatches"
     cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="starvm-fuzz-jit-")
     opts = dict(max_stmts=args.max_stmts, recursion_pct=args.recursion_pct, fn_output_pct=args.fn_output_pct,
-                error_pct=args.error_pct, backend=args.backend, step_limit=not args.no_step_limit,
+                error_pct=args.error_pct, mutual_pct=args.mutual_pct, backend=args.backend, step_limit=not args.no_step_limit,
                 time_limit=args.time_limit, cache_dir=cache_dir)
     tally = Tally()
     t0 = time.perf_counter()

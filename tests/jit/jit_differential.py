@@ -58,8 +58,8 @@ def compiled_routines(machine) -> list[str]:
 # What the generator's programs exercise, and where it lives (reported per feature: in how
 # many programs it ran, and in how many it ran compiled).
 FEATURES = ("main block", "procedure with var parameters (P1)", "local table (P1)",
-            "function result in an expression (F1, F2)", "recursion (RP, RF)", "parallel for (main block)",
-            "library routine body", "runtime error", "step limit")
+            "function result in an expression (F1, F2)", "recursion (RP, RF)", "mutual recursion (RP, RQ)",
+            "parallel for (main block)", "library routine body", "runtime error", "step limit")
 OVERFLOW = "does not fit in 64 bits, where the compiled tier computes"
 FILENAME = "fuzz.star"
 _BIG = 1 << 40
@@ -187,6 +187,7 @@ def _features(prog, model, m, error_at, model_error, limit) -> dict:
         "function result in an expression (F1, F2)": [bool(called("F1", "F2")),
                                                       any(compiled(n) for n in called("F1", "F2"))],
         "recursion (RP, RF)": [bool(called("RP", "RF")), any(compiled(n) for n in called("RP", "RF"))],
+        "mutual recursion (RP, RQ)": [bool(called("RQ")), any(compiled(n) for n in called("RP", "RQ"))],
         "parallel for (main block)": [_holds(prog.main, "pfor"), _holds(prog.main, "pfor") and main_compiled],
         "library routine body": [bool(library), any(compiled(n) for n in library)],
         "runtime error": [model_error is not None,

@@ -22,13 +22,13 @@ from reference.gen import Gen, RandomSource, render
 from reference.model import Interp
 
 ROOT = Path(__file__).resolve().parents[2]
-OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30)
+OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30, mutual_pct=50)
 # seeds of small programs (max_stmts 3) that together make every feature run compiled: P1 with
 # its local table and F1/F2 (323), a runtime error in the main block after library bodies
-# (269), one next to a parallel for (475), recursion with library bodies (34), a runtime error
+# (269), one next to a parallel for (475), RP and RQ calling each other (824), a runtime error
 # inside the function F1 (543); and a main block that calls GROUPMIN, whose body guards its
 # loop with ERROR and compiles since the ERROR statement does (84: nothing falls back)
-COVERING = [323, 269, 475, 34, 543, 84]
+COVERING = [323, 269, 475, 824, 543, 84]
 PROGRAMS = int(os.environ.get("STARVM_FUZZ_COMPILED_PROGRAMS", "0"))     # more, from seed 0
 
 from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)

@@ -99,7 +99,7 @@ class Scope:
 
 class Gen:
     def __init__(self, src, max_stmts: int = 8, *, recursion_pct: int | None = None,
-                 fn_output_pct: int | None = None, error_pct: int = 0):
+                 fn_output_pct: int | None = None, error_pct: int = 0, mutual_pct: int = 0):
         """None: the original behaviour (every program may recurse, functions may print),
         drawing nothing more, so existing seeds give the same programs."""
         self.R = src
@@ -107,6 +107,7 @@ class Gen:
         self.recursion_pct = recursion_pct
         self.fn_output_pct = fn_output_pct
         self.error_pct = error_pct
+        self.mutual_pct = mutual_pct    # how often RP recurses through RQ (drawn last: seeds keep their programs)
         self.recursion = True
         self.error_at = None            # where error_stmt put a failing statement: "main", "P1", "F1"
 
@@ -574,6 +575,15 @@ class Gen:
                  ("writeln", [("var", x) if j % 2 == 0 else ("str", " ") for j, x in
                               enumerate(_join(["v", "w", "u", "pw"]))])]
         prog.main = main
+        if self.mutual_pct and self.recursion and self.chance(self.mutual_pct):
+            # mutual recursion: RP calls RQ one level down, RQ calls RP; drawn after everything
+            # else, so that a seed's program is otherwise the one it was without it
+            then = rp.body[0][2]
+            then[then.index(recurse)] = ("pcall", "RQ", recurse[2])
+            rq = Routine("RQ", list(rp.params), {"a1": "int", "i1": "int", "r3": "int", "X1": "S", "v1": "W"}, [])
+            rq.body = self.stmts(r1sc, 1, R.int(0, 1)) + [
+                ("pcall", "RP", [("var", "Q"), ("var", "d"), ("var", "S1"), ("var", "m1")])]
+            prog.routines["RQ"] = rq
         return prog
 
 
