@@ -168,6 +168,8 @@ def fake_cupy_installed(monkeypatch, *modules: str):
     'starvm.backends.cupy_backend') are imported afresh against it and yielded after the
     fake; everything is as before afterwards (monkeypatch restores sys.modules)."""
     nvrtc.require()                      # RawModule compiles with it
+    from starvm.backends import get_backend
+    get_backend.cache_clear()            # a backend made before (the real cupy, or none) is not reused...
     cp = make_module()
     monkeypatch.setitem(sys.modules, "cupy", cp)
     for name in modules:
@@ -184,8 +186,9 @@ def fake_cupy_installed(monkeypatch, *modules: str):
         yield (cp, *[importlib.import_module(m) for m in modules])
     finally:
         # forget every module imported against the fake (monkeypatch puts back the real ones
-        # of ``modules``, if there were any)
+        # of ``modules``, if there were any), and the backends made on it
         ON_LAUNCH.clear()
+        get_backend.cache_clear()        # ...nor one made on the fake (Machine(backend="cupy") in it)
         for name in [*modules, *(set(sys.modules) - before)]:
             mod = sys.modules.get(name)
             if name in modules or any(v is cp for v in vars(mod or types).values()):
