@@ -22,6 +22,10 @@ os.environ.setdefault("STARVM_AUTO_EMULATE", "1")
 os.environ.setdefault("STARVM_AUTO_GPU_ROWS", "64")
 os.environ.setdefault("STARVM_AUTO_GPU_BITS", "4096")
 
+# each library file parsed once per process, not once per machine (tests/reference/library_parses.py)
+from reference.library_parses import keep_library_parses  # noqa: E402 - tests/ is on sys.path (rootdir conftest)
+keep_library_parses()
+
 
 # STARVM_REQUIRE_GPU=1 (every device run of the suite sets it): a GPU test that would skip
 # because CuPy or a CUDA device is missing fails instead, so a GPU run cannot come out green

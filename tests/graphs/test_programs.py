@@ -10,7 +10,6 @@ import re
 import networkx as nx
 import pytest
 
-import reference.harness  # noqa: F401 - keeps each library file's parse tree (a machine a test parsed them again)
 import starvm
 import starvm.graphs as sg
 from graph_cases import Case, all_cases, closure, mst_reference

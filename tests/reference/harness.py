@@ -9,32 +9,16 @@ from __future__ import annotations
 
 import inspect
 import io
-import pickle
 from functools import lru_cache
 
 import starvm
-from starvm import stdlib
 from starvm.backends import BackendUnavailable, get_backend
 
 from .gen import Gen, render
+from .library_parses import keep_library_parses
 from .model import Interp
 
-def _keep_library_parses():
-    """Every machine parses the library files its program calls into (Lark: 0.1-0.8 s a file),
-    and the fuzzer makes several machines per program: keep each file's tree, pickled (the
-    checker annotates the tree it is given, so each machine gets a fresh copy)."""
-    parse, kept = stdlib._parse_file, {}
-
-    def parse_once(path):
-        if path not in kept:
-            kept[path] = pickle.dumps(parse(path))
-        return pickle.loads(kept[path])
-    if not getattr(stdlib._parse_file, "kept", False):
-        parse_once.kept = True
-        stdlib._parse_file = parse_once
-
-
-_keep_library_parses()
+keep_library_parses()       # a fuzzed program runs on several machines: the library parsed once
 
 # the interpreter (not the compiled tier) where the machine has one: a route says what it wants
 _JIT = "jit" in inspect.signature(starvm.Machine.__init__).parameters
