@@ -30,6 +30,13 @@ keep_library_parses()
 # STARVM_REQUIRE_GPU=1 (every device run of the suite sets it): a GPU test that would skip
 # because CuPy or a CUDA device is missing fails instead, so a GPU run cannot come out green
 # having run nothing on the GPU.
+# --jit auto compiles a routine once its calls' estimated work passes STARVM_JIT_THRESHOLD;
+# with a cold compiled-code cache every worker then pays seconds per library body the first
+# time a test's input is large enough (25 min for the suite on 2 cores). Tests of the tier
+# (tests/jit, the MPI tier tests) choose --jit on or set their own threshold; elsewhere the
+# interpreter runs, as it did before those bodies compiled.
+os.environ.setdefault("STARVM_JIT_THRESHOLD", str(10**12))
+
 REQUIRE_GPU = os.environ.get("STARVM_REQUIRE_GPU") == "1"
 
 
