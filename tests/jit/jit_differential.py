@@ -119,14 +119,18 @@ def _against_model(name, got, want, want_steps, model_error) -> list[str]:
     if model_error is None:
         if err is not None:
             problems.append(f"{name}: a runtime error where the model ran to the end:\n{err}")
-        steps = m.stats
-        if steps != want_steps:
-            diff = {k: (want_steps.get(k, 0), steps.get(k, 0)) for k in sorted(set(steps) | set(want_steps))
-                    if want_steps.get(k, 0) != steps.get(k, 0)}
-            problems.append(f"{name}: steps differ from the reference model (model, starvm): {diff}")
+        problems += _steps_against_model(name, m.stats, want_steps)
     elif err is None:
         problems.append(f"{name}: ran to the end where the model stopped ({model_error})")
     return problems
+
+
+def _steps_against_model(name, steps, want_steps) -> list[str]:
+    if steps == want_steps:
+        return []
+    diff = {k: (want_steps.get(k, 0), steps.get(k, 0)) for k in sorted(set(steps) | set(want_steps))
+            if want_steps.get(k, 0) != steps.get(k, 0)}
+    return [f"{name}: steps differ from the reference model (model, starvm): {diff}"]
 
 
 def _against_64_bit_model(prog, comp) -> list[str]:
@@ -135,15 +139,10 @@ def _against_64_bit_model(prog, comp) -> list[str]:
     try:
         model.run()
     except Int64Overflow:
-        steps = {k: c for k, c in model.counts.items() if c}
-        out, _counts, _err, m = comp
-        problems = []
-        if out != "".join(model.out):
-            problems.append("compiled: output before the 64-bit overflow differs from the model's in 64 bits\n"
-                            + _first_difference("".join(model.out), out))
-        if m.stats != steps:
-            problems.append(f"compiled: steps before the 64-bit overflow differ from the model's: {steps} vs {m.stats}")
-        return problems
+        # output and a stop as the model's in 64 bits, and (unlike other stops) the same steps
+        name = "compiled (the model in 64 bits)"
+        return (_against_model(name, comp, "".join(model.out), {}, "Int64Overflow")
+                + _steps_against_model(name, comp[3].stats, {k: c for k, c in model.counts.items() if c}))
     except (AssertionError, ZeroDivisionError) as e:
         return [f"compiled: stopped on a 64-bit overflow where the model in 64 bits failed otherwise ({type(e).__name__})"]
     return ["compiled: stopped on a 64-bit overflow where the model in 64 bits ran to the end"]
