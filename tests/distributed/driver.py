@@ -6,7 +6,7 @@
     mpiexec -n P python driver.py OUT.json ALIGN --graphs FOLDER
 
 Every rank runs every program on a distributed machine (rows split into blocks of ALIGN;
-DRIVER_LOCAL=emulated: device-style local vectors; DRIVER_PATH: the array collectives' path);
+DRIVER_LOCAL=emulated: device-style local vectors, =cupy: the ranks' GPUs; DRIVER_PATH: the array collectives' path);
 rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. With --rows,
 GATHER, SCATTER, GROUPMIN, IOTA, COMPACT, EXPAND and WARSHALL-adapt run on random tables on the distributed machine and, on
 every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
@@ -27,10 +27,15 @@ from starvm.errors import StarError
 
 def local_backend():
     """The ranks' local backend: NumPy, or with DRIVER_LOCAL=emulated the emulated device
-    (device-style word-array vectors, as CuPy's), which runs the paths a GPU rank takes."""
-    if os.environ.get("DRIVER_LOCAL") == "emulated":
+    (device-style word-array vectors, as CuPy's), which runs the paths a GPU rank takes, or
+    with DRIVER_LOCAL=cupy real GPUs (each rank its own: rank modulo the visible devices)."""
+    local = os.environ.get("DRIVER_LOCAL")
+    if local == "emulated":
         from starvm.backends.emulated_device import EmulatedDevice
         return EmulatedDevice()
+    if local == "cupy":
+        from starvm.distributed import local_backend as rank_backend
+        return rank_backend("cupy", MPI.COMM_WORLD.rank)
     return get_backend("numpy")
 
 
@@ -59,7 +64,7 @@ def run_one(path: str, align: int, comm) -> dict:
         m.run_file(path)
     except StarError as e:
         err = e.render()
-    return {"out": out.getvalue(), "err": err, "steps": m.stats}
+    return {"out": out.getvalue(), "err": err, "steps": m.stats, "path": backend.collective_path}
 
 
 def row_cases(seeds: int, align: int, comm) -> list:

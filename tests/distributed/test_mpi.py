@@ -121,6 +121,52 @@ def test_row_moving_kernels_exchange_rows(tmp_path, local, align):
         assert case["kernel_calls"] == (8 if local == "numpy" else 7), case
 
 
+def _gpu_count() -> int:
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
+
+
+@pytest.mark.parametrize("ranks, align", [(2, 64), (3, 1)], ids=["2ranks", "3ranks-rows1"])
+def test_every_program_same_on_gpu_ranks(tmp_path, reference, ranks, align):
+    """Every program and language test over ranks whose local backend is CuPy on real GPUs
+    (each rank its own GPU where there are enough: the array collectives then go through NCCL;
+    ranks sharing a GPU stage through the host): what one NumPy machine prints, raises and
+    counts. Skips without a GPU."""
+    gpus = _gpu_count()
+    dest = tmp_path / "out.json"
+    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=600,
+                          env={"DRIVER_LOCAL": "cupy"})
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    paths = {r["path"].split(" ")[0] for r in got.values()}
+    if gpus >= ranks:
+        assert paths <= {"nccl", "cuda-aware-mpi"}, paths     # distinct GPUs: a device path
+    else:
+        assert paths <= {"host-staging", "cuda-aware-mpi"}, paths
+    for f, want in reference.items():
+        r = got[f]
+        assert r["same_on_all_ranks"], f
+        assert r["out"] == want["out"], f
+        assert r["err"].replace(str(ROOT / f), f) == want["err"], f
+        assert r["steps"] == want["steps"], f
+
+
+def test_row_moving_kernels_on_gpu_ranks(tmp_path):
+    """The row-moving routines of test_row_moving_kernels_exchange_rows over 2 CuPy ranks on
+    real GPUs: the tables and steps of one NumPy machine. Skips without a GPU."""
+    _gpu_count()
+    dest = tmp_path / "rows.json"
+    rc, out, err = mpirun(2, [sys.executable, str(DRIVER), str(dest), "1", "--rows", "8"], timeout=600,
+                          env={"DRIVER_LOCAL": "cupy"})
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    assert got["same_on_all_ranks"]
+    for case in got["cases"]:
+        assert case["same"] and case["same_steps"], case
+
+
 def test_search_kernels_run_on_each_device_rank(tmp_path):
     """MATCH, MIN, MAX, HIT, SETMIN over 3 ranks whose local backend is the emulated device (the
     paths of a CuPy rank; distributed/search.py): each rank's kernel on its rows, MIN and MAX
