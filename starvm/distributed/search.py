@@ -40,9 +40,10 @@ def _usable(B, T, X, Z) -> bool:
 def _value(B, T, z) -> tuple[int, int]:
     """(1, the number row FND(z) of this rank's rows holds, column 1 the most significant
     bit), or (0, 0) when z marks none here."""
-    if not B.L.some(z):
+    first = B.L.fnd(z)                 # 0 when none: one read of the device, not SOME's too
+    if not first:
         return 0, 0
-    row = B.L.row_get(T.aux, B.L.fnd(z) - 1)
+    row = B.L.row_get(T.aux, first - 1)
     bits = np.asarray(_host(B.L.to_bools(row, T.k)), dtype=bool)
     return 1, int.from_bytes(np.packbits(bits).tobytes(), "big") >> (-T.k % 8)
 
