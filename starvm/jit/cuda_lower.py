@@ -465,7 +465,10 @@ class CudaRenderer:
             raise Unsupported("a parallel for assigning a shared variable", s.loc)
         v = self.vars[sym]
         if sym.type.is_vector:
-            x = self.vector(value, want=sym.type)
+            if self.grid and sym.type is T.SLICE and _fusable(value) and _fused_switch():
+                x = self.fused_slice(value)
+            else:
+                x = self.vector(value, want=sym.type)
             sid = self.site(s.loc)
             self.emit(f"if ({v}.n != {x}.n && {v}.n >= 0) {{ {self.unassigned(sid, x)} "
                       f"{self.fail(sid, 'E_ASG_LEN', f'{v}.n', f'{x}.n')} }}")
@@ -526,6 +529,109 @@ class CudaRenderer:
                 raise Unsupported(f"writing a value of type {a.type}", a.loc)
         room("2")
         self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 6; c_.ob[c_.op + 1] = {int(bool(s.arg))}; }} c_.op += 2;")
+
+    # ------------------------------------------------------------------ slice logic fused word by word
+    def fused_slice(self, e: Node) -> str:
+        """A slice expression of logic, NOT and COL reads (``_fusable``) as ONE loop over the
+        thread's words, no vector per operation: the checks and step counts first, in the
+        order and with the sites that ``vector`` gives them, then each word computed from its
+        operands' words, and the operand of an AND that reads memory read only where the other
+        operand's word is not zero (the word is 0 either way; reads have no other effect).
+        So ``Y := Z and not COL(j, T)`` reads the words of column j only where Z has rows
+        left, and holds no copy of the column (registers: MIN's body at R = 64 spilled with
+        one). The switch UNFUSED keeps the code of before beside it, for measuring."""
+        out = self.tmp("f")
+        self.emit(f"V<R> {out};")
+        self.lines.append("#if UNFUSED")
+        self.emit(f"{out} = {self.vector(e, want=T.SLICE)};")
+        self.lines.append("#else")
+        pre: list[str] = []
+        holder, word = self._fz(e, pre)
+        self.emit(f"{out}.n = {holder}.n;")
+        self.emit("{")
+        for line in pre:
+            self.emit("    " + line)
+        self.emit("#pragma unroll")
+        self.emit(f"    for (int q_ = 0; q_ < R; ++q_) {{ i64 w_ = c_.gt + (i64)q_ * c_.G;")
+        stmts, expr = word("q_", False)
+        for line in stmts:
+            self.emit("        " + line)
+        self.emit(f"        {out}.w[q_] = {expr}; }}")
+        self.emit("}")
+        self.lines.append("#endif")
+        self.reps[out] = T.SLICE
+        return out
+
+    def _fz(self, e: Node, pre: list):
+        """Checks and counts of ``e`` (emitted now, as ``_vector`` emits them); returns the
+        name of something whose ``.n`` is e's length and ``word(q, bare)``: (statements,
+        expression) giving e's word q of this thread (``w_`` its index in the slice). With
+        ``bare`` the word is ANDed with a non-zero word of an operand of the same length
+        (the checks above made every length in the expression equal): then w_ is inside the
+        slice and the bits past its length are 0 in that word, so loads need no bounds test
+        and NOT no tail mask."""
+        op = e.op
+        if op is Op.VAR:
+            x = self.vars[e.arg]
+            return x, lambda q, bare: ([], f"{x}.w[{q}]")
+        if op is Op.COPY:
+            x, word = self._fz(e.src[0], pre)
+            sid = self.site(e.loc)
+            self.emit(self.unassigned(sid, x))
+            return x, word
+        if op is Op.COL_GET:
+            i = self.val(e.src[0])
+            sid = self.site(e.loc, op)
+            t = self.table(e.src[1])
+            self.emit(f"if (!(0 < {i} && {i} <= {t}.k)) {self.fail(sid, 'E_COL_INDEX', i, f'{t}.k')}")
+            self.count(op)
+            h, col = self.tmp("fn"), self.tmp("fc")
+            self.emit(f"Ln {h}; {h}.n = {t}.n;")
+            pre.append(f"const u64* {col} = {t}.d + ({i} - 1) * {t}.W;")
+            return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
+        if op is Op.NOT:
+            a, word = self._fz(e.src[0], pre)
+            sid = self.site(e.loc, op)
+            self.count(op)
+            self.emit(self.unassigned(sid, a))
+            h, nw, m = self.tmp("fn"), self.tmp("fw"), self.tmp("fm")
+            self.emit(f"Ln {h}; {h}.n = {a}.n;")
+            pre.append(f"const i64 {nw} = nwords({a}.n); const u64 {m} = tailm({a}.n);")
+
+            def neg(q, bare):
+                stmts, x = word(q, bare)
+                if bare:
+                    return stmts, f"(~{x})"
+                return stmts, f"(w_ < {nw} ? (~{x} & (w_ == {nw} - 1 ? {m} : ALL)) : 0ULL)"
+            return h, neg
+        # AND, OR, XOR
+        a, wa = self._fz(e.src[0], pre)
+        b, wb = self._fz(e.src[1], pre)
+        sid = self.site(e.loc, op)
+        self.mismatch(sid, a, b)
+        self.count(op)
+        self.emit(self.unassigned(sid, a))
+        self.emit(self.unassigned(sid, b))
+        h = self.tmp("fn")
+        self.emit(f"Ln {h}; {h}.n = {a}.n;")
+        c = {Op.AND: "&", Op.OR: "|", Op.XOR: "^"}[op]
+        loads_a, loads_b = _reads_memory(e.src[0]), _reads_memory(e.src[1])
+        if op is Op.AND and (loads_a or loads_b):
+            first, second = (wb, wa) if loads_a and not loads_b else (wa, wb)
+            x, o = self.tmp("fx"), self.tmp("fo")
+
+            def both(q, bare):
+                s1, x1 = first(q, bare)
+                s2, x2 = second(q, True)     # x != 0 here: x's zeros mask the rest
+                return (s1 + [f"u64 {x} = {x1}; u64 {o} = 0ULL;",
+                              f"if ({x} != 0ULL) {{ {' '.join(s2)} {o} = {x} & {x2}; }}"], o)
+            return h, both
+
+        def plain(q, bare):
+            s1, x1 = wa(q, bare)
+            s2, x2 = wb(q, bare)
+            return s1 + s2, f"({x1} {c} {x2})"
+        return h, plain
 
     # ------------------------------------------------------------------ parallel for: one warp per iteration
     def _s_PFOR(self, s):
@@ -1158,6 +1264,34 @@ class _Precopy:
 
 
 _COUNT = re.compile(r"c_\.(cn|wn)\[\d+\]\+\+;")
+_FUSED_OPS = (Op.VAR, Op.COPY, Op.NOT, Op.AND, Op.OR, Op.XOR, Op.COL_GET)
+
+
+def _fusable(e: Node) -> bool:
+    """A slice expression that fused_slice renders word by word: logic, NOT, copies and COL
+    reads of table variables over slice variables (no literal, call, conversion or
+    reduction), with at least one operation (a bare variable is a copy)."""
+    return e.op not in (Op.VAR, Op.COPY) and _word_wise(e)
+
+
+def _word_wise(e: Node) -> bool:
+    if e.type is not T.SLICE or e.op not in _FUSED_OPS:
+        return False
+    if e.op is Op.VAR:
+        return e.arg.type is T.SLICE
+    if e.op is Op.COL_GET:      # its index is a scalar, evaluated before the words
+        return e.src[1].op is Op.VAR and e.src[1].arg.type is T.TABLE
+    return all(_word_wise(s) for s in e.src)
+
+
+def _reads_memory(e: Node) -> bool:
+    """e (a _word_wise expression) loads table words."""
+    return e.op is Op.COL_GET or (e.op is not Op.VAR and any(_reads_memory(s) for s in e.src))
+
+
+def _fused_switch() -> bool:
+    """STARVM_GPU_FUSE=0 renders slice logic op by op only (the code of before, no #if)."""
+    return os.environ.get("STARVM_GPU_FUSE", "1") != "0"
 _PLAIN = (Op.VAR, Op.NOT, Op.AND, Op.OR, Op.XOR, Op.COL_GET, Op.CONST)
 
 
@@ -1199,16 +1333,18 @@ SWITCHES = {
     "STORE_ALL": "every word of COL(i, T) := v stored inside parallel for",
     "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
+    "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
 }
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=()) -> str:
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
-    of 255 and 1.8 KB). ``switches``: names of SWITCHES."""
-    bounds = f"__launch_bounds__({LB})" if LB > 0 else ""
+    of 255 and 1.8 KB); MB > 0 (with LB): registers limited so that MB blocks of LB fit an
+    SM. ``switches``: names of SWITCHES."""
+    bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")

@@ -40,6 +40,13 @@ typedef long long i64;
 
 template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
+struct Ln { i64 n; };      // the length of a fused slice expression's operand (cuda_lower.fused_slice)
+#if defined(UNFUSED)
+#undef UNFUSED
+#define UNFUSED 1
+#else
+#define UNFUSED 0
+#endif
 
 struct Ctx {
     i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; u64* bar; u64* scr; i64 caps;

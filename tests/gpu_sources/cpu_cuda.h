@@ -26,7 +26,7 @@ struct BlockEmu {
 thread_local BlockEmu* tb_;
 thread_local long nsync_ = 0, nshfl_ = 0;
 #define __global__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __device__
 #define __forceinline__ inline
 #define FULLMASK_EMU 0xFFFFFFFFu

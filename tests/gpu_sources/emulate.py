@@ -54,6 +54,7 @@ class KernelRun:
     tables: list          # each table argument afterwards, rows x columns of bool
     results: list         # res (scalars; a vector's length)
     vectors: list         # vout: each vector result as bool, its length from res
+    status: list = None   # the whole status array (errors.star_error maps a failure to its message)
 
 
 def _cpp(code: str) -> str:
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {{
                                                   {vcap}, left, vout.data()); }});
     printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],
            {"(u64)((unsigned int*)bar)[1] / 2" if "GEN_BARRIER" in switches else f"(bar[0] & BAR_COUNT) / {blocks}"});
+    printf("st"); for (int i = 0; i < {STATUS_SIZE}; ++i) printf(" %lld", st[i]); printf("\\n");
     printf("cnt"); for (int i = 0; i < {nk}; ++i) printf(" %lld", cnt[i]); printf("\\n");
     printf("res"); for (int i = 0; i < {max(1, nout)}; ++i) printf(" %lld", res[i]); printf("\\n");
     for (int j = 0; j < {nout}; ++j) {{ printf("v"); for (int i = 0; i < {vcap}; ++i) printf(" %llu", vout[j * {vcap} + i]);
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {{
     out = subprocess.run([str(exe), str(left)], capture_output=True, text=True, timeout=timeout, check=True).stdout
     lines = [line.split() for line in out.splitlines()]
     status = [int(x) for x in lines[0][1:]]
+    st = [int(x) for x in lines.pop(1)[1:]]
     counts = [int(x) for x in lines[1][1:]]
     results = [int(x) for x in lines[2][1:]][:nout]
     vecs = [[int(x) for x in line[1:]] for line in lines[3:3 + nout]]
@@ -162,4 +165,4 @@ int main(int argc, char** argv) {{
         words = [int(x) for x in line[1:]]
         got_tables.append(np.stack([_bits(words[c * W:(c + 1) * W], n) for c in range(k)], axis=1)
                           if k else np.zeros((n, 0), bool))
-    return KernelRun(status[0], bool(status[1]), status[2], counts, status[3], got_tables, results, vectors)
+    return KernelRun(status[0], bool(status[1]), status[2], counts, status[3], got_tables, results, vectors, st)

@@ -200,6 +200,91 @@ def test_search_bodies_equal_the_interpreter(name, blocks, threads, R):
     assert np.array_equal(run.vectors[0], values[-1]) and run.counts == counts
 
 
+FUSED = """
+proc FUSE(T: table; X: slice(T); i, j: integer; var A, B, C, D: slice(T));
+begin
+  A := X and not COL(i, T);
+  B := COL(i, T) and X;
+  C := (COL(i, T) or not X) xor COL(j, T);
+  D := COL(i, T) and COL(j, T) and not (X or A);
+end;
+
+proc FERR(T, U: table; X: slice(T); i: integer; var A: slice(T));
+var Y: slice;
+begin
+  A := X and not COL(i, T);
+  if i = 1 then A := Y and COL(1, T);
+  if i = 2 then A := A and COL(1, U);
+  if i = 3 then A := COL(1, U) and not COL(2, U);
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("switches", [(), ("UNFUSED",)])
+@pytest.mark.parametrize("rows, blocks, threads, R", [(1, 2, 32, 1), (65, 2, 32, 1), (300, 3, 32, 2),
+                                                      (2100, 1, 32, 2)])
+def test_fused_slice_logic_equals_the_interpreter(rows, blocks, threads, R, switches):
+    """Slice logic with COL reads computed word by word in one loop (cuda_lower.fused_slice; an
+    AND reads the words of its loading operand only where the other's word is not 0), on
+    sparse and dense slices, lengths that are not multiples of 64, threads past the last word,
+    and the operation-by-operation code of before (UNFUSED)."""
+    emulate.require()
+    rng = np.random.default_rng(rows)
+    table = rng.random((rows, 5)) < 0.5
+    plan = _plan(FUSED, "r_fuse")
+    assert "#if UNFUSED" in plan.source.split("void f_r_fuse(")[1].split("void f_")[0]
+    for density in (0.05, 0.9):
+        X = rng.random(rows) < density
+        zeros = [np.zeros(rows, bool)] * 4
+        run = emulate.run_kernel(plan, [table, X, 2, 5, *zeros], blocks, threads, R=R, switches=switches)
+        values, counts, err = _interpreted(FUSED, "FUSE", [table, ("slice", X), 2, 5]
+                                           + [("slice", z) for z in zeros])
+        assert err is None and run.code == 0
+        for got, want in zip(run.vectors, values[-4:]):
+            assert np.array_equal(got, want)
+        assert run.counts == counts
+
+
+@pytest.mark.parametrize("switches", [(), ("UNFUSED",)])
+@pytest.mark.parametrize("i", [9, 1, 2, 3])
+def test_failures_in_fused_slice_logic_equal_the_interpreters(i, switches):
+    """A COL index out of range, an unassigned operand, operands of different lengths and a
+    result of the wrong length inside fused slice logic: the interpreter's message, position
+    and steps."""
+    from starvm.jit import errors
+    emulate.require()
+    rng = np.random.default_rng(i)
+    table, other = rng.random((130, 4)) < 0.5, rng.random((70, 4)) < 0.5
+    X = rng.random(130) < 0.5
+    plan = _plan(FUSED, "r_ferr")
+    run = emulate.run_kernel(plan, [table, other, X, i, np.zeros(130, bool)], 2, 32, R=2, switches=switches)
+    m = starvm.Machine(backend="numpy", jit="off", native=False, out=io.StringIO())
+    m.load(FUSED.replace("begin end.", ""), "emu.star")
+    with pytest.raises(starvm.StarError) as want:
+        m.call("FERR", m.table(table), m.table(other), m.slice(X), i, m.slice(np.zeros(130, bool)))
+    got = errors.star_error(run.status, plan.lowered, None)
+    assert run.code == {9: E.COL_INDEX, 1: E.UNASSIGNED, 2: E.MISMATCH, 3: E.ASG_LEN}[i]
+    assert (got.message, str(got.loc)) == (want.value.message, str(want.value.loc))
+    assert run.counts == list(m.counts)
+
+
+def test_fused_slice_logic_reads_a_column_only_under_a_nonzero_word():
+    """MIN's `Y := Z and not COL(j, T)`: one loop, the column's word loaded inside `if (z != 0)`,
+    no vector per operation (d_col_get, d_not, d_logic only in the UNFUSED branch); with
+    STARVM_GPU_FUSE=0 the code of before alone."""
+    body = _plan(LIBRARY, "r_u_min").source.split("void f_r_u_min(")[1].split("extern")[0]
+    fused = body.split("#else")[1].split("#endif")[0]
+    assert "if (fx" in fused and "ldt(fc" in fused
+    assert not any(f in fused for f in ("d_col_get", "d_not", "d_logic"))
+
+
+def test_without_fusion_the_code_of_before(monkeypatch):
+    monkeypatch.setenv("STARVM_GPU_FUSE", "0")
+    body = _plan(LIBRARY, "r_u_min").source.split("void f_r_u_min(")[1]
+    assert "UNFUSED" not in body and "d_col_get(" in body and "d_logic(" in body
+
+
 @pytest.mark.parametrize("text, pyname", [(LIBRARY, "r_u_match"), (LIBRARY, "r_u_min"),
                                           (LIBRARY, "r_u_warshall_adapt"), (PIVOTS, "r_piv_fail")])
 def test_launch_arguments_match_the_kernel_parameters(text, pyname):
