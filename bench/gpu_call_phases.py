@@ -1,7 +1,7 @@
 """Where a GPU-tier call's time goes (issue 10): the MIN and MATCH bodies of bench_compiled.py
 over ROWS x 32 bits on the CuPy backend, each call taken apart on the host.
 
-    python bench/gpu_call_phases.py [--rows 134217728] [--out DIR]
+    python bench/gpu_call_phases.py [--rows 134217728] [--out DIR] [--min-variants]
 
 For each body: the whole call (Machine.call with the word argument made in the call, as
 bench_compiled --gpu times it, and made once), the routine called directly (no Machine.call),
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import starvm  # noqa: E402
-from bench_compiled import MATCH_BODY, MIN_BODY, _table_of_values  # noqa: E402
+from bench_compiled import MATCH_BODY, MIN_BODY, _LaunchTimer, _table_of_values  # noqa: E402
 from starvm.bench import device_info, document, machine_info, write_json  # noqa: E402
 
 
@@ -195,14 +195,103 @@ def min_prototype(T, want, rr, threads):
             "correct": bool(np.array_equal(got, want))}
 
 
+# MIN's kernel under the settings that choose how it is built (cuda_runtime, cuda_lower.SWITCHES)
+MIN_VARIANTS = (
+    ("default", {}),
+    ("op by op, as before (UNFUSED)", {"STARVM_GPU_SWITCHES": "UNFUSED"}),
+    ("Y computed again after the barrier (RECOMPUTE)", {"STARVM_GPU_SWITCHES": "RECOMPUTE"}),
+    ("R = 32, registers capped for 2 blocks an SM (FIT)", {"STARVM_GPU_R": "32", "STARVM_GPU_FIT": "1"}),
+    ("R = 16, registers capped for 4 blocks an SM (FIT)", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1"}),
+    ("R = 32 FIT, RECOMPUTE", {"STARVM_GPU_R": "32", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "RECOMPUTE"}),
+    ("R = 16 FIT, RECOMPUTE", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "RECOMPUTE"}),
+)
+
+
+def min_variants(rows, variants=MIN_VARIANTS, runs=15):
+    """MIN's body over rows x 32 bits under each variant, on random values (each column
+    leaves about half the rows: after a few columns most words of Z are 0 and their column
+    words are not read) and on equal values (Z keeps every row: every word of every column is
+    read), beside cupy.min: the call (median, device synchronised), the kernel alone (events),
+    its shape, registers and local memory; results checked against cupy.min."""
+    import os
+    import cupy as cp
+    rng = cp.random.default_rng(7)
+    datasets = {"random": rng.integers(0, 1 << 32, size=rows, dtype=cp.uint64).astype(cp.uint32),
+                "all equal": cp.full(rows, 0x5A5A5A5A, cp.uint32)}
+    out = []
+    for data, vals in datasets.items():
+        m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+        m.load(MIN_BODY, "bench.star")
+        T = _table_of_values(m, vals)
+        X = m.slice(np.ones(rows, bool))
+        want = cp.asnumpy(vals == cp.min(vals))
+        cupy_min = median_us(lambda: cp.min(vals), runs)
+        for label, env in variants:
+            saved = {k: os.environ.get(k) for k in ("STARVM_GPU_SWITCHES", "STARVM_GPU_R", "STARVM_GPU_FIT")}
+            for k in saved:
+                os.environ.pop(k, None)
+            os.environ.update(env)
+            try:
+                Z = m.slice(np.zeros(rows, bool))
+                m.call("MY_MIN", T, X, Z)
+                r = m.jit.routines["r_my_min"]
+                ok = bool(np.array_equal(Z.to_numpy(), want))
+                call = median_us(lambda: m.call("MY_MIN", T, X, Z), runs)
+                fn, threads, blocks, R = r.kernel_for((rows + 63) // 64, 1)
+                key = next(k for k, v in r.kernels.items() if v[0] is fn or getattr(v[0], "fn", None) is fn)
+                timer = _LaunchTimer(fn)
+                r.kernels[key] = (timer, threads, blocks, R)
+                for _ in range(runs):
+                    m.call("MY_MIN", T, X, Z)
+                r.kernels[key] = (fn, threads, blocks, R)
+                row = {"data": data, "variant": label, "env": env, "rows": rows, "correct": ok,
+                       "call_us": call, "kernel_us": timer.median_s() * 1e6, "cupy_min_us": cupy_min,
+                       "ratio": call / cupy_min, "R": R, "blocks": blocks, "threads": threads,
+                       "regs": int(getattr(fn, "num_regs", -1)), "local_bytes": int(getattr(fn, "local_size_bytes", -1))}
+            except Exception as e:  # noqa: BLE001 - a variant that does not build or launch: said
+                row = {"data": data, "variant": label, "env": env, "error": f"{type(e).__name__}: {e}"[:300]}
+            finally:
+                for k, v in saved.items():
+                    os.environ.pop(k, None)
+                    if v is not None:
+                        os.environ[k] = v
+            out.append(row)
+            print(json.dumps(row), flush=True)
+        T = X = Z = m = None      # the next data set's table in their place
+        cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def print_variants(rows_out):
+    print(f"{'data':10} {'variant':52} {'call us':>8} {'kernel':>8} {'x min':>6} {'R':>3} {'grid':>10} {'regs':>4} "
+          f"{'local':>5} ok")
+    for r in rows_out:
+        if "error" in r:
+            print(f"{r['data']:10} {r['variant']:52} {r['error']}")
+            continue
+        print(f"{r['data']:10} {r['variant']:52} {r['call_us']:8.1f} {r['kernel_us']:8.1f} {r['ratio']:6.2f} "
+              f"{r['R']:3d} {str(r['blocks']) + 'x' + str(r['threads']):>10} {r['regs']:4d} {r['local_bytes']:5d} "
+              f"{r['correct']}")
+
+
 def main():
     import cupy as cp
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1 << 27)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--min-variants", action="store_true",
+                    help="only MIN's kernel under each of MIN_VARIANTS, on random and on equal values")
     a = ap.parse_args()
     rows = a.rows
     out_dir = Path(a.out) if a.out else None
+    if a.min_variants:
+        got = min_variants(rows)
+        if out_dir:
+            write_json(document("gpu_min_variants", "MIN's body under each way of building its kernel",
+                                machine=machine_info(("cupy",)), rows=rows, variants=got),
+                       out_dir / "min_variants.json")
+        print_variants(got)
+        return 1 if any(not r.get("correct", False) for r in got) else 0
     rng = cp.random.default_rng(5)
     vals = rng.integers(0, 1 << 32, size=rows, dtype=cp.uint64).astype(cp.uint32)
     m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
@@ -235,19 +324,11 @@ def main():
         (key, (fn, threads, blocks, R)), = [(k, v) for k, v in r.kernels.items()]
         row["kernel"] = {"R": R, "blocks": blocks, "threads": threads, "regs": int(getattr(fn, "num_regs", -1)),
                          "local_bytes": int(getattr(fn, "local_size_bytes", -1))}
-        evs = []
-
-        def timed(*aa, _fn=fn, **kw):
-            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-            e0.record()
-            _fn(*aa, **kw)
-            e1.record()
-            evs.append((e0, e1))
-        r.kernels[key] = (timed, threads, blocks, R)
+        timer = _LaunchTimer(fn)
+        r.kernels[key] = (timer, threads, blocks, R)
         for _ in range(21):
             m.call(name, *args)
-        sync()
-        row["kernel_alone_us"] = statistics.median(cp.cuda.get_elapsed_time(e0, e1) * 1e3 for e0, e1 in evs)
+        row["kernel_alone_us"] = timer.median_s() * 1e6
         r.kernels[key] = (fn, threads, blocks, R)
         st = Stamps()
         for _ in range(21):
@@ -277,24 +358,16 @@ def main():
             m.call("MY_MIN", T, X, Z)
             key = [k for k in r.kernels if "RECOMPUTE" in str(k)][0]
             fn, threads, blocks, R = r.kernels[key]
-            evs = []
-
-            def timed(*aa, _fn=fn, **kw):
-                e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-                e0.record()
-                _fn(*aa, **kw)
-                e1.record()
-                evs.append((e0, e1))
             call_us = median_us(lambda: m.call("MY_MIN", T, X, Z))
-            r.kernels[key] = (timed, threads, blocks, R)
+            timer = _LaunchTimer(fn)
+            r.kernels[key] = (timer, threads, blocks, R)
             for _ in range(21):
                 m.call("MY_MIN", T, X, Z)
-            sync()
             r.kernels[key] = (fn, threads, blocks, R)
             report["min_recompute"] = {
                 "call_us": call_us, "R": R, "blocks": blocks, "threads": threads, "regs": int(getattr(fn, "num_regs", -1)),
                 "local_bytes": int(getattr(fn, "local_size_bytes", -1)),
-                "kernel_alone_us": statistics.median(cp.cuda.get_elapsed_time(a, b) * 1e3 for a, b in evs),
+                "kernel_alone_us": timer.median_s() * 1e6,
                 "correct": bool(np.array_equal(Z.to_numpy(), wants["MY_MIN"]))}
             print("MIN, RECOMPUTE:", report["min_recompute"], flush=True)
         finally:

@@ -552,7 +552,7 @@ class CudaRenderer:
         for line in pre:
             self.emit("    " + line)
         self.emit("#pragma unroll")
-        self.emit(f"    for (int q_ = 0; q_ < R; ++q_) {{ i64 w_ = c_.gt + (i64)q_ * c_.G;")
+        self.emit("    for (int q_ = 0; q_ < R; ++q_) { i64 w_ = c_.gt + (i64)q_ * c_.G;")
         stmts, expr = word("q_", False)
         for line in stmts:
             self.emit("        " + line)

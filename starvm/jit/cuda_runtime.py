@@ -172,18 +172,24 @@ class GpuRoutine(JitRoutine):
             # the kernel, a longer slice after a shorter one left words undone)
             return self.placed(key, -(-caps // (R * THREADS)))
         sms = _sm_count()
-        R = 1 if self.plan.has_pfor else _pow2(max(1, -(-caps // (sms * 8 * THREADS))))
+        R = 1 if self.plan.has_pfor else max(_min_r(), _pow2(max(1, -(-caps // (sms * 8 * THREADS)))))
         while True:
             if R > MAX_R:
                 raise _TooLarge(f"slices of {caps * 64} rows")
-            key = (R, kw, rp, "grid", variant)
+            # STARVM_GPU_FIT=1: registers capped (launch bounds) so that the blocks this R
+            # needs are resident together, spilling what does not fit (bench measures it)
+            mb = 0
+            if _fit() and not self.plan.has_pfor:
+                mb = -(-(-(-caps // (R * THREADS))) // sms)
+                mb = mb if 2 <= mb <= 2048 // THREADS else 0
+            key = (R, kw, rp, "grid", variant, mb)
             fit = self.fits.get(key)
             if fit is None:
                 # parallel for: 512 threads a block (WARSHALL-adapt on the H100, one barrier
                 # a pivot: n = 5000 3.87 against 4.06 us a pivot with 256, n = 16384 9.27
                 # against 11.39); STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures others)
                 threads = _pfor_threads() if self.plan.has_pfor else THREADS
-                fn = self.module(R, kw, rp, threads if threads > THREADS else 0)
+                fn = self.module(R, kw, rp, threads if threads > THREADS or mb else 0, mb=mb)
                 per_sm = _blocks_per_sm(fn, threads)
                 while per_sm < 1 and self.plan.has_pfor and threads > 32:   # more registers than asked for
                     threads = max(32, threads // 64 * 32)
@@ -214,10 +220,11 @@ class GpuRoutine(JitRoutine):
         self.kernels[key] = (fn, threads, blocks, R)
         return fn, threads, blocks, R
 
-    def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True):
-        """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit an SM)."""
+    def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True, mb: int = 0):
+        """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit
+        an SM), and ``mb`` > 0: ``mb`` such blocks on an SM."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches())
+        code = instance(self.plan, R, kw, rp, bound, _switches(), mb)
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -424,6 +431,22 @@ def _parse_free_r() -> int:
         return FREE_R
 
 
+def _min_r() -> int:
+    """STARVM_GPU_R: the fewest words a thread of a grid kernel (outside parallel for) tries."""
+    return _setting("STARVM_GPU_R", lambda: _int_env("STARVM_GPU_R", 1, 1, MAX_R))
+
+
+def _fit() -> bool:
+    return _setting("STARVM_GPU_FIT", lambda: os.environ.get("STARVM_GPU_FIT", "0") == "1")
+
+
+def _int_env(name: str, default: int, lo: int, hi: int) -> int:
+    try:
+        return max(lo, min(hi, int(os.environ.get(name, default))))
+    except ValueError:
+        return default
+
+
 def _switches() -> tuple:
     """cuda_lower.SWITCHES asked for in the environment (the bench measures them):
     STARVM_GPU_SWITCHES=GEN_BARRIER,STORE_ALL,WARP_LOADS."""
@@ -433,7 +456,8 @@ def _switches() -> tuple:
 
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
-    return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches))
+    return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches),
+            _min_r(), _fit())
 
 
 def _pfor_threads() -> int:

@@ -364,16 +364,6 @@ class _FakePointer:
         np.asarray(self.arr).view(np.uint8)[:size] = np.asarray(src.arr).view(np.uint8)[:size]
 
 
-def _stand_in_only():
-    """The stand-in for CuPy replaces a CuPy that is not there; where the real one is
-    installed (a GPU run), modules imported by earlier tests keep it, so these host-side
-    tests give way to their device versions in tests/jit/test_gpu_tier.py (several calls of
-    MATCH and MIN, longer tables after shorter ones, results and steps checked)."""
-    import importlib.util
-    if importlib.util.find_spec("cupy") is not None:
-        pytest.skip("the real CuPy is installed: test_gpu_tier.py runs these calls on the device")
-
-
 def _with_device_copies(monkeypatch, fake_cupy):
     monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _FakePointer(self)), raising=False)
     plain_get = fake_cupy.ndarray.get
@@ -394,7 +384,6 @@ def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(mo
     each call's kernel still finds the block as the template has it (one block kept between
     calls, reset by a device copy before each launch), and the machine gets each call's own
     result and steps."""
-    _stand_in_only()
     from gpu_sources import fake_cupy
     from gpu_sources.fake_cupy import fake_cupy_installed
     from starvm.ir.ops import BASE_OPS
@@ -527,7 +516,6 @@ def test_each_launch_covers_its_calls_slices_and_no_kernel_is_built_twice(monkey
     each call's rows (they were kept with the kernel: a longer table after a shorter one left
     words undone), and MIN's grid kernels are built once a shape, not on every call (on one SM
     holding one block, R = 1, 2, 4, ... are tried until the grid holds the slices)."""
-    _stand_in_only()
     from gpu_sources import fake_cupy
     from gpu_sources.fake_cupy import fake_cupy_installed
     from starvm.jit import cuda_runtime
