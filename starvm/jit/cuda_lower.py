@@ -685,7 +685,7 @@ class CudaRenderer:
                 raise Unsupported(f"a private {p.type} in parallel for", s.loc)
         self.block(s.src[2])
         body = self.lines
-        self.skip_unchanged_stores(body)
+        kept = self.skip_unchanged_stores(body)
         self.set_mode(True)
         self.lines, self.ind, self.vars, self.hints = outer
         pivot_mode = self.pivoting and not self.spilled and all(
@@ -707,7 +707,13 @@ class CudaRenderer:
                 body[line_no] = body[line_no] + " " + " ".join(stores)
             self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
             self.emit(f"{{ i64 ln_ = threadIdx.x & 31; i64 nx_ = {nx};")
+            # the warp's own columns kept in registers from one pivot to the next (see below)
+            cache = kept is not None and all(_same_every_pivot(x, pivot["var"], var) for x in s.src[:2])
+            if cache:
+                pivot["prologue"].append("V<RP> occ_[OCC > 0 ? OCC : 1]; i64 ocl_[OCC > 0 ? OCC : 1]; "
+                                         "for (int h_ = 0; h_ < OCC; ++h_) ocl_[h_] = -9223372036854775807LL - 1;")
         else:
+            cache = False
             for line in self.pre:
                 self.emit(line)
             self.emit("gsync(c_);")
@@ -728,18 +734,39 @@ class CudaRenderer:
         # pivot column, measured slower (H100 at 7892b5c, WARSHALL-adapt n = 5000: batches of
         # 2 and 3 4.09 and 4.15 us a pivot against 3.94 with batches of 1; n = 16384, 2: 11.4
         # against 8.8; at d769c33 this loop 3.68 and 8.61)
-        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
+        # A pivot loop whose bounds are the same every pivot gives iteration i to the same warp
+        # every pivot, as its ci_-th; the only writer of column i, it keeps the column's words
+        # (memory's copy, skip_unchanged_stores) in registers for the next pivot: the first
+        # OCC iterations of a warp read no own column from L2 after the first pivot (each was a
+        # dependent L2 round trip, a warp's iterations one after another). NO_OCC: as before.
+        self.emit(f"for (i64 it_ = c_.gt >> 5{', ci_ = 0' if cache else ''}; it_ < {m}; "
+                  f"it_ += c_.G >> 5{', ++ci_' if cache else ''}) {{")
         self.ind += 1
         self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
         for t, oc in self.own_cols.items():
-            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
+            if cache and t == kept:
+                self.emit(f"V<RP> {oc}; bool hit_ = false;")
+                self.lines.append("#pragma unroll")
+                self.emit(f"for (int h_ = 0; h_ < OCC; ++h_) if (h_ == ci_ && ocl_[h_] == {lv}) "
+                          f"{{ {oc} = occ_[h_]; hit_ = true; }}")
+                self.emit(f"if (!hit_ && 1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
+            else:
+                self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
         if pivot_mode:
             for pc in self.precopied.values():
-                self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
-                          f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
+                if pc.t in self.own_cols:      # the column just read (or kept) is the next pivot's
+                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) "
+                              f"d_store({pc.buf('1 - pp_')}, {self.own_cols[pc.t]}, ln_, 32);")
+                else:
+                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
+                              f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
+        if cache:       # the column as memory now holds it (an iteration that failed reruns the call)
+            self.lines.append("#pragma unroll")
+            self.emit(f"for (int h_ = 0; h_ < OCC; ++h_) if (h_ == ci_) "
+                      f"{{ occ_[h_] = {self.own_cols[kept]}; ocl_[h_] = {lv}; }}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -763,7 +790,7 @@ class CudaRenderer:
         self.ind -= 1
         self.emit("}")
 
-    def skip_unchanged_stores(self, body: list) -> None:
+    def skip_unchanged_stores(self, body: list) -> str | None:
         """COL(i, T) := v of a body that reads its own column of T and writes no other table
         stores only the words that differ from what the column holds (the batch's copy,
         then the last value stored): no other iteration writes column i, so memory holds
@@ -771,16 +798,17 @@ class CudaRenderer:
         name) the copy could be stale, so every word is stored then."""
         tables = {t for _line, t, _v in self.col_sets}
         if len(tables) != 1:
-            return
+            return None
         t = tables.pop()
         if t not in self.own_cols:
-            return
+            return None
         oc = self.own_cols[t]
         for line_no, _t, v in self.col_sets:
             plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
                 plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
+        return t
 
     def region(self) -> str:
         self.nscr += 1
@@ -1306,6 +1334,21 @@ def _plain_logic(e: Node, y) -> bool:
     return True
 
 
+def _same_every_pivot(e: Node, pivot_var, pfor_var) -> bool:
+    """A bound of a pivot loop's parallel for that no pivot changes: constants, variables other
+    than the two loop variables (the loop's body is the parallel for alone, which assigns no
+    shared variable) and table sizes, in integer arithmetic (no calls)."""
+    if e.op is Op.CONST:
+        return True
+    if e.op is Op.VAR:
+        return e.arg is not pivot_var and e.arg is not pfor_var
+    if e.op in (Op.NROWS, Op.NCOLS):
+        return e.src[0].op is Op.VAR
+    if e.op in (Op.BINARY, Op.UNARY):
+        return all(_same_every_pivot(x, pivot_var, pfor_var) for x in e.src)
+    return False
+
+
 def _invariant(e: Node, private, loop_var) -> bool:
     if e.op is Op.VAR:
         return e.arg is not loop_var and e.arg not in private
@@ -1334,6 +1377,7 @@ SWITCHES = {
     "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
     "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
+    "NO_OCC": "a pivot loop's iterations read their own column from L2 every pivot (none kept in registers)",
 }
 
 
@@ -1348,7 +1392,8 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define KBOUNDS {bounds}\n"
+    occ = 0 if "NO_OCC" in switches else max(0, min(4, 16 // RP))     # own columns kept: 16 words a lane
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define OCC {occ}\n#define KBOUNDS {bounds}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

@@ -87,6 +87,37 @@ def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, 
     assert run.barriers == n + 1
 
 
+def test_own_columns_kept_in_registers_only_where_bounds_are_the_same_every_pivot():
+    """The pivot loop keeps a warp's own columns in registers from one pivot to the next (OCC
+    of them) only where its parallel for's bounds do not depend on the pivot (WARSHALL-adapt:
+    1 to n; PIV_DOWN: 1 to n - 2), not where they do (PIV_GROW: k downto 2, each iteration
+    moving to another warp); NO_OCC keeps none."""
+    from starvm.jit.cuda_lower import instance
+    for text, name, kept in ((LIBRARY, "r_u_warshall_adapt", True), (PIVOTS, "r_piv_down", True),
+                             (PIVOTS, "r_piv_grow", False)):
+        plan = _plan(text, name)
+        assert ("occ_[h_] = " in plan.source) == kept, name
+    plan = _plan(LIBRARY, "r_u_warshall_adapt")
+    assert "#define OCC 4\n" in instance(plan, 1, 2, 4) and "#define OCC 0\n" in instance(plan, 1, 2, 4, 0, ("NO_OCC",))
+    assert "#define OCC 2\n" in instance(plan, 1, 2, 8)
+
+
+@pytest.mark.parametrize("name, n, blocks, threads, RP, switches", [
+    ("U_WARSHALL_adapt", 70, 2, 32, 16, ()),        # OCC = 1: one kept, 34 read from memory
+    ("U_WARSHALL_adapt", 40, 3, 64, 1, ()),         # OCC = 4, 6 warps: every iteration kept
+    ("U_WARSHALL_adapt", 40, 3, 64, 1, ("NO_OCC",)),
+    ("PIV_DOWN", 30, 2, 32, 1, ())])
+def test_own_columns_kept_across_pivots_equal_the_interpreter(name, n, blocks, threads, RP, switches):
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else PIVOTS
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, switches=switches)
+    (*_, want), counts, err = _interpreted(text, name, [n, adj])
+    assert err is None and run.code == 0 and not run.rerun
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert run.barriers == n + 1
+
+
 def test_stores_skip_only_unchanged_words_of_the_one_table_written():
     """The renderer stores changed words only where the body reads its own column of the one
     table it writes; a body writing two tables (maybe one under two names) stores all."""
