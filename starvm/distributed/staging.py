@@ -1,136 +1,73 @@
-"""The row-moving kernels of distributed NumPy ranks (rows.py: IOTA, GATHER, SCATTER, GROUPMIN,
-COMPACT, EXPAND) on ranks whose tables live on a device (CuPy, or the emulated device that
-stands in for it in CI), by staging through the host: each table and vector of the call is
-copied to the host, the NumPy all-to-all kernel runs there, and the tables it writes (and the
-slice GROUPMIN returns) are copied back. Without this the Star bodies ran, row by row: hours
-for BFS-adapt's arc tables on a GPU rank.
+"""What crosses ranks in the row moves of distributed/rows.py, on any local backend: the
+all-to-alls, all-gathers and all-reductions of the arrays the ranks exchange (asked row
+numbers, answered rows, candidates, counts), and the registry entries of the row moves on
+device ranks (CuPy, the emulated device).
 
-Cost per call: one device-to-host copy of every table argument and one host-to-device copy
-of the written one, k·n/8 bytes each (a GATHER of BFS-adapt at R-MAT scale 18 moves some
-20 MB each way, ~1 ms over PCIe), plus the NumPy kernel's all-to-all exchanges. A call the
-kernel does not take runs the Star body on the device, with the caller's own arguments.
+Before, device ranks ran the row moves by staging whole tables through the host (each table
+argument copied to the host, NumPy's kernel, the written table copied back: k·n/8 bytes each
+way per table and NumPy-on-one-core speed). Now only these exchanged arrays leave the device:
+
+  all-to-all      there is no device all-to-all: the array goes to the host (one copy), MPI's
+                  Alltoallv, the received array back to the device (one copy);
+  all-gather,     device buffers through the rank's array collectives (NCCL, CUDA-aware MPI
+  all-reduction   or host staging, collectives.py) on device paths; host MPI on the host path;
+  one rank        nothing moves: its arrays stay where they are.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.values import Bits, Table
-from .vectors import Fill, Shard, _host
 
-NAMES = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
-WRITES = {"iota": (0,), "gather": (3,), "scatter": (3,), "compact": (2,), "expand": (2,), "groupmin": ()}
+def split(a: np.ndarray, counts) -> list[np.ndarray]:
+    return np.split(a, np.cumsum(counts)[:-1])
 
 
-class _UseStarBody(Exception):
-    """The host kernel declined the call (unusual arguments): the device Star body runs."""
+def exchange(B, ops, send, counts):
+    """An all-to-all: the first ``counts[r]`` items (along axis 0) of ``send`` go to rank r,
+    the next to rank r+1, ...; returns (what every rank sent here, concatenated in rank
+    order, on the local side; how many items came from each rank). There is no device
+    all-to-all: device arrays stage through the host, one copy each way; one rank alone
+    keeps its array where it is."""
+    if B.size == 1:
+        return send, [int(send.shape[0])]
+    tail = tuple(send.shape[1:])
+    width = int(np.prod(tail)) if tail else 1
+    flat = ops.host(send).reshape(-1)
+    got = B.comm.alltoallv(split(flat, [int(c) * width for c in counts]))
+    came = [g.size // width if width else 0 for g in got]
+    recv = np.concatenate(got).reshape(-1, *tail) if got else flat[:0].reshape(-1, *tail)
+    return ops.local(recv), came
 
 
-def _host_backend(B):
-    """The distributed backend over NumPy beside B, on B's communicator (host collectives)."""
-    host = getattr(B, "_staging_host", None)
-    if host is None:
-        from ..backends import get_backend
-        from .backend import DistributedBackend
-        from .collectives import HostCollectives
-        host = DistributedBackend(get_backend("numpy"), B.comm, B.align, HostCollectives(B.comm))
-        host.bytes_moved = B.bytes_moved              # one count for the rank
-        B._staging_host = host
-    return host
-
-
-class _Call:
-    """One call's arguments on the host, and the way back."""
-
-    def __init__(self, B, H):
-        self.B, self.H = B, H
-        self.tables: dict[int, tuple[Table, Table]] = {}
-        self.vectors: dict[int, Bits] = {}        # a host copy -> the caller's variable
-
-    def table(self, t: Table) -> Table:
-        if id(t) not in self.tables:
-            data = np.array(_host(t.aux.data), dtype=np.uint64, copy=True).reshape(t.k, -1)
-            local = Table(data, t.aux.n, t.k, self.H.L)
-            self.tables[id(t)] = (t, Table(data, t.n, t.k, self.H, aux=local))
-        return self.tables[id(t)][1]
-
-    def vector(self, x: Bits) -> Bits:
-        v = x.v
-        if isinstance(v, Fill):
-            return Bits(v, x.n)
-        if isinstance(v, Shard):
-            n = self.B.layout(x.n).local_n
-            return Bits(Shard(self.H.L.from_words(_host(self.B.L.to_words(v.v, n)), n), x.n), x.n)
-        return Bits(self.H.L.from_words(_host(self.B.L.to_words(v, x.n)), x.n), x.n)
-
-    def device_vector(self, x: Bits) -> Bits:
-        v = x.v
-        if isinstance(v, Shard):
-            n = self.B.layout(x.n).local_n
-            words = self.B.xp.asarray(self.H.L.to_words(v.v, n))
-            return Bits(Shard(self.B.L.from_words(words, n), x.n), x.n)
-        if isinstance(v, Fill):
-            return Bits(v, x.n)
-        return Bits(self.B.L.from_words(self.B.xp.asarray(self.H.L.to_words(v, x.n)), x.n), x.n)
-
-    def arg(self, a):
-        if isinstance(a, Table) and a.backend is self.B:
-            return self.table(a)
-        if isinstance(a, Bits):
-            copy = self.vector(a)
-            self.vectors[id(copy)] = a
-            return copy
+def allreduce(B, ops, a, op: str):
+    """The element-wise reduction of an array over the ranks: device buffers through the
+    rank's array collectives (NCCL, CUDA-aware MPI or staging) on device paths, host MPI else."""
+    if B.size == 1:
         return a
-
-    def result(self, z):
-        """A var slice the host routine hands back, on the device; the caller's variable
-        takes the new value too (as the device kernels' routines do)."""
-        if not isinstance(z, Bits):
-            return z
-        out = self.device_vector(z)
-        mine = self.vectors.get(id(z))
-        if mine is not None:
-            mine.v = out.v
-            return mine
-        return out
-
-    def write_back(self, t: Table) -> None:
-        device, host = self.tables[id(t)]
-        if device.aux.data.size:
-            device.aux.data[...] = self.B.xp.asarray(host.aux.data).reshape(device.aux.data.shape)
+    if B.device_arrays:
+        return B.coll.allreduce(a, op)
+    return ops.local(B.comm.allreduce_array(ops.host(a), op))
 
 
-def _factory(name: str):
-    def make(star_body, backend, meter):
-        from .rows import _factories
-        H = _host_backend(backend)
-
-        def decline(*args):
-            raise _UseStarBody
-        host_routine = _factories(H)[name](decline, H, meter)
-
-        def routine(*args):
-            call = _Call(backend, H)
-            try:
-                out = host_routine(*(call.arg(a) for a in args))
-            except _UseStarBody:
-                return star_body(*args)
-            for i in WRITES[name]:
-                call.write_back(args[i])
-            if out is None:
-                return None
-            return tuple(call.result(z) for z in out)
-        routine.star_body = star_body
-        return routine
-    return make
+def allgatherv(B, ops, a):
+    """The 1-D arrays of all ranks, concatenated in rank order (the path as for allreduce)."""
+    if B.size == 1:
+        return a
+    if B.device_arrays:
+        return B.coll.allgatherv(a)
+    return ops.local(B.comm.allgatherv(ops.host(a)))
 
 
-make_iota, make_gather, make_scatter, make_groupmin, make_compact, make_expand = (_factory(n) for n in NAMES)
+def counts_by_rank(ops, keys, size: int) -> list[int]:
+    """How many of ``keys`` (ints 0..size-1) are each value, on the host."""
+    return [int(c) for c in ops.host(ops.xp.bincount(keys, minlength=size))] if keys.size else [0] * size
 
 
 def register() -> None:
-    """These kernels in the native registry for the distributed backend over CuPy and over the
-    emulated device."""
+    """The row moves of distributed/rows.py in the native registry for the distributed backend
+    over CuPy and over the emulated device (their local parts: device_rows.py)."""
     from .. import native
+    from .rows import NAMES
     for local in ("cupy", "emulated"):
         for name in NAMES:
-            native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.staging:make_{name}"
+            native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.rows:make_{name}"

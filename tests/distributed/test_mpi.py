@@ -107,8 +107,8 @@ def test_row_moving_kernels_exchange_rows(tmp_path, local, align):
     """GATHER, SCATTER, GROUPMIN, IOTA, COMPACT, EXPAND and WARSHALL-adapt on random tables of 1..200 rows over
     3 ranks (row requests by all-to-all, and the all-gather / all-reduction paths for small
     tables): the same tables and step counts as one NumPy machine; the kernels ran. On the
-    emulated device (a GPU rank's paths) the row moves stage through the host (staging.py)
-    and WARSHALL-adapt runs its Star body. Blocks of 64 rows: small source tables travel as
+    emulated device (a GPU rank's paths) the row moves' local parts run on the device's
+    arrays (device_rows.py) and WARSHALL-adapt runs its Star body. Blocks of 64 rows: small source tables travel as
     their columns' words."""
     dest = tmp_path / "rows.json"
     rc, out, err = mpirun(3, [sys.executable, str(DRIVER), str(dest), str(align), "--rows", "8"], timeout=300,
