@@ -55,6 +55,19 @@ def _without_blas_probe():
 
 _without_blas_probe()
 
+# How generated code reaches a kernel (issue 10: the cost of a cold compile). Numba's
+# inline="always" copies each call site's kernel IR and runs Numba's passes on it again (most of
+# a cold compile); forceinline marks the cached kernel's LLVM function alwaysinline instead, and
+# LLVM inlines its bitcode (cached beside its machine code) when it links the routine: no Numba
+# work per call site. The few kernels whose loop runs in a routine's innermost loop stay
+# ir_inline: inlined by LLVM, a kernel still increments and decrements the reference count of
+# each array argument per call (NRT calls LLVM cannot remove), 10-25 % of WARSHALL (Listing 1)
+# and WARSHALL-C. forceinline=False is explicit on the others: Numba would otherwise compile a
+# kernel first called from a forceinline one with forceinline too (slow paths inlined).
+out_of_line = njit(cache=True, forceinline=False)
+llvm_inline = njit(cache=True, forceinline=True)
+ir_inline = njit(cache=True, inline="always")
+
 U0 = np.uint64(0)
 U1 = np.uint64(1)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -65,7 +78,7 @@ class JitFault(Exception):
     """Raised by compiled code; the details are in the status array."""
 
 
-@njit(cache=True)
+@out_of_line
 def fail(st, nid, code, a, b, c, d):
     st[S_NODE] = nid
     st[S_CODE] = code
@@ -76,7 +89,7 @@ def fail(st, nid, code, a, b, c, d):
     raise JitFault()
 
 
-@njit(cache=True)
+@out_of_line
 def unassigned(st, nid, n):
     fail(st, nid, E_UNASSIGNED, n, 0, 0, 0)
 
@@ -84,37 +97,37 @@ def unassigned(st, nid, n):
 # Allocations that generated code and inline="always" kernels make go through these cached
 # kernels: np.zeros/np.empty typed inside a routine compile Numba's array-allocation
 # overloads (ol_np_zeros, ol_np_empty, ...) again in every process, 0.2-0.9 s of a cold compile.
-@njit(cache=True)
+@out_of_line
 def new_words(n):
     return np.empty(n, np.uint64)
 
 
-@njit(cache=True)
+@out_of_line
 def new_words2(k, n):
     return np.empty((k, n), np.uint64)
 
 
-@njit(cache=True)
+@out_of_line
 def copy_words(w):
     return w.copy()
 
 
-@njit(cache=True)
+@out_of_line
 def zero_flags(n):
     return np.zeros(n, np.bool_)
 
 
-@njit(cache=True)
+@out_of_line
 def zero_ints(n):
     return np.zeros(n, np.int64)
 
 
-@njit(cache=True)
+@out_of_line
 def nwords(n):
     return (n + 63) >> 6
 
 
-@njit(cache=True)
+@out_of_line
 def tail_mask(n):
     r = n & 63
     if r == 0:
@@ -122,24 +135,24 @@ def tail_mask(n):
     return (U1 << np.uint64(r)) - U1
 
 
-@njit(cache=True)
+@out_of_line
 def unset(sid):
     """The value of a bare slice/word variable before its first assignment."""
     return (np.empty(0, np.uint64), np.int64(-1 - sid))
 
 
-@njit(cache=True)
+@out_of_line
 def no_table():
     """A table argument nobody reads (lower.py's cycle functions: another routine's)."""
     return (np.zeros((0, 0), np.uint64), np.int64(0))
 
 
-@njit(cache=True)
+@out_of_line
 def vzeros(n):
     return (np.zeros(nwords(n), np.uint64), np.int64(n))
 
 
-@njit(cache=True)
+@out_of_line
 def bits_const(words, n):
     """A BITS literal: its words are a tuple of uint64 constants (empty for BITS(''))."""
     out = np.zeros(nwords(n), np.uint64)
@@ -148,7 +161,7 @@ def bits_const(words, n):
     return (out, np.int64(n))
 
 
-@njit(cache=True)
+@out_of_line
 def popcount(x):
     x = x - ((x >> U1) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -156,13 +169,23 @@ def popcount(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
+def word_op(x, y, kind):
+    """x and y, x or y, x xor y: kind 0, 1, 2."""
+    if kind == 0:
+        return x & y
+    if kind == 1:
+        return x | y
+    return x ^ y
+
+
+@llvm_inline
 def same_len(an, bn):
     """Lengths equal as the interpreter sees them (every unassigned value has length -1)."""
     return an == bn or (an < 0 and bn < 0)
 
 
-@njit(cache=True)
+@out_of_line
 def mismatch(a, b, st, nid):
     if a[1] < 0:
         unassigned(st, nid, a[1])
@@ -172,7 +195,7 @@ def mismatch(a, b, st, nid):
 
 
 # ------------------------------------------------------------------ whole-vector operations
-@njit(cache=True)
+@out_of_line
 def op_set(x, cnt, st, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
@@ -184,7 +207,7 @@ def op_set(x, cnt, st, nid):
         w[w.shape[0] - 1] = tail_mask(x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def op_clr(x, cnt, st, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
@@ -192,7 +215,7 @@ def op_clr(x, cnt, st, nid):
     x[0][:] = U0
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_bit_get(x, i, cnt, st, nid):
     n = x[1]
     if not (0 < i <= n):
@@ -203,7 +226,7 @@ def op_bit_get(x, i, cnt, st, nid):
     return np.int64((x[0][(i - 1) >> 6] >> np.uint64((i - 1) & 63)) & U1)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_bit_set(x, i, b, cnt, st, nid):
     n = x[1]
     if not (0 < i <= n):
@@ -220,7 +243,7 @@ def op_bit_set(x, i, b, cnt, st, nid):
         x[0][(i - 1) >> 6] &= ~m
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def first_one(w):
     for t in range(w.shape[0]):
         if w[t] != U0:
@@ -228,7 +251,7 @@ def first_one(w):
     return -1
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_fnd(x, cnt, st, nid):
     cnt[C_FND] += 1
     if x[1] < 0:
@@ -239,7 +262,7 @@ def op_fnd(x, cnt, st, nid):
     return np.int64(t * 64 + trailing_zeros(x[0][t]) + 1)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_step(x, cnt, st, nid):
     cnt[C_STEP] += 1
     if x[1] < 0:
@@ -253,7 +276,7 @@ def op_step(x, cnt, st, nid):
     return np.int64(t * 64 + trailing_zeros(v) + 1)
 
 
-@njit(cache=True)
+@out_of_line
 def op_numb(x, cnt, st, nid):
     cnt[C_NUMB] += 1
     if x[1] < 0:
@@ -265,7 +288,7 @@ def op_numb(x, cnt, st, nid):
     return np.int64(s)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_some(x, cnt, st, nid):
     cnt[C_SOME] += 1
     if x[1] < 0:
@@ -273,7 +296,7 @@ def op_some(x, cnt, st, nid):
     return first_one(x[0]) >= 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_convert(x, cnt, st, nid):
     cnt[C_CONVERT] += 1
     if x[1] < 0:
@@ -281,7 +304,7 @@ def op_convert(x, cnt, st, nid):
     return (x[0].copy(), x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def op_frst(x, cnt, st, nid):
     cnt[C_FRST] += 1
     if x[1] < 0:
@@ -294,7 +317,7 @@ def op_frst(x, cnt, st, nid):
     return (out, x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def op_not(x, cnt, st, nid):
     cnt[C_NOT] += 1
     if x[1] < 0:
@@ -308,7 +331,7 @@ def op_not(x, cnt, st, nid):
     return (out, x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def logic(a, b, kind, cnt, st, nid):
     """and / or / xor: kind 0, 1, 2."""
     if not same_len(a[1], b[1]):
@@ -321,28 +344,28 @@ def logic(a, b, kind, cnt, st, nid):
     return logic_into(np.empty(a[0].shape[0], np.uint64), a, b, kind)
 
 
-@njit(cache=True)
+@out_of_line
 def op_and(a, b, cnt, st, nid):
     return logic(a, b, 0, cnt, st, nid)
 
 
-@njit(cache=True)
+@out_of_line
 def op_or(a, b, cnt, st, nid):
     return logic(a, b, 1, cnt, st, nid)
 
 
-@njit(cache=True)
+@out_of_line
 def op_xor(a, b, cnt, st, nid):
     return logic(a, b, 2, cnt, st, nid)
 
 
 # ------------------------------------------------------------------ words: TRIM, REP, compare, arithmetic
-@njit(cache=True)
+@out_of_line
 def get_bit(w, p):
     return (w[p >> 6] >> np.uint64(p & 63)) & U1
 
 
-@njit(cache=True)
+@out_of_line
 def put_bit(w, p, b):
     m = U1 << np.uint64(p & 63)
     if b:
@@ -351,7 +374,7 @@ def put_bit(w, p, b):
         w[p >> 6] &= ~m
 
 
-@njit(cache=True)
+@out_of_line
 def extract(w, start, m):
     """Bits start .. start+m-1 (0-based) of word array w, as a new array of m bits."""
     out = np.zeros(nwords(m), np.uint64)
@@ -367,7 +390,7 @@ def extract(w, start, m):
     return out
 
 
-@njit(cache=True)
+@out_of_line
 def op_trim(i, j, w, cnt, st, nid):
     if not (1 <= i <= j <= w[1]):
         if w[1] < 0:
@@ -377,7 +400,7 @@ def op_trim(i, j, w, cnt, st, nid):
     return (extract(w[0], i - 1, j - i + 1), np.int64(j - i + 1))
 
 
-@njit(cache=True)
+@out_of_line
 def op_rep(i, j, v, w, cnt, st, nid):
     if not (1 <= i <= j <= w[1]):
         if w[1] < 0:
@@ -392,7 +415,7 @@ def op_rep(i, j, v, w, cnt, st, nid):
         put_bit(w[0], i - 1 + p, get_bit(v[0], p))
 
 
-@njit(cache=True)
+@out_of_line
 def compare(a, b):
     """-1, 0, 1 comparing as unsigned numbers with bit 1 most significant."""
     x, y = a[0], b[0]
@@ -404,7 +427,7 @@ def compare(a, b):
     return 0
 
 
-@njit(cache=True)
+@out_of_line
 def cmp_prologue(a, b, c, cnt, st, nid):
     if not same_len(a[1], b[1]):
         mismatch(a, b, st, nid)
@@ -415,43 +438,43 @@ def cmp_prologue(a, b, c, cnt, st, nid):
         unassigned(st, nid, b[1])
 
 
-@njit(cache=True)
+@out_of_line
 def op_eq(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_EQ, cnt, st, nid)
     return compare(a, b) == 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_noteq(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_NOTEQ, cnt, st, nid)
     return compare(a, b) != 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_less(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_LESS, cnt, st, nid)
     return compare(a, b) < 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_lesseq(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_LESSEQ, cnt, st, nid)
     return compare(a, b) <= 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_great(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_GREAT, cnt, st, nid)
     return compare(a, b) > 0
 
 
-@njit(cache=True)
+@out_of_line
 def op_greateq(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_GREATEQ, cnt, st, nid)
     return compare(a, b) >= 0
 
 
-@njit(cache=True)
+@out_of_line
 def arith(a, b, sub):
     """a + b or a - b modulo 2^n, bit 1 most significant: the carry runs from bit n to bit 1."""
     n = a[1]
@@ -471,20 +494,20 @@ def arith(a, b, sub):
     return (out, n)
 
 
-@njit(cache=True)
+@out_of_line
 def op_add(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_ADD, cnt, st, nid)
     return arith(a, b, False)
 
 
-@njit(cache=True)
+@out_of_line
 def op_subt(a, b, cnt, st, nid):
     cmp_prologue(a, b, C_SUBT, cnt, st, nid)
     return arith(a, b, True)
 
 
 # ------------------------------------------------------------------ tables
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_col_get(i, t, cnt, st, nid):
     k = t[0].shape[0]
     if not (0 < i <= k):
@@ -493,7 +516,7 @@ def op_col_get(i, t, cnt, st, nid):
     return (copy_words(t[0][i - 1]), t[1])
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_col_set(i, t, v, cnt, st, nid):
     k = t[0].shape[0]
     if not (0 < i <= k):
@@ -510,14 +533,14 @@ def op_col_set(i, t, v, cnt, st, nid):
 
 # the checks and step of ROW(i, T) and ROW(i, T) := w, in runtime/ops.py's order, shared by
 # every kernel that reads or writes a row (here, the row caches', copy-on-write, mpi_kernels)
-@njit(cache=True, inline="always")
+@llvm_inline
 def row_get_check(i, t, cnt, st, nid):
     if not (0 < i <= t[1]):
         fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
     cnt[C_ROW_GET] += 1
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def row_set_check(i, t, v, cnt, st, nid):
     if not (0 < i <= t[1]):
         fail(st, nid, E_ROW_INDEX, i, t[1], 0, 0)
@@ -529,7 +552,7 @@ def row_set_check(i, t, v, cnt, st, nid):
     cnt[C_ROW_SET] += 1
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_get(i, t, cnt, st, nid):
     row_get_check(i, t, cnt, st, nid)
     data = t[0]
@@ -542,7 +565,7 @@ def op_row_get(i, t, cnt, st, nid):
     return (out, np.int64(k))
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_set(i, t, v, cnt, st, nid):
     row_set_check(i, t, v, cnt, st, nid)
     data = t[0]
@@ -555,7 +578,7 @@ def op_row_set(i, t, v, cnt, st, nid):
 
 
 # ------------------------------------------------------------------ uncounted helpers (runtime/ops.make_helpers)
-@njit(cache=True)
+@out_of_line
 def asg(old, new, st, nid):
     """Assignment to a vector variable: in place when it holds a value (a `var` parameter
     and the caller's variable share the array, as they share one Bits object)."""
@@ -569,27 +592,27 @@ def asg(old, new, st, nid):
     return new
 
 
-@njit(cache=True)
+@out_of_line
 def vcopy(x, st, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
     return (x[0].copy(), x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def vsave(x):
     """A private variable's value kept across a `parallel for` (unassigned stays unassigned)."""
     return (x[0].copy(), x[1])
 
 
-@njit(cache=True)
+@out_of_line
 def vlen(x, st, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
     return x[1]
 
 
-@njit(cache=True)
+@out_of_line
 def check_len(x, n, st, nid):
     if x[1] != n:
         if x[1] < 0:
@@ -598,7 +621,7 @@ def check_len(x, n, st, nid):
     return x
 
 
-@njit(cache=True)
+@out_of_line
 def new_table(n, k, st, nid):
     if n < 0 or k < 0:
         fail(st, nid, E_TABLE_NEG, n, k, 0, 0)
@@ -607,19 +630,19 @@ def new_table(n, k, st, nid):
     return (np.zeros((k, nwords(n)), np.uint64), np.int64(n))
 
 
-@njit(cache=True)
+@out_of_line
 def table_assign(dst, src, st, nid):
     if dst[1] != src[1] or dst[0].shape[0] != src[0].shape[0]:
         fail(st, nid, E_TABLE_ASSIGN, src[1], src[0].shape[0], dst[1], dst[0].shape[0])
     dst[0][:, :] = src[0]
 
 
-@njit(cache=True)
+@out_of_line
 def tsnap(t):
     return (t[0].copy(), t[1])
 
 
-@njit(cache=True)
+@out_of_line
 def sdiv(a, b, st, nid):
     """Star's div: truncates toward zero."""
     if b == 0:
@@ -628,7 +651,7 @@ def sdiv(a, b, st, nid):
     return q if (a >= 0) == (b >= 0) else -q
 
 
-@njit(cache=True)
+@out_of_line
 def smod(a, b, st, nid):
     if b == 0:
         fail(st, nid, E_MOD0, 0, 0, 0, 0)
@@ -637,7 +660,7 @@ def smod(a, b, st, nid):
     return a - q * b
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def tick(st, nid):
     """One step of the step limit (loop iterations and routine calls)."""
     st[S_LEFT] -= 1
@@ -665,19 +688,19 @@ OUTPUT = OutputType(fields=(("buf", types.int64[::1]),))
 
 # made and read by compiled (cached) functions: a typed container made or read from Python
 # compiles Numba's own helpers in every process (seconds)
-@njit(cache=True)
+@out_of_line
 def new_output(n):
     ob = structref.new(OUTPUT)
     ob.buf = np.zeros(n, np.int64)
     return ob
 
 
-@njit(cache=True)
+@out_of_line
 def output_records(ob):
     return ob.buf
 
 
-@njit(cache=True)
+@out_of_line
 def out_room(ob, st, m):
     """The record array with room for m more words."""
     buf = ob.buf
@@ -690,7 +713,7 @@ def out_room(ob, st, m):
     return bigger
 
 
-@njit(cache=True)
+@out_of_line
 def out_pair(ob, st, a, b):
     buf = out_room(ob, st, 2)
     p = st[S_OUT]
@@ -699,22 +722,22 @@ def out_pair(ob, st, a, b):
     st[S_OUT] = p + 2
 
 
-@njit(cache=True)
+@out_of_line
 def out_str(ob, st, sid):
     out_pair(ob, st, 1, sid)
 
 
-@njit(cache=True)
+@out_of_line
 def out_int(ob, st, v):
     out_pair(ob, st, 2, v)
 
 
-@njit(cache=True)
+@out_of_line
 def out_bool(ob, st, v):
     out_pair(ob, st, 3, 1 if v else 0)
 
 
-@njit(cache=True)
+@out_of_line
 def out_bits(ob, st, x, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
@@ -728,7 +751,7 @@ def out_bits(ob, st, x, nid):
     st[S_OUT] = p + 2 + w.shape[0]
 
 
-@njit(cache=True)
+@out_of_line
 def out_table(ob, st, t):
     data = t[0]
     k, nw = data.shape[0], data.shape[1]
@@ -746,13 +769,13 @@ def out_table(ob, st, t):
     st[S_OUT] = q
 
 
-@njit(cache=True)
+@out_of_line
 def out_end(ob, st, newline):
     out_pair(ob, st, 6, 1 if newline else 0)
 
 
 # ------------------------------------------------------------------ calls
-@njit(cache=True, inline="always")
+@llvm_inline
 def enter(st, site):
     """Push a call site on the Star call stack (read back only when something fails);
     returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...).
@@ -765,7 +788,7 @@ def enter(st, site):
     return st
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def leave(st, value):
     """Pop the call site; returns the callee's result: leave(st, f(...))."""
     st[S_SP] -= 1
@@ -776,14 +799,14 @@ def leave(st, value):
 # `V := COL(i, P)`, `V := V or W`, ...: the same checks and counts as the operation followed
 # by asg(), but the value is written straight into the variable's words when it holds a
 # value already, so the loop of WARSHALL-C allocates nothing.
-@njit(cache=True, inline="always")
+@llvm_inline
 def asg_check(old, n, st, anid):
     if old[1] != n and old[1] >= 0:
         fail(st, anid, E_ASG_LEN, old[1], n, 0, 0)
     return old[1] >= 0
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_col_get_asg(old, i, t, cnt, st, nid, anid):
     k = t[0].shape[0]
     if not (0 < i <= k):
@@ -797,7 +820,7 @@ def op_col_get_asg(old, i, t, cnt, st, nid, anid):
     return (copy_words(t[0][i - 1]), t[1])
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_get_asg(old, i, t, cnt, st, nid, anid):
     if old[1] >= 0 and 0 < i <= t[1]:
         k = t[0].shape[0]
@@ -814,7 +837,7 @@ def op_row_get_asg(old, i, t, cnt, st, nid, anid):
     return asg(old, op_row_get(i, t, cnt, st, nid), st, anid)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def logic_asg(old, a, b, kind, cnt, st, nid, anid):
     if not same_len(a[1], b[1]):
         mismatch(a, b, st, nid)
@@ -829,37 +852,30 @@ def logic_asg(old, a, b, kind, cnt, st, nid, anid):
     return old if into else (out, a[1])
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def logic_into(out, a, b, kind):
     x, y = a[0], b[0]
-    if kind == 0:
-        for t in range(x.shape[0]):
-            out[t] = x[t] & y[t]
-    elif kind == 1:
-        for t in range(x.shape[0]):
-            out[t] = x[t] | y[t]
-    else:
-        for t in range(x.shape[0]):
-            out[t] = x[t] ^ y[t]
+    for t in range(x.shape[0]):
+        out[t] = word_op(x[t], y[t], kind)
     return (out, a[1])
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_and_asg(old, a, b, cnt, st, nid, anid):
     return logic_asg(old, a, b, 0, cnt, st, nid, anid)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_or_asg(old, a, b, cnt, st, nid, anid):
     return logic_asg(old, a, b, 1, cnt, st, nid, anid)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def op_xor_asg(old, a, b, cnt, st, nid, anid):
     return logic_asg(old, a, b, 2, cnt, st, nid, anid)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def vcopy_asg(old, x, st, nid, anid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
@@ -875,7 +891,7 @@ def vcopy_asg(old, x, st, nid, anid):
 I_MIN = np.int64(-(1 << 63))
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def ck_add(a, b, st, nid):
     # the sum in unsigned (wrapping, so LLVM cannot assume it does not overflow), then signs
     r = np.int64(np.uint64(a) + np.uint64(b))
@@ -884,7 +900,7 @@ def ck_add(a, b, st, nid):
     return r
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def ck_sub(a, b, st, nid):
     r = np.int64(np.uint64(a) - np.uint64(b))
     if ((a ^ b) & (a ^ r)) < 0:
@@ -892,7 +908,7 @@ def ck_sub(a, b, st, nid):
     return r
 
 
-@njit(cache=True)
+@out_of_line
 def mul_fits(a, b):
     """Does a * b fit in 64 bits (checked in unsigned arithmetic)?"""
     if a == 0 or b == 0:
@@ -904,14 +920,14 @@ def mul_fits(a, b):
     return ua <= limit // ub
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def ck_mul(a, b, st, nid):
     if (a > 0x7FFFFFFF or a < -0x7FFFFFFF or b > 0x7FFFFFFF or b < -0x7FFFFFFF) and not mul_fits(a, b):
         fail(st, nid, E_OVERFLOW, a, b, 2, 0)
     return np.int64(np.uint64(a) * np.uint64(b))
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def ck_neg(a, st, nid):
     if a == I_MIN:
         fail(st, nid, E_OVERFLOW, 0, a, 1, 0)
@@ -919,7 +935,7 @@ def ck_neg(a, st, nid):
 
 
 # ------------------------------------------------------------------ two loops of WARSHALL-C in one pass
-@njit(cache=True, inline="always")
+@ir_inline
 def op_step_h(x, h, cnt, st, nid):
     """STEP(x) where h[0] says how many leading words of x are known to be 0 (generated code
     resets it whenever x may change otherwise): a `while i > 0 do ... i := STEP(x)` loop
@@ -938,7 +954,7 @@ def op_step_h(x, h, cnt, st, nid):
     return np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@ir_inline
 def col_rmw(v, i, t, w, kind, cnt, st, sites):
     """V := COL(i, T); V := V op W; COL(i, T) := V in one pass over the words, when nothing
     can fail; else the three statements one by one (which then fail where they should).
@@ -950,26 +966,15 @@ def col_rmw(v, i, t, w, kind, cnt, st, sites):
         cnt[C_COL_SET] += 1
         dst, src = v[0], w[0]
         r = i - 1
-        if kind == 1:
-            for q in range(dst.shape[0]):
-                x = data[r, q] | src[q]
-                dst[q] = x
-                data[r, q] = x
-        elif kind == 0:
-            for q in range(dst.shape[0]):
-                x = data[r, q] & src[q]
-                dst[q] = x
-                data[r, q] = x
-        else:
-            for q in range(dst.shape[0]):
-                x = data[r, q] ^ src[q]
-                dst[q] = x
-                data[r, q] = x
+        for q in range(dst.shape[0]):     # kind is a constant where this is inlined
+            x = word_op(data[r, q], src[q], kind)
+            dst[q] = x
+            data[r, q] = x
         return v
     return col_rmw_steps(v, i, t, w, kind, cnt, st, sites)
 
 
-@njit(cache=True)
+@out_of_line
 def col_rmw_steps(v, i, t, w, kind, cnt, st, sites):
     """col_rmw's three statements one by one (out of line: the rare path)."""
     v = op_col_get_asg(v, i, t, cnt, st, sites[0], sites[1])
@@ -978,7 +983,7 @@ def col_rmw_steps(v, i, t, w, kind, cnt, st, sites):
     return v
 
 
-@njit(cache=True, inline="always")
+@ir_inline
 def op_some_h(x, h, cnt, st, nid):
     """SOME(x) for a STEPped x: its first h[0] words are known to be 0 (op_step_h), so a
     `while SOME(X) do ... i := STEP(X)` loop scans X once, not once per step."""
@@ -1000,12 +1005,12 @@ def op_some_h(x, h, cnt, st, nid):
 # k columns once, at its first ROW; later ROW reads copy its ceil(k/64) words, and a ROW write
 # stores the words and flips only the column bits that change. The columns stay current, so
 # every other read of T (COL, an alias of T, output, an error) sees what the interpreter's does.
-@njit(cache=True)
+@out_of_line
 def rc_new(t):
     return (np.empty((t[1], nwords(t[0].shape[0])), np.uint64), np.zeros(t[1], np.bool_))
 
 
-@njit(cache=True)
+@out_of_line
 def rc_gather(rc, t, r):
     """Row r (0-based) gathered from the k columns into rc's words."""
     rows, valid = rc
@@ -1022,7 +1027,7 @@ def rc_gather(rc, t, r):
     valid[r] = True
 
 
-@njit(cache=True, inline="always")
+@ir_inline
 def rc_flip(t, r, q, d):
     """Flip bit r of the columns 64q + (the 1s of d): the columns follow a changed row word."""
     data = t[0]
@@ -1036,7 +1041,7 @@ def rc_flip(t, r, q, d):
         d &= d - U1
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_get_rc(i, t, rc, cnt, st, nid):
     row_get_check(i, t, cnt, st, nid)
     rows, valid = rc
@@ -1045,7 +1050,7 @@ def op_row_get_rc(i, t, rc, cnt, st, nid):
     return (rows[i - 1].copy(), np.int64(t[0].shape[0]))
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_get_asg_rc(old, i, t, rc, cnt, st, nid, anid):
     if old[1] >= 0 and 0 < i <= t[1]:
         k = t[0].shape[0]
@@ -1062,7 +1067,7 @@ def op_row_get_asg_rc(old, i, t, rc, cnt, st, nid, anid):
     return asg(old, op_row_get_rc(i, t, rc, cnt, st, nid), st, anid)
 
 
-@njit(cache=True)
+@out_of_line
 def op_row_set_rc(i, t, v, rc, cnt, st, nid):
     row_set_check(i, t, v, cnt, st, nid)
     rows, valid = rc
@@ -1078,7 +1083,7 @@ def op_row_set_rc(i, t, v, rc, cnt, st, nid):
             rows[r, q] = x
 
 
-@njit(cache=True, inline="always")
+@ir_inline
 def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
     """v := ROW(i, T); v := v op w; ROW(i, T) := v in one pass over the row's words when
     nothing can fail; else the three statements one by one (sites as col_rmw's)."""
@@ -1092,35 +1097,18 @@ def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
         if not valid[r]:
             rc_gather(rc, t, r)
         dst, src = v[0], w[0]
-        if kind == 1:
-            for q in range(dst.shape[0]):
-                old = rows[r, q]
-                x = old | src[q]
-                dst[q] = x
-                if x != old:
-                    rc_flip(t, r, q, old ^ x)
-                    rows[r, q] = x
-        elif kind == 0:
-            for q in range(dst.shape[0]):
-                old = rows[r, q]
-                x = old & src[q]
-                dst[q] = x
-                if x != old:
-                    rc_flip(t, r, q, old ^ x)
-                    rows[r, q] = x
-        else:
-            for q in range(dst.shape[0]):
-                old = rows[r, q]
-                x = old ^ src[q]
-                dst[q] = x
-                if x != old:
-                    rc_flip(t, r, q, old ^ x)
-                    rows[r, q] = x
+        for q in range(dst.shape[0]):
+            old = rows[r, q]
+            x = word_op(old, src[q], kind)
+            dst[q] = x
+            if x != old:
+                rc_flip(t, r, q, old ^ x)
+                rows[r, q] = x
         return v
     return row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites)
 
 
-@njit(cache=True)
+@out_of_line
 def row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites):
     """row_rmw_rc's three statements one by one (out of line: the rare path)."""
     v = op_row_get_asg_rc(v, i, t, rc, cnt, st, sites[0], sites[1])
@@ -1137,14 +1125,14 @@ def row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites):
 # view of that column (no copy); before it is changed in place it gets its own words (own),
 # and a view of a column that a write has just saved follows the old words (cow_repoint).
 # The tables end as the iteration-by-iteration run leaves them, also when an iteration fails.
-@njit(cache=True, inline="always")
+@llvm_inline
 def cow_source(t, sv, dirty, r):
     if dirty[r]:
         return sv[r]
     return t[0][r]
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def cow_col_get(i, t, sv, dirty, cnt, st, nid):
     k = t[0].shape[0]
     if not (0 < i <= k):
@@ -1153,7 +1141,7 @@ def cow_col_get(i, t, sv, dirty, cnt, st, nid):
     return (cow_source(t, sv, dirty, i - 1), t[1])
 
 
-@njit(cache=True)
+@out_of_line
 def view_fail(old, i, t, cnt, st, nid, anid):
     """The failing cow_view_asg, out of line: its checks and count in op_col_get_asg's order."""
     k = t[0].shape[0]
@@ -1163,7 +1151,7 @@ def view_fail(old, i, t, cnt, st, nid, anid):
     fail(st, anid, E_ASG_LEN, old[1], t[1], 0, 0)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
     """V := COL(i, T) of the snapshot, as op_col_get_asg checks and counts it; V becomes a view."""
     if not (0 < i <= t[0].shape[0]) or (old[1] != t[1] and old[1] >= 0):
@@ -1172,7 +1160,7 @@ def cow_view_asg(old, i, t, sv, dirty, cnt, st, nid, anid):
     return (cow_source(t, sv, dirty, i - 1), t[1])
 
 
-@njit(cache=True)
+@out_of_line
 def cow_row_get(i, t, sv, dirty, cnt, st, nid):
     row_get_check(i, t, cnt, st, nid)
     data = t[0]
@@ -1186,12 +1174,12 @@ def cow_row_get(i, t, sv, dirty, cnt, st, nid):
     return (out, np.int64(k))
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def same_words(a, b):
     return a.shape[0] == b.shape[0] and (a.shape[0] == 0 or a.ctypes.data == b.ctypes.data)
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def cow_col_set(i, t, v, sv, dirty, cnt, st, nid):
     """COL(i, T) := V inside the loop: op_col_set's checks and count; the old words are saved
     the first time the column changes."""
@@ -1220,7 +1208,7 @@ def cow_col_set(i, t, v, sv, dirty, cnt, st, nid):
         col[w] = src[w]
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def cow_repoint(u, i, t, sv, dirty):
     """A view of column i of T, once a write saved its old words, reads them from sv."""
     if u[1] >= 0 and 0 < i <= t[0].shape[0] and dirty[i - 1] and same_words(u[0], t[0][i - 1]) \
@@ -1229,7 +1217,7 @@ def cow_repoint(u, i, t, sv, dirty):
     return u
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def own(v, b, keep):
     """v with words of its own (b, allocated once per loop) before it is changed in place;
     keep: copy its words there (else the change overwrites them all)."""
@@ -1262,13 +1250,13 @@ def borrow(typingctx, arr):
     return sig, codegen
 
 
-@njit(cache=True)
+@out_of_line
 def keep_alive(a):
     """Used after a loop that used borrow(a), so that a is not freed before the loop ends."""
     return a.shape[0]
 
 
-@njit(cache=True)
+@out_of_line
 def cow_presave(t, sv, dirty, e):
     """Before the loop: the column of an index the body does not change, kept as it is."""
     if 0 < e <= t[0].shape[0] and not dirty[e - 1]:
@@ -1278,7 +1266,7 @@ def cow_presave(t, sv, dirty, e):
         dirty[e - 1] = True
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def direct_col_set(i, t, v, cnt, st, nid):
     """COL(i, T) := V where no read of the snapshot can see column i after this write
     (lower._direct_reads): op_col_set without saving the old words."""
@@ -1297,7 +1285,7 @@ def direct_col_set(i, t, v, cnt, st, nid):
         col[w] = src[w]
 
 
-@njit(cache=True, inline="always")
+@llvm_inline
 def detach(u, b, i, t, v):
     """Before COL(i, T) := v changes column i: a view u of it gets the old words of its own."""
     if u[1] >= 0 and 0 < i <= t[0].shape[0] and u[0].shape[0] > 0:
