@@ -199,10 +199,10 @@ def min_prototype(T, want, rr, threads):
 MIN_VARIANTS = (
     ("default", {}),
     ("op by op, as before (UNFUSED)", {"STARVM_GPU_SWITCHES": "UNFUSED"}),
+    ("fused, no L2 prefetch of the next column (NO_PREFETCH)", {"STARVM_GPU_SWITCHES": "NO_PREFETCH"}),
     ("Y computed again after the barrier (RECOMPUTE)", {"STARVM_GPU_SWITCHES": "RECOMPUTE"}),
     ("R = 32, registers capped for 2 blocks an SM (FIT)", {"STARVM_GPU_R": "32", "STARVM_GPU_FIT": "1"}),
     ("R = 16, registers capped for 4 blocks an SM (FIT)", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1"}),
-    ("R = 32 FIT, RECOMPUTE", {"STARVM_GPU_R": "32", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "RECOMPUTE"}),
     ("R = 16 FIT, RECOMPUTE", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "RECOMPUTE"}),
 )
 

@@ -445,7 +445,14 @@ class CudaRenderer:
         self.ind += 1
         self.emit(f"{self.vars[var]} = {it};")
         self.tick(s.loc)
+        self.for_vars = getattr(self, "for_vars", {})
+        outer_dir = self.for_vars.get(var)
+        self.for_vars[var] = -1 if downto else 1       # COL(var, T) read in the body: fused_slice prefetches
         self.block(body)
+        if outer_dir is None:
+            del self.for_vars[var]
+        else:
+            self.for_vars[var] = outer_dir
         if pivot is not None and pivot["eligible"]:
             self.emit("pp_ ^= 1;")
         self.ind -= 1
@@ -588,7 +595,18 @@ class CudaRenderer:
             h, col = self.tmp("fn"), self.tmp("fc")
             self.emit(f"Ln {h}; {h}.n = {t}.n;")
             pre.append(f"const u64* {col} = {t}.d + ({i} - 1) * {t}.W;")
-            return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
+            step = getattr(self, "for_vars", {}).get(e.src[0].arg) if e.src[0].op is Op.VAR else None
+            if step is None:
+                return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
+            # COL(j, T) with j a FOR loop's variable: the same words of the column the next
+            # iteration reads are fetched into L2 now (a hint: no other effect), so that read
+            # does not wait for memory after the barrier between them (MIN's SOME)
+            nxt = self.tmp("fp")
+            pre.append(f"const u64* {nxt} = (1 <= {i} + ({step}) && {i} + ({step}) <= {t}.k) ? {col} + ({step}) * {t}.W "
+                       f": (const u64*)0;")
+            return h, lambda q, bare: (
+                [f"if ({nxt}) pf_l2({nxt} + w_);"] if bare else [f"if ({nxt} && w_ < {t}.W) pf_l2({nxt} + w_);"],
+                f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
         if op is Op.NOT:
             a, word = self._fz(e.src[0], pre)
             sid = self.site(e.loc, op)
@@ -1378,6 +1396,7 @@ SWITCHES = {
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
     "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
     "NO_OCC": "a pivot loop's iterations read their own column from L2 every pivot (none kept in registers)",
+    "NO_PREFETCH": "no L2 prefetch of the next column of a FOR loop's COL(j, T) in fused slice logic",
 }
 
 

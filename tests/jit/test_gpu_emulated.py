@@ -308,6 +308,10 @@ def test_fused_slice_logic_reads_a_column_only_under_a_nonzero_word():
     fused = body.split("#else")[1].split("#endif")[0]
     assert "if (fx" in fused and "ldt(fc" in fused
     assert not any(f in fused for f in ("d_col_get", "d_not", "d_logic"))
+    # COL(j, T) with j the FOR's variable: the next column's words prefetched into L2 (a hint)
+    assert "pf_l2(fp" in fused and "l0 + (1) <= p0.k" in fused
+    fuse = _plan(FUSED, "r_fuse").source.split("void f_r_fuse(")[1].split("void f_")[0]
+    assert "pf_l2(" not in fuse      # no loop variable as the index: nothing to prefetch
 
 
 def test_without_fusion_the_code_of_before(monkeypatch):
