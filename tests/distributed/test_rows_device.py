@@ -112,13 +112,19 @@ class Ranks:
     machine; made once, reused by the cases (loading the library routines is most of a
     machine's cost)."""
 
-    def __init__(self, size: int, align: int, path: str):
+    def __init__(self, size: int, align: int, path: str, local: str = "emulated"):
         self.hub = hub = _Hub(size)
         self.size = size
+        if local == "cupy":
+            from conftest import cupy_or_skip
+            cupy_or_skip()
 
         def make(r):
             comm = ThreadComm(hub, r)
-            backend = distribute(EmulatedDevice(), comm, align, _device_path(comm) if path == "device" else None)
+            if local == "cupy":             # the ranks share the GPU: collectives.choose stages through the host
+                backend = distribute("cupy", comm, align)
+            else:
+                backend = distribute(EmulatedDevice(), comm, align, _device_path(comm) if path == "device" else None)
             return starvm.Machine(backend=backend, out=io.StringIO())
         self.machines = on_ranks(hub, make)
         self.reference = starvm.Machine(backend="numpy", out=io.StringIO())
@@ -220,6 +226,19 @@ def test_row_number_out_of_range_runs_the_star_body_on_every_rank(ranks):
     everyone, (want, _) = ranks.run(script)
     assert want != "no error"
     assert [msg for msg, _ in everyone] == [want] * ranks.size
+
+
+@pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
+def test_row_moves_on_gpu_ranks_equal_one_numpy_machine(size, align):
+    """The same cases over ranks whose local backend is CuPy on the GPU (threads sharing it):
+    device_rows.CupyRows, the kernels of native/rows_cupy.py. Skips without a GPU."""
+    from starvm.distributed.device_rows import CupyRows
+    r = Ranks(size, align, "host", local="cupy")
+    for seed in range(6):
+        everyone, (want, want_steps, _) = r.run(_moves(_case(seed)))
+        for got, steps, calls in everyone:
+            assert (got, steps, calls) == (want, want_steps, 7), seed
+    assert all(type(m.backend._local_rows) is CupyRows for m in r.machines)
 
 
 def test_only_the_exchanged_rows_cross_to_the_host(monkeypatch):
