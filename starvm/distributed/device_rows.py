@@ -10,6 +10,7 @@ the device:
   values      the numbers some rows of a table hold (at most 64 columns, column 1 the most
               significant bit), or all of its rows;
   write_rows  rows of a table := numbers, merged into its words (the other rows keep theirs);
+  largest_source  SCATTER's winner per target among this rank's rows;
   slice_of    a vector from bools (GROUPMIN's result).
 
 ``LocalRows`` does them with array operations of ``xp`` only (NumPy on the emulated device,
@@ -113,6 +114,20 @@ class LocalRows:
             new = self._pack(full, hi - lo, W)
             old = t.data[lo:hi]
             old[...] = (old & ~mask) | (new & mask)
+
+    def largest_source(self, n: int, dst, src):
+        """best[t] = the largest of ``src`` whose ``dst`` is t, -1 where none (int64, n
+        entries); src ascends. The last of a target's run in a stable sort by target is its
+        largest source (no ufunc.at: CuPy has no maximum.at of int64)."""
+        xp = self.xp
+        best = xp.full(n, -1, dtype=xp.int64)
+        if dst.size:
+            o = stable_argsort(xp, dst)
+            ds = dst[o]
+            last = xp.ones(ds.size, dtype=bool)
+            last[:-1] = ds[1:] != ds[:-1]
+            best[ds[last]] = src[o[last]]
+        return best
 
     def slice_of(self, B, z, n: int) -> Shard:
         """The partitioned n-bit vector whose bits on this rank are the bools z."""

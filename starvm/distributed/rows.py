@@ -110,6 +110,11 @@ class HostRows(LocalRows):
             old = t.data[lo:hi]
             old[...] = (old & ~mask) | (new & mask)
 
+    def largest_source(self, n: int, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+        best = np.full(n, -1, dtype=np.int64)
+        np.maximum.at(best, dst, src)              # no sort: one pass
+        return best
+
     def slice_of(self, B, z: np.ndarray, n: int) -> Shard:
         return Shard(_bools_vec(z), n)
 
@@ -264,14 +269,7 @@ def _scatter_reduced(B, ops: LocalRows, R, src, dst, vals) -> None:
     the marked rows: the largest source row per target (MAX), then its value from the rank
     that holds it (SUM of zeros and the one value)."""
     xp = ops.xp
-    best = xp.full(R.n, -1, dtype=xp.int64)
-    if dst.size:            # src ascends: the last of a target's run in a stable sort is its largest
-        o = stable_argsort(xp, dst)
-        ds = dst[o]
-        last = xp.ones(ds.size, dtype=bool)
-        last[:-1] = ds[1:] != ds[:-1]
-        best[ds[last]] = src[o[last]]
-    best = allreduce(B, ops, best, "max")
+    best = allreduce(B, ops, ops.largest_source(R.n, dst, src), "max")
     mine = best[dst] == src                        # this rank holds the winner of these targets
     nc = vals.shape[1]
     won = xp.zeros((R.n, nc), dtype=xp.uint64)

@@ -1,6 +1,6 @@
 """The row moves of distributed ranks whose tables live on a device (distributed/rows.py with
 device_rows.py's local parts), on the emulated device (NumPy arrays in device style: the code
-a CuPy rank runs), over 1, 2 and 3 ranks run as threads of this process (a communicator of
+a CuPy rank runs; also NumPy ranks, and CuPy ranks where there is a GPU), over 1, 2 and 3 ranks run as threads of this process (a communicator of
 threads: no mpiexec), against one NumPy machine: the same tables, slices and step counts, the
 kernels ran (not the Star bodies), and only the exchanged arrays crossed to the host (no
 whole table). Both paths of the array collectives: host MPI (the emulated device's) and
@@ -19,6 +19,7 @@ from starvm.backends.emulated_device import EmulatedDevice
 from starvm.distributed import SelfComm, distribute
 from starvm.distributed.collectives import DeviceAccess, StagingCollectives
 from starvm.distributed.device_rows import LocalRows
+from starvm.distributed.rows import HostRows
 from starvm.errors import StarError
 
 _OPS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
@@ -121,8 +122,8 @@ class Ranks:
 
         def make(r):
             comm = ThreadComm(hub, r)
-            if local == "cupy":             # the ranks share the GPU: collectives.choose stages through the host
-                backend = distribute("cupy", comm, align)
+            if local in ("cupy", "numpy"):  # cupy: the ranks share the GPU, collectives.choose stages through the host
+                backend = distribute(local, comm, align)
             else:
                 backend = distribute(EmulatedDevice(), comm, align, _device_path(comm) if path == "device" else None)
             return starvm.Machine(backend=backend, out=io.StringIO())
@@ -136,9 +137,9 @@ class Ranks:
 
 
 @pytest.fixture(scope="module", params=[(1, 64, "host"), (2, 1, "host"), (2, 64, "device"), (3, 1, "device"),
-                                        (3, 64, "host")],
+                                        (3, 64, "host"), (3, 1, "host", "numpy")],
                 ids=["1rank", "2ranks-rows1", "2ranks-rows64-device-buffers", "3ranks-rows1-device-buffers",
-                     "3ranks-rows64"])
+                     "3ranks-rows64", "3ranks-rows1-numpy-ranks"])
 def ranks(request):
     return Ranks(*request.param)
 
@@ -207,7 +208,8 @@ def test_row_moves_on_device_ranks_equal_one_numpy_machine(ranks, seed):
         assert got == want
         assert steps == want_steps
         assert calls == 7                       # every routine ran its kernel, none its Star body
-    assert all(type(m.backend._local_rows) is LocalRows for m in ranks.machines)
+    kind = HostRows if ranks.machines[0].backend.L.name == "numpy" else LocalRows
+    assert all(type(m.backend._local_rows) is kind for m in ranks.machines)
 
 
 def test_row_number_out_of_range_runs_the_star_body_on_every_rank(ranks):
