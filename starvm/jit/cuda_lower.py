@@ -73,6 +73,7 @@ class CudaRenderer:
         self.nscr = 1             # region 0: slice -> word conversions
         self.writes_tables = False
         self.pfor_n = 0
+        self.nysh = 0             # slices kept in shared memory across a barrier (kept_across)
 
     # ------------------------------------------------------------------ shared with lower.py's numbering
     def routine_globals(self, pyname: str, _stack=()) -> list:
@@ -123,7 +124,8 @@ class CudaRenderer:
         for p in order:
             self.function(p)
         kernel, params, globs, outputs = self.kernel(root)
-        source = (defines(len(BASE_OPS)) + PRELUDE + "\n" + "\n".join(self.funcs) + "\n" + kernel)
+        source = (defines(len(BASE_OPS)) + f"#define NYSH {self.nysh}\n" + PRELUDE + "\n" + "\n".join(self.funcs)
+                  + "\n" + kernel)
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
         lowered = Lowered(source, compiled, self.sites, self.names, self.strings)
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
@@ -316,31 +318,40 @@ class CudaRenderer:
         stmts = node.src
         for k, s in enumerate(stmts):
             again = None
-            if self.grid and k + 1 < len(stmts) and self.recomputable(s, stmts[k + 1]):
+            if self.grid and k + 1 < len(stmts) and self.kept_across(s, stmts[k + 1]):
                 at = len(self.lines)
                 self.stmt(s)
                 # the assignment's code once more, its steps not counted again (its checks
-                # pass again: the same values)
-                again = (s.arg, [line.strip() for line in self.lines[at:] if not _COUNT.match(line.strip())])
+                # pass again: the same values), where E can be computed again (RECOMPUTE)
+                lines = ([line.strip() for line in self.lines[at:] if not _COUNT.match(line.strip())]
+                         if _plain_logic(s.src[0], s.arg) else None)
+                # or its words put in the block's shared memory until the branch (YSH)
+                self.nysh += 1
+                ysh = f"ysh{self.nysh}_"
+                y = self.vars[s.arg]
+                self.emit(f"__shared__ u64 {ysh}[YSH ? R * TPB : 1];")
+                self.lines.append("#if YSH && !RECOMPUTE" if lines is not None else "#if YSH")
+                self.emit(f"for (int q_ = 0; q_ < R; ++q_) {ysh}[q_ * TPB + threadIdx.x] = {y}.w[q_];")
+                self.lines.append("#endif")
+                again = (s.arg, lines, ysh)
             else:
                 self.stmt(s)
             self.reset_hints(s)
             self.again = again          # for the next statement only (_s_IF)
 
-    def recomputable(self, s: Node, nxt: Node) -> bool:
+    def kept_across(self, s: Node, nxt: Node) -> bool:
         """``Y := E; if SOME(Y) then ...`` with Y a local slice read nowhere else than in that
-        condition and branch and assigned nowhere else, E plain vector logic on other
-        variables and COL reads: the branch recomputes Y from E (the same values: only the
-        reduction's barrier lies between) instead of Y being kept across the barrier, under
-        the switch RECOMPUTE (cuda_prelude.py says why not by default)."""
+        condition and branch and assigned nowhere else: Y's words need not stay in registers
+        across SOME's barrier. They go to the block's shared memory (each thread its own
+        words; YSH, where R words of every thread of a block fit 32 KB), or, with E plain
+        vector logic on other variables and COL reads and under the switch RECOMPUTE, the
+        branch computes Y from E again (the same values: only the barrier lies between)."""
         if s.op is not Op.ASSIGN or s.arg.type is not T.SLICE or s.arg not in self.locals_ \
                 or nxt.op is not Op.IF:
             return False
         cond, then, _orelse = nxt.src
         y = s.arg
         if not (cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is y):
-            return False
-        if not _plain_logic(s.src[0], y):
             return False
         allowed = {id(n) for n in walk(cond)} | {id(n) for n in walk(then)}
         for n in walk(self.body):
@@ -389,10 +400,16 @@ class CudaRenderer:
         self.emit(f"if ({self.scalar(cond)}) {{")
         self.ind += 1
         if again is not None and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is again[0]:
-            self.emit(f"{{   // {again[0].display} again from its definition (block(): not kept across the barrier)")
-            self.lines.append("#if RECOMPUTE")
-            for line in again[1]:
-                self.emit("    " + line)
+            y, lines, ysh = again
+            self.emit(f"{{   // {y.display} again (block(): not kept in registers across the barrier)")
+            if lines is not None:
+                self.lines.append("#if RECOMPUTE")
+                for line in lines:
+                    self.emit("    " + line)
+                self.lines.append("#elif YSH")
+            else:
+                self.lines.append("#if YSH")
+            self.emit(f"    for (int q_ = 0; q_ < R; ++q_) {self.vars[y]}.w[q_] = {ysh}[q_ * TPB + threadIdx.x];")
             self.lines.append("#endif")
             self.emit("}")
         self.block(then)
@@ -445,14 +462,7 @@ class CudaRenderer:
         self.ind += 1
         self.emit(f"{self.vars[var]} = {it};")
         self.tick(s.loc)
-        self.for_vars = getattr(self, "for_vars", {})
-        outer_dir = self.for_vars.get(var)
-        self.for_vars[var] = -1 if downto else 1       # COL(var, T) read in the body: fused_slice prefetches
         self.block(body)
-        if outer_dir is None:
-            del self.for_vars[var]
-        else:
-            self.for_vars[var] = outer_dir
         if pivot is not None and pivot["eligible"]:
             self.emit("pp_ ^= 1;")
         self.ind -= 1
@@ -595,18 +605,7 @@ class CudaRenderer:
             h, col = self.tmp("fn"), self.tmp("fc")
             self.emit(f"Ln {h}; {h}.n = {t}.n;")
             pre.append(f"const u64* {col} = {t}.d + ({i} - 1) * {t}.W;")
-            step = getattr(self, "for_vars", {}).get(e.src[0].arg) if e.src[0].op is Op.VAR else None
-            if step is None:
-                return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
-            # COL(j, T) with j a FOR loop's variable: the same words of the column the next
-            # iteration reads are fetched into L2 now (a hint: no other effect), so that read
-            # does not wait for memory after the barrier between them (MIN's SOME)
-            nxt = self.tmp("fp")
-            pre.append(f"const u64* {nxt} = (1 <= {i} + ({step}) && {i} + ({step}) <= {t}.k) ? {col} + ({step}) * {t}.W "
-                       f": (const u64*)0;")
-            return h, lambda q, bare: (
-                [f"if ({nxt}) pf_l2({nxt} + w_);"] if bare else [f"if ({nxt} && w_ < {t}.W) pf_l2({nxt} + w_);"],
-                f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
+            return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
         if op is Op.NOT:
             a, word = self._fz(e.src[0], pre)
             sid = self.site(e.loc, op)
@@ -703,7 +702,7 @@ class CudaRenderer:
                 raise Unsupported(f"a private {p.type} in parallel for", s.loc)
         self.block(s.src[2])
         body = self.lines
-        kept = self.skip_unchanged_stores(body)
+        self.skip_unchanged_stores(body)
         self.set_mode(True)
         self.lines, self.ind, self.vars, self.hints = outer
         pivot_mode = self.pivoting and not self.spilled and all(
@@ -725,13 +724,7 @@ class CudaRenderer:
                 body[line_no] = body[line_no] + " " + " ".join(stores)
             self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
             self.emit(f"{{ i64 ln_ = threadIdx.x & 31; i64 nx_ = {nx};")
-            # the warp's own columns kept in registers from one pivot to the next (see below)
-            cache = kept is not None and all(_same_every_pivot(x, pivot["var"], var) for x in s.src[:2])
-            if cache:
-                pivot["prologue"].append("V<RP> occ_[OCC > 0 ? OCC : 1]; i64 ocl_[OCC > 0 ? OCC : 1]; "
-                                         "for (int h_ = 0; h_ < OCC; ++h_) ocl_[h_] = -9223372036854775807LL - 1;")
         else:
-            cache = False
             for line in self.pre:
                 self.emit(line)
             self.emit("gsync(c_);")
@@ -752,39 +745,18 @@ class CudaRenderer:
         # pivot column, measured slower (H100 at 7892b5c, WARSHALL-adapt n = 5000: batches of
         # 2 and 3 4.09 and 4.15 us a pivot against 3.94 with batches of 1; n = 16384, 2: 11.4
         # against 8.8; at d769c33 this loop 3.68 and 8.61)
-        # A pivot loop whose bounds are the same every pivot gives iteration i to the same warp
-        # every pivot, as its ci_-th; the only writer of column i, it keeps the column's words
-        # (memory's copy, skip_unchanged_stores) in registers for the next pivot: the first
-        # OCC iterations of a warp read no own column from L2 after the first pivot (each was a
-        # dependent L2 round trip, a warp's iterations one after another). NO_OCC: as before.
-        self.emit(f"for (i64 it_ = c_.gt >> 5{', ci_ = 0' if cache else ''}; it_ < {m}; "
-                  f"it_ += c_.G >> 5{', ++ci_' if cache else ''}) {{")
+        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
         self.ind += 1
         self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
         for t, oc in self.own_cols.items():
-            if cache and t == kept:
-                self.emit(f"V<RP> {oc}; bool hit_ = false;")
-                self.lines.append("#pragma unroll")
-                self.emit(f"for (int h_ = 0; h_ < OCC; ++h_) if (h_ == ci_ && ocl_[h_] == {lv}) "
-                          f"{{ {oc} = occ_[h_]; hit_ = true; }}")
-                self.emit(f"if (!hit_ && 1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
-            else:
-                self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
+            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
         if pivot_mode:
             for pc in self.precopied.values():
-                if pc.t in self.own_cols:      # the column just read (or kept) is the next pivot's
-                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) "
-                              f"d_store({pc.buf('1 - pp_')}, {self.own_cols[pc.t]}, ln_, 32);")
-                else:
-                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
-                              f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
+                self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
+                          f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
-        if cache:       # the column as memory now holds it (an iteration that failed reruns the call)
-            self.lines.append("#pragma unroll")
-            self.emit(f"for (int h_ = 0; h_ < OCC; ++h_) if (h_ == ci_) "
-                      f"{{ occ_[h_] = {self.own_cols[kept]}; ocl_[h_] = {lv}; }}")
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -808,7 +780,7 @@ class CudaRenderer:
         self.ind -= 1
         self.emit("}")
 
-    def skip_unchanged_stores(self, body: list) -> str | None:
+    def skip_unchanged_stores(self, body: list) -> None:
         """COL(i, T) := v of a body that reads its own column of T and writes no other table
         stores only the words that differ from what the column holds (the batch's copy,
         then the last value stored): no other iteration writes column i, so memory holds
@@ -816,17 +788,16 @@ class CudaRenderer:
         name) the copy could be stale, so every word is stored then."""
         tables = {t for _line, t, _v in self.col_sets}
         if len(tables) != 1:
-            return None
+            return
         t = tables.pop()
         if t not in self.own_cols:
-            return None
+            return
         oc = self.own_cols[t]
         for line_no, _t, v in self.col_sets:
             plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
                 plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
-        return t
 
     def region(self) -> str:
         self.nscr += 1
@@ -1352,21 +1323,6 @@ def _plain_logic(e: Node, y) -> bool:
     return True
 
 
-def _same_every_pivot(e: Node, pivot_var, pfor_var) -> bool:
-    """A bound of a pivot loop's parallel for that no pivot changes: constants, variables other
-    than the two loop variables (the loop's body is the parallel for alone, which assigns no
-    shared variable) and table sizes, in integer arithmetic (no calls)."""
-    if e.op is Op.CONST:
-        return True
-    if e.op is Op.VAR:
-        return e.arg is not pivot_var and e.arg is not pfor_var
-    if e.op in (Op.NROWS, Op.NCOLS):
-        return e.src[0].op is Op.VAR
-    if e.op in (Op.BINARY, Op.UNARY):
-        return all(_same_every_pivot(x, pivot_var, pfor_var) for x in e.src)
-    return False
-
-
 def _invariant(e: Node, private, loop_var) -> bool:
     if e.op is Op.VAR:
         return e.arg is not loop_var and e.arg not in private
@@ -1395,8 +1351,7 @@ SWITCHES = {
     "WARP_LOADS": "each warp loading the columns every iteration reads from L2 itself",
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
     "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
-    "NO_OCC": "a pivot loop's iterations read their own column from L2 every pivot (none kept in registers)",
-    "NO_PREFETCH": "no L2 prefetch of the next column of a FOR loop's COL(j, T) in fused slice logic",
+    "NO_YSH": "Y of `Y := E; if SOME(Y) then` kept in registers across the barrier also where shared memory holds it",
 }
 
 
@@ -1411,8 +1366,8 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    occ = 0 if "NO_OCC" in switches else max(0, min(4, 16 // RP))     # own columns kept: 16 words a lane
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define OCC {occ}\n#define KBOUNDS {bounds}\n"
+    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
+            f"#define KBOUNDS {bounds}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

@@ -37,6 +37,13 @@ typedef long long i64;
 #else
 #define RECOMPUTE 0
 #endif
+// ...or its words put in the block's shared memory (TPB: the most threads a block of this
+// instance has), where R words of all of them fit 32 KB for every such Y (NYSH); switch NO_YSH
+#if defined(NO_YSH)
+#define YSH 0
+#else
+#define YSH (R * TPB * 8 * NYSH <= 32768)
+#endif
 
 template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
@@ -58,13 +65,6 @@ struct Ctx {
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
-// a hint that the word at p is read soon: fetched into L2 (cuda_lower.fused_slice: the next
-// column of a FOR loop); nothing on the CPU emulator, or under the switch NO_PREFETCH
-__device__ __forceinline__ void pf_l2(const u64* p) {
-#if defined(__CUDA_ARCH__) && !defined(NO_PREFETCH)
-    asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
-#endif
-}
 // a table word, from L2 (__ldcg), where other SMs' writes are visible after a barrier (through
 // L1 when the grid is one block measured 0.10 instead of 0.19 us an iteration of the COL/or/COL
 // loop but 3.8 instead of 2.8 s for WARSHALL-C n = 5000: not taken)

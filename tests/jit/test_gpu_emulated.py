@@ -87,37 +87,6 @@ def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, 
     assert run.barriers == n + 1
 
 
-def test_own_columns_kept_in_registers_only_where_bounds_are_the_same_every_pivot():
-    """The pivot loop keeps a warp's own columns in registers from one pivot to the next (OCC
-    of them) only where its parallel for's bounds do not depend on the pivot (WARSHALL-adapt:
-    1 to n; PIV_DOWN: 1 to n - 2), not where they do (PIV_GROW: k downto 2, each iteration
-    moving to another warp); NO_OCC keeps none."""
-    from starvm.jit.cuda_lower import instance
-    for text, name, kept in ((LIBRARY, "r_u_warshall_adapt", True), (PIVOTS, "r_piv_down", True),
-                             (PIVOTS, "r_piv_grow", False)):
-        plan = _plan(text, name)
-        assert ("occ_[h_] = " in plan.source) == kept, name
-    plan = _plan(LIBRARY, "r_u_warshall_adapt")
-    assert "#define OCC 4\n" in instance(plan, 1, 2, 4) and "#define OCC 0\n" in instance(plan, 1, 2, 4, 0, ("NO_OCC",))
-    assert "#define OCC 2\n" in instance(plan, 1, 2, 8)
-
-
-@pytest.mark.parametrize("name, n, blocks, threads, RP, switches", [
-    ("U_WARSHALL_adapt", 70, 2, 32, 16, ()),        # OCC = 1: one kept, 34 read from memory
-    ("U_WARSHALL_adapt", 40, 3, 64, 1, ()),         # OCC = 4, 6 warps: every iteration kept
-    ("U_WARSHALL_adapt", 40, 3, 64, 1, ("NO_OCC",)),
-    ("PIV_DOWN", 30, 2, 32, 1, ())])
-def test_own_columns_kept_across_pivots_equal_the_interpreter(name, n, blocks, threads, RP, switches):
-    emulate.require()
-    text = LIBRARY if name.startswith("U_") else PIVOTS
-    adj = _graph(n)
-    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP, switches=switches)
-    (*_, want), counts, err = _interpreted(text, name, [n, adj])
-    assert err is None and run.code == 0 and not run.rerun
-    assert np.array_equal(run.tables[0], want) and run.counts == counts
-    assert run.barriers == n + 1
-
-
 def test_stores_skip_only_unchanged_words_of_the_one_table_written():
     """The renderer stores changed words only where the body reads its own column of the one
     table it writes; a body writing two tables (maybe one under two names) stores all."""
@@ -308,10 +277,6 @@ def test_fused_slice_logic_reads_a_column_only_under_a_nonzero_word():
     fused = body.split("#else")[1].split("#endif")[0]
     assert "if (fx" in fused and "ldt(fc" in fused
     assert not any(f in fused for f in ("d_col_get", "d_not", "d_logic"))
-    # COL(j, T) with j the FOR's variable: the next column's words prefetched into L2 (a hint)
-    assert "pf_l2(fp" in fused and "l0 + (1) <= p0.k" in fused
-    fuse = _plan(FUSED, "r_fuse").source.split("void f_r_fuse(")[1].split("void f_")[0]
-    assert "pf_l2(" not in fuse      # no loop variable as the index: nothing to prefetch
 
 
 def test_without_fusion_the_code_of_before(monkeypatch):
@@ -506,22 +471,39 @@ begin
     if SOME(Y) then Z := Y else Z := Z or Y;
   end;
 end;
+
+proc RC_SHARED(T: table; X: slice(T); var Z: slice(T));
+var j: integer; Y: slice(T);
+begin
+  Z := X;
+  for j := 1 to NCOLS(T) do
+  begin
+    Y := FRST(Z and COL(j, T));
+    if SOME(Y) then Z := Z and not Y;
+  end;
+end;
 begin end.
 """
 
 
-@pytest.mark.parametrize("name, recomputed, switches", [
-    ("U_MIN", True, ("RECOMPUTE",)), ("U_MAX", True, ("RECOMPUTE",)), ("RC_TWICE", True, ("RECOMPUTE",)),
-    ("RC_KEPT", False, ("RECOMPUTE",)), ("RC_ELSE", False, ("RECOMPUTE",)), ("RC_TWICE", True, ())])
-def test_slice_tested_by_some_is_recomputed_in_its_branch_only_where_read_nowhere_else(name, recomputed, switches):
-    """``Y := E; if SOME(Y) then ...``: the branch computes Y again from E (Y is not kept across
-    the reduction's barrier; its steps are not counted twice) only where Y is read nowhere
-    else; results and steps by kind equal the interpreter's on several blocks, with the
-    switch RECOMPUTE and without (the default: Y kept)."""
+@pytest.mark.parametrize("name, recomputed, shared, switches", [
+    ("U_MIN", True, True, ("RECOMPUTE",)), ("U_MAX", True, True, ("RECOMPUTE",)),
+    ("RC_TWICE", True, True, ("RECOMPUTE",)), ("RC_KEPT", False, False, ("RECOMPUTE",)),
+    ("RC_ELSE", False, False, ("RECOMPUTE",)), ("RC_TWICE", True, True, ()), ("U_MIN", True, True, ()),
+    ("U_MIN", True, True, ("NO_YSH",)), ("RC_SHARED", False, True, ()), ("RC_SHARED", False, True, ("NO_YSH",))])
+def test_slice_tested_by_some_is_recomputed_in_its_branch_only_where_read_nowhere_else(name, recomputed, shared,
+                                                                                       switches):
+    """``Y := E; if SOME(Y) then ...`` with Y read nowhere else: Y is not kept in registers
+    across the reduction's barrier. Its words wait in the block's shared memory (the default,
+    YSH), or under the switch RECOMPUTE and with E plain logic the branch computes Y again
+    from E (its steps not counted twice), or (NO_YSH) Y stays in registers; results and steps
+    by kind equal the interpreter's on several blocks each way."""
     emulate.require()
     text = LIBRARY if name.startswith("U_") else RECOMPUTE
     plan = _plan(text, "r_" + name.lower())
-    assert ("again from its definition" in plan.source) == recomputed
+    body = plan.source.split(f"void f_r_{name.lower()}(")[1].split("extern")[0]
+    assert ("#if RECOMPUTE" in body) == recomputed
+    assert ("ysh1_[q_ * TPB + threadIdx.x]" in body) == shared
     rows, rng = 200, np.random.default_rng(len(name))
     vals = rng.integers(0, 64, rows)
     table = np.array([[(v >> (5 - j)) & 1 for j in range(6)] for v in vals], bool)
