@@ -212,7 +212,9 @@ def op_clr(x, cnt, st, nid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
     cnt[C_CLR] += 1
-    x[0][:] = U0
+    w = x[0]
+    for t in range(w.shape[0]):
+        w[t] = U0
 
 
 @llvm_inline
@@ -577,6 +579,15 @@ def op_row_set(i, t, v, cnt, st, nid):
         data[c, w] = (data[c, w] & m) | (((v[0][c >> 6] >> np.uint64(c & 63)) & U1) << sh)
 
 
+@llvm_inline
+def copy_into(dst, src):
+    """dst[:] = src for word arrays of one length (checked by the caller): a loop, as NumPy's
+    slice assignment would bring its broadcasting error path (string formatting, about 1300
+    LLVM instructions) into every routine that links this kernel."""
+    for t in range(src.shape[0]):
+        dst[t] = src[t]
+
+
 # ------------------------------------------------------------------ uncounted helpers (runtime/ops.make_helpers)
 @out_of_line
 def asg(old, new, st, nid):
@@ -587,7 +598,7 @@ def asg(old, new, st, nid):
             unassigned(st, nid, new[1])
         fail(st, nid, E_ASG_LEN, old[1], new[1], 0, 0)
     if old[1] >= 0:
-        old[0][:] = new[0]
+        copy_into(old[0], new[0])
         return old
     return new
 
@@ -634,7 +645,10 @@ def new_table(n, k, st, nid):
 def table_assign(dst, src, st, nid):
     if dst[1] != src[1] or dst[0].shape[0] != src[0].shape[0]:
         fail(st, nid, E_TABLE_ASSIGN, src[1], src[0].shape[0], dst[1], dst[0].shape[0])
-    dst[0][:, :] = src[0]
+    a, b = dst[0], src[0]
+    for c in range(a.shape[0]):
+        for w in range(a.shape[1]):
+            a[c, w] = b[c, w]
 
 
 @out_of_line
@@ -708,7 +722,8 @@ def out_room(ob, st, m):
     if p + m <= buf.shape[0]:
         return buf
     bigger = np.zeros(max(2 * buf.shape[0], p + m), np.int64)
-    bigger[:p] = buf[:p]
+    for q in range(p):
+        bigger[q] = buf[q]
     ob.buf = bigger
     return bigger
 
@@ -827,7 +842,8 @@ def op_row_get_asg(old, i, t, cnt, st, nid, anid):
         cnt[C_ROW_GET] += 1
         asg_check(old, k, st, anid)
         out = old[0]
-        out[:] = U0
+        for q in range(out.shape[0]):
+            out[q] = U0
         data = t[0]
         w = (i - 1) >> 6
         sh = np.uint64((i - 1) & 63)
@@ -880,7 +896,7 @@ def vcopy_asg(old, x, st, nid, anid):
     if x[1] < 0:
         unassigned(st, nid, x[1])
     if asg_check(old, x[1], st, anid):
-        old[0][:] = x[0]
+        copy_into(old[0], x[0])
         return old
     return (copy_words(x[0]), x[1])
 
