@@ -40,6 +40,7 @@ from ..native.rows_numpy import _bools_vec, _columns, _vec_bools
 from ..native.rows_routines import Unusual, factories
 from .backend import DistributedBackend
 from .device_rows import LocalRows, local_rows, stable_argsort
+from .staging import ROUTINES as NAMES
 from .staging import allgatherv, allreduce, counts_by_rank, exchange
 from .vectors import Fill, Shard
 
@@ -385,9 +386,6 @@ def _factories(backend):
                      is_table=is_table, vec_ok=vec_ok, nonempty=False, group_bits_max=64)
     moves = compact_factories(compact, expand, backend.numb, is_table=is_table, vec_ok=vec_ok, nonempty=False)
     return dict(zip(NAMES, (*rows, *moves)))
-
-
-NAMES = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
 
 
 def _registered(name: str):

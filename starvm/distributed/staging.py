@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# the row moves of stdlib/rows.star that distributed/rows.py does (its registry entries)
+ROUTINES = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
+
 
 def split(a: np.ndarray, counts) -> list[np.ndarray]:
     return np.split(a, np.cumsum(counts)[:-1])
@@ -67,7 +70,6 @@ def register() -> None:
     """The row moves of distributed/rows.py in the native registry for the distributed backend
     over CuPy and over the emulated device (their local parts: device_rows.py)."""
     from .. import native
-    from .rows import NAMES
     for local in ("cupy", "emulated"):
-        for name in NAMES:
+        for name in ROUTINES:
             native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.rows:make_{name}"
