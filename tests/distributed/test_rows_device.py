@@ -113,7 +113,7 @@ class Ranks:
     machine; made once, reused by the cases (loading the library routines is most of a
     machine's cost)."""
 
-    def __init__(self, size: int, align: int, path: str, local: str = "emulated"):
+    def __init__(self, size: int, align: int, path: str, local: str = "emulated", max_steps: int | None = None):
         self.hub = hub = _Hub(size)
         self.size = size
         if local == "cupy":
@@ -126,9 +126,9 @@ class Ranks:
                 backend = distribute(local, comm, align)
             else:
                 backend = distribute(EmulatedDevice(), comm, align, _device_path(comm) if path == "device" else None)
-            return starvm.Machine(backend=backend, out=io.StringIO())
+            return starvm.Machine(backend=backend, out=io.StringIO(), max_steps=max_steps)
         self.machines = on_ranks(hub, make)
-        self.reference = starvm.Machine(backend="numpy", out=io.StringIO())
+        self.reference = starvm.Machine(backend="numpy", out=io.StringIO(), max_steps=max_steps)
 
     def run(self, script):
         """script(machine) on every rank and on the NumPy machine: (the ranks' results, the
@@ -241,6 +241,26 @@ def test_row_moves_on_gpu_ranks_equal_one_numpy_machine(size, align):
         for got, steps, calls in everyone:
             assert (got, steps, calls) == (want, want_steps, 7), seed
     assert all(type(m.backend._local_rows) is CupyRows for m in r.machines)
+
+
+@pytest.mark.parametrize("routine", ["GATHER", "SCATTER"])
+def test_step_limit_stops_every_rank_before_a_row_moves(routine):
+    """--max-steps: a GATHER or SCATTER of 200 rows past the limit stops every rank with the
+    NumPy machine's error, and R keeps every row (the steps are charged before the rows move)."""
+    rng = np.random.default_rng(3)
+    T, R0 = rng.random((200, 5)) < 0.5, rng.random((200, 5)) < 0.5
+    ix = _codes(rng.integers(1, 201, 200), 8)
+
+    def script(mach):
+        R = mach.table(R0)
+        try:
+            mach.call(routine, mach.table(T), mach.table(ix), np.ones(200, dtype=bool), R)
+        except StarError as e:
+            return e.render().splitlines()[0], R.to_numpy().tolist()
+        return "no error", None
+    everyone, want = Ranks(3, 1, "device", max_steps=100).run(script)
+    assert want[0].startswith("error: step limit reached") and want[1] == R0.tolist()
+    assert everyone == [want] * 3
 
 
 def test_only_the_exchanged_rows_cross_to_the_host(monkeypatch):
