@@ -863,21 +863,32 @@ def gpu_search(rows, results, problems):
         results.append(row)
         print(row, flush=True)
         del HT, HX, HZ
-    # MIN with Y computed again after SOME's barrier instead of kept in registers (RECOMPUTE)
-    os.environ["STARVM_GPU_SWITCHES"] = "RECOMPUTE"
-    try:
-        Z = m.slice(np.zeros(rows, bool))
-        first, warm = _gpu_times(lambda: m.call("MY_MIN", T, X, Z), runs=7)
-        if not np.array_equal(Z.to_numpy(), cp.asnumpy(vals == target)):
-            problems.append(f"MY_MIN over {rows} rows, RECOMPUTE: wrong rows marked")
-        row = {"workload": f"MIN body (user name), {rows} rows x 32 bits, Y computed again after the barrier (RECOMPUTE)",
-               "n": rows, "cold_s": first, "warm_s": warm, "cupy_min_s": cupy_min_s,
-               "ratio_to_cupy_min": warm / cupy_min_s, "target": "<= 2x cupy.min", "bytes_read": 32 * rows // 8,
-               **_kernel_shape(m, "r_my_min")}
-        results.append(row)
-        print(row, flush=True)
-    finally:
-        os.environ.pop("STARVM_GPU_SWITCHES", None)
+    # MIN as before fused slice logic (UNFUSED: every word of every column read), and on equal
+    # values (Z keeps every row, so every word of every column is read: the fused kernel's worst case)
+    for label, env, data in ((", slice logic op by op as before (UNFUSED)", {"STARVM_GPU_SWITCHES": "UNFUSED"}, vals),
+                             (", equal values (every word of every column read)", {}, None)):
+        os.environ.update(env)
+        try:
+            TT = T if data is not None else _table_of_values(m, cp.full(rows, 0x5A5A5A5A, cp.uint32))
+            want = cp.asnumpy(vals == target) if data is not None else np.ones(rows, bool)
+            Z = m.slice(np.zeros(rows, bool))
+            first, warm = _gpu_times(lambda: m.call("MY_MIN", TT, X, Z), runs=7)
+            if not np.array_equal(Z.to_numpy(), want):
+                problems.append(f"MY_MIN over {rows} rows{label}: wrong rows marked")
+            timers = _time_launches(m, "r_my_min")
+            _gpu_times(lambda: m.call("MY_MIN", TT, X, Z), runs=7)
+            kernel_s = min((t.median_s() for t in timers if t.events), default=None)
+            row = {"workload": f"MIN body (user name), {rows} rows x 32 bits{label}",
+                   "n": rows, "cold_s": first, "warm_s": warm, "cupy_min_s": cupy_min_s,
+                   "ratio_to_cupy_min": warm / cupy_min_s, "target": "<= 2x cupy.min", "bytes_read": 32 * rows // 8,
+                   "kernel_s": kernel_s, "kernel_TB_per_s": 32 * rows / 8 / kernel_s / 1e12 if kernel_s else None,
+                   **_kernel_shape(m, "r_my_min")}
+            results.append(row)
+            print(row, flush=True)
+            TT = None
+        finally:
+            for k in env:
+                os.environ.pop(k, None)
     # MATCH launched as the resident grid of the barrier kernels (STARVM_GPU_FREE_R=0: R = 64 words a
     # thread, 255 registers) and with 2 words a thread instead of 4
     want = cp.asnumpy(vals == vals[rows // 3])

@@ -199,15 +199,15 @@ def min_prototype(T, want, rr, threads):
 MIN_VARIANTS = (
     ("default", {}),
     ("op by op, as before (UNFUSED)", {"STARVM_GPU_SWITCHES": "UNFUSED"}),
-    ("R = 16, registers capped for 4 blocks an SM (FIT), Y in shared memory", {"STARVM_GPU_R": "16",
-                                                                              "STARVM_GPU_FIT": "1"}),
-    ("R = 16 FIT, Y in registers (NO_YSH)", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1",
-                                             "STARVM_GPU_SWITCHES": "NO_YSH"}),
-    ("R = 8 FIT (8 blocks an SM), Y in shared memory", {"STARVM_GPU_R": "8", "STARVM_GPU_FIT": "1"}),
-    ("R = 32 FIT (2 blocks an SM), Y in registers", {"STARVM_GPU_R": "32", "STARVM_GPU_FIT": "1"}),
-    ("R = 16 FIT, Y computed again (RECOMPUTE)", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1",
-                                                  "STARVM_GPU_SWITCHES": "RECOMPUTE"}),
+    ("R = 32, 128 threads, 4 blocks an SM (FIT), Y in shared memory",
+     {"STARVM_GPU_R": "32", "STARVM_GPU_THREADS": "128", "STARVM_GPU_FIT": "1"}),
+    ("R = 32, 128 threads FIT, Y in registers (NO_YSH)",
+     {"STARVM_GPU_R": "32", "STARVM_GPU_THREADS": "128", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "NO_YSH"}),
+    ("R = 16, 256 threads, 4 blocks an SM (FIT), Y in shared memory", {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1"}),
+    ("R = 16 FIT, Y in registers (NO_YSH)",
+     {"STARVM_GPU_R": "16", "STARVM_GPU_FIT": "1", "STARVM_GPU_SWITCHES": "NO_YSH"}),
 )
+_VARIANT_ENV = ("STARVM_GPU_SWITCHES", "STARVM_GPU_R", "STARVM_GPU_FIT", "STARVM_GPU_THREADS")
 
 
 def min_variants(rows, variants=MIN_VARIANTS, runs=15):
@@ -230,7 +230,7 @@ def min_variants(rows, variants=MIN_VARIANTS, runs=15):
         want = cp.asnumpy(vals == cp.min(vals))
         cupy_min = median_us(lambda: cp.min(vals), runs)
         for label, env in variants:
-            saved = {k: os.environ.get(k) for k in ("STARVM_GPU_SWITCHES", "STARVM_GPU_R", "STARVM_GPU_FIT")}
+            saved = {k: os.environ.get(k) for k in _VARIANT_ENV}
             for k in saved:
                 os.environ.pop(k, None)
             os.environ.update(env)

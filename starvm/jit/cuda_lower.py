@@ -319,21 +319,22 @@ class CudaRenderer:
         for k, s in enumerate(stmts):
             again = None
             if self.grid and k + 1 < len(stmts) and self.kept_across(s, stmts[k + 1]):
+                plain = _plain_logic(s.src[0], s.arg)
+                # each word of Y, as it is computed, ORed into SOME's accumulator and put in
+                # the block's shared memory until the branch (YSH), so no word of Y need be
+                # kept in registers (MIN's body: Z and Y together spilled)
+                self.nysh += 1
+                ysh, acc = f"ysh{self.nysh}_", self.tmp("acc")
+                self.emit(f"__shared__ u64 {ysh}[YSH ? R * TPB : 1]; u64 {acc} = 0ULL;")
+                self.sink = (ysh, acc, "YSH && !RECOMPUTE" if plain else "YSH")
                 at = len(self.lines)
                 self.stmt(s)
+                self.sink = None
                 # the assignment's code once more, its steps not counted again (its checks
                 # pass again: the same values), where E can be computed again (RECOMPUTE)
                 lines = ([line.strip() for line in self.lines[at:] if not _COUNT.match(line.strip())]
-                         if _plain_logic(s.src[0], s.arg) else None)
-                # or its words put in the block's shared memory until the branch (YSH)
-                self.nysh += 1
-                ysh = f"ysh{self.nysh}_"
-                y = self.vars[s.arg]
-                self.emit(f"__shared__ u64 {ysh}[YSH ? R * TPB : 1];")
-                self.lines.append("#if YSH && !RECOMPUTE" if lines is not None else "#if YSH")
-                self.emit(f"for (int q_ = 0; q_ < R; ++q_) {ysh}[q_ * TPB + threadIdx.x] = {y}.w[q_];")
-                self.lines.append("#endif")
-                again = (s.arg, lines, ysh)
+                         if plain else None)
+                again = (s.arg, lines, ysh, acc)
             else:
                 self.stmt(s)
             self.reset_hints(s)
@@ -397,10 +398,13 @@ class CudaRenderer:
     def _s_IF(self, s):
         cond, then, orelse = s.src
         again, self.again = getattr(self, "again", None), None
+        if again is not None and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is again[0]:
+            self.some_acc = (again[0], again[3])
         self.emit(f"if ({self.scalar(cond)}) {{")
+        self.some_acc = None
         self.ind += 1
         if again is not None and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].arg is again[0]:
-            y, lines, ysh = again
+            y, lines, ysh, _acc = again
             self.emit(f"{{   // {y.display} again (block(): not kept in registers across the barrier)")
             if lines is not None:
                 self.lines.append("#if RECOMPUTE")
@@ -482,10 +486,13 @@ class CudaRenderer:
             raise Unsupported("a parallel for assigning a shared variable", s.loc)
         v = self.vars[sym]
         if sym.type.is_vector:
+            sink, self.sink = getattr(self, "sink", None), None
             if self.grid and sym.type is T.SLICE and _fusable(value) and _fused_switch():
-                x = self.fused_slice(value)
+                x = self.fused_slice(value, sink)
             else:
                 x = self.vector(value, want=sym.type)
+                if sink is not None:
+                    self.emit(self.sink_loop(x, sink))
             sid = self.site(s.loc)
             self.emit(f"if ({v}.n != {x}.n && {v}.n >= 0) {{ {self.unassigned(sid, x)} "
                       f"{self.fail(sid, 'E_ASG_LEN', f'{v}.n', f'{x}.n')} }}")
@@ -548,7 +555,13 @@ class CudaRenderer:
         self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 6; c_.ob[c_.op + 1] = {int(bool(s.arg))}; }} c_.op += 2;")
 
     # ------------------------------------------------------------------ slice logic fused word by word
-    def fused_slice(self, e: Node) -> str:
+    @staticmethod
+    def sink_loop(x: str, sink) -> str:
+        ysh, acc, cond = sink
+        return (f"for (int q_ = 0; q_ < R; ++q_) {{ {acc} |= {x}.w[q_]; "
+                f"if ({cond}) {ysh}[q_ * TPB + threadIdx.x] = {x}.w[q_]; }}")
+
+    def fused_slice(self, e: Node, sink=None) -> str:
         """A slice expression of logic, NOT and COL reads (``_fusable``) as ONE loop over the
         thread's words, no vector per operation: the checks and step counts first, in the
         order and with the sites that ``vector`` gives them, then each word computed from its
@@ -561,6 +574,8 @@ class CudaRenderer:
         self.emit(f"V<R> {out};")
         self.lines.append("#if UNFUSED")
         self.emit(f"{out} = {self.vector(e, want=T.SLICE)};")
+        if sink is not None:
+            self.emit(self.sink_loop(out, sink))
         self.lines.append("#else")
         pre: list[str] = []
         holder, word = self._fz(e, pre)
@@ -568,12 +583,20 @@ class CudaRenderer:
         self.emit("{")
         for line in pre:
             self.emit("    " + line)
+        # the thread's first word and the stride, opaque to the compiler: it computes each
+        # word's index again here instead of keeping R of them across the loop (MIN's body at
+        # R = 64: spilled to local memory)
+        self.emit("    const i64 gt_ = opaque(c_.gt), G_ = opaque(c_.G);")
         self.emit("#pragma unroll")
-        self.emit("    for (int q_ = 0; q_ < R; ++q_) { i64 w_ = c_.gt + (i64)q_ * c_.G;")
+        self.emit("    for (int q_ = 0; q_ < R; ++q_) { i64 w_ = gt_ + (i64)q_ * G_;")
         stmts, expr = word("q_", False)
         for line in stmts:
             self.emit("        " + line)
-        self.emit(f"        {out}.w[q_] = {expr}; }}")
+        self.emit(f"        {out}.w[q_] = {expr};")
+        if sink is not None:     # SOME's OR and the shared copy of each word as it is made
+            ysh, acc, cond = sink
+            self.emit(f"        {acc} |= {out}.w[q_]; if ({cond}) {ysh}[q_ * TPB + threadIdx.x] = {out}.w[q_];")
+        self.emit("    }")
         self.emit("}")
         self.lines.append("#endif")
         self.reps[out] = T.SLICE
@@ -1204,7 +1227,11 @@ class CudaRenderer:
             word = self.rep(x, e.src[0].type) is T.WORD
             o = self.tmp("s")
             N = self.nwords_of(T.SLICE)
-            if op is Op.SOME:
+            acc = getattr(self, "some_acc", None)
+            if op is Op.SOME and acc is not None and e.src[0].op is Op.VAR and e.src[0].arg is acc[0]:
+                # the OR of Y's words, made as Y was (block()): only the reduction's barrier here
+                self.emit(f"bool {o} = grid_red(c_, {acc[1]} != 0ULL ? 1ULL : 0ULL, 0) != 0ULL;")
+            elif op is Op.SOME:
                 self.emit(f"bool {o} = {f'r_some({x})' if word else f'd_some<{N}, {self.GRID}>(c_, {x})'};")
             elif op is Op.NUMB:
                 self.emit(f"i64 {o} = {f'r_numb({x})' if word else f'd_numb<{N}, {self.GRID}>(c_, {x})'};")

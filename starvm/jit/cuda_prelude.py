@@ -65,6 +65,14 @@ struct Ctx {
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
+// x, its value unknown to the compiler from here on (nothing computed from it is moved out
+// of the loop it is in: cuda_lower.fused_slice)
+__device__ __forceinline__ i64 opaque(i64 x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+l"(x));
+#endif
+    return x;
+}
 // a table word, from L2 (__ldcg), where other SMs' writes are visible after a barrier (through
 // L1 when the grid is one block measured 0.10 instead of 0.19 us an iteration of the COL/or/COL
 // loop but 3.8 instead of 2.8 s for WARSHALL-C n = 5000: not taken)

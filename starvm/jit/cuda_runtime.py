@@ -178,18 +178,19 @@ class GpuRoutine(JitRoutine):
                 raise _TooLarge(f"slices of {caps * 64} rows")
             # STARVM_GPU_FIT=1: registers capped (launch bounds) so that the blocks this R
             # needs are resident together, spilling what does not fit (bench measures it)
+            gthreads = _grid_threads()
             mb = 0
             if _fit() and not self.plan.has_pfor:
-                mb = -(-(-(-caps // (R * THREADS))) // sms)
-                mb = mb if 2 <= mb <= 2048 // THREADS else 0
+                mb = -(-(-(-caps // (R * gthreads))) // sms)
+                mb = mb if 2 <= mb <= 2048 // gthreads else 0
             key = (R, kw, rp, "grid", variant, mb)
             fit = self.fits.get(key)
             if fit is None:
                 # parallel for: 512 threads a block (WARSHALL-adapt on the H100, one barrier
                 # a pivot: n = 5000 3.87 against 4.06 us a pivot with 256, n = 16384 9.27
                 # against 11.39); STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures others)
-                threads = _pfor_threads() if self.plan.has_pfor else THREADS
-                fn = self.module(R, kw, rp, threads if threads > THREADS or mb else 0, mb=mb)
+                threads = _pfor_threads() if self.plan.has_pfor else gthreads
+                fn = self.module(R, kw, rp, threads if threads != THREADS or mb else 0, mb=mb)
                 per_sm = _blocks_per_sm(fn, threads)
                 while per_sm < 1 and self.plan.has_pfor and threads > 32:   # more registers than asked for
                     threads = max(32, threads // 64 * 32)
@@ -436,6 +437,12 @@ def _min_r() -> int:
     return _setting("STARVM_GPU_R", lambda: _int_env("STARVM_GPU_R", 1, 1, MAX_R))
 
 
+def _grid_threads() -> int:
+    """STARVM_GPU_THREADS: threads a block of a grid kernel outside parallel for (32..1024)."""
+    t = _setting("STARVM_GPU_THREADS", lambda: _int_env("STARVM_GPU_THREADS", THREADS, 32, 1024))
+    return t if t % 32 == 0 else THREADS
+
+
 def _fit() -> bool:
     return _setting("STARVM_GPU_FIT", lambda: os.environ.get("STARVM_GPU_FIT", "0") == "1")
 
@@ -457,7 +464,7 @@ def _switches() -> tuple:
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
     return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches),
-            _min_r(), _fit())
+            _min_r(), _fit(), _grid_threads())
 
 
 def _pfor_threads() -> int:
