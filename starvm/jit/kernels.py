@@ -1015,6 +1015,18 @@ def op_some_h(x, h, cnt, st, nid):
     return False
 
 
+# STEP and SOME of a hint outside an innermost loop (lower.ModuleGen.innermost): not worth
+# Numba's inlining at each call site; inlined once here, and this by LLVM
+@llvm_inline
+def op_step_h_once(x, h, cnt, st, nid):
+    return op_step_h(x, h, cnt, st, nid)
+
+
+@llvm_inline
+def op_some_h_once(x, h, cnt, st, nid):
+    return op_some_h(x, h, cnt, st, nid)
+
+
 # ------------------------------------------------------------------ rows kept as words (lower._row_cached)
 # In a routine that changes a table T only by ROW(i, T) := w and calls nothing, compiled code
 # keeps T's rows as words beside its columns (rc = (rows, valid)): row i is gathered from the

@@ -222,6 +222,7 @@ class ModuleGen:
             for s in _locals(info):
                 self.emit(ind, f"{self.vars[s]} = {self.initial(s)}")
         self.hints: dict[Symbol, str] = {}
+        self.innermost = False   # rendering the body of a loop that has no loop inside: kernels.py's ir_inline
         self.cow: dict[Symbol, tuple[str, str, str]] = {}    # snapshot -> (table, sv, dirty): cow_* kernels
         self.cow_written: dict[Symbol, tuple[str, str]] = {}  # the table written -> (sv, dirty)
         self.views: dict[Symbol, str] = {}                    # private vector -> its own words (own)
@@ -529,12 +530,15 @@ class ModuleGen:
 
     def _s_WHILE(self, s, ind):
         cond, body = s.src
+        outer, self.innermost = self.innermost, innermost(body)
         self.emit(ind, f"while {self.scalar(cond)}:")
         self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
         self.block(body, ind + 1)
+        self.innermost = outer
 
     def _s_REPEAT(self, s, ind):
         body, cond = s.src
+        outer, self.innermost = self.innermost, innermost(body) and innermost(cond)
         self.emit(ind, "while True:")
         self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
         self.block(body, ind + 1)
@@ -543,6 +547,7 @@ class ModuleGen:
         self.emit(ind + 1, f"if {self.scalar(cond)}:")
         self.stmt_loc = saved
         self.emit(ind + 2, "break")
+        self.innermost = outer
 
     def _s_FOR(self, s, ind, tick: bool = True):
         var, downto = s.arg[0], s.arg[1]
@@ -552,7 +557,9 @@ class ModuleGen:
         self.emit(ind, f"for {self.vars[var]} in {rng}:")
         if tick:
             self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
+        outer, self.innermost = self.innermost, innermost(body)
         self.block(body, ind + 1)
+        self.innermost = outer
 
     def _s_PFOR(self, s, ind):
         """Forall semantics as the interpreter's unfused path runs them: snapshots of what
@@ -686,7 +693,7 @@ class ModuleGen:
             return f"{kernel}({self.scalar(e.src[0])}, {', '.join(cow)}, cnt, st, {self.site(e.loc, e.op)})"
         if e.op in (Op.STEP, Op.SOME) and e.src[0].op is Op.VAR and e.src[0].arg in self.hints:
             x = e.src[0].arg
-            kernel = "op_step_h" if e.op is Op.STEP else "op_some_h"
+            kernel = ("op_step_h" if e.op is Op.STEP else "op_some_h") + ("" if self.innermost else "_once")
             return f"{kernel}({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
         args = [self.vector(a) if a.type is not None and (a.type.is_vector or a.type is T.TABLE)
                 else self.scalar(a) for a in e.src]
@@ -844,6 +851,11 @@ def row_cached(body: Node) -> list[Symbol]:
                 if n.op in (Op.ROW_GET, Op.ROW_SET) and n.src[1].op is Op.VAR and n.src[1].arg not in in_loops:
                     in_loops.append(n.src[1].arg)
     return [x for x in in_loops if not written or x in written]
+
+
+def innermost(body: Node) -> bool:
+    """No loop inside: a loop with this body is an innermost loop."""
+    return not any(n.op in (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR) for n in walk(body))
 
 
 def _stepped(body: Node) -> list[Symbol]:

@@ -58,21 +58,33 @@ import json, sys
 import numpy as np
 import starvm
 from numba.core import event
+from numba.core.inline_closurecall import InlineWorker
 had_scipy = "scipy.linalg" in sys.modules
+inlined = []            # Numba's inline="always" at work: the kernels it copied into a routine
+numba_inline = InlineWorker.inline_function
+def recorded(self, caller_ir, block, i, function, *args, **kw):
+    inlined.append(function.__name__)
+    return numba_inline(self, caller_ir, block, i, function, *args, **kw)
+InlineWorker.inline_function = recorded
 m = starvm.Machine(backend="numpy", jit="on")
 m.load(sys.argv[1], "cost.star")
-compiled = []
+compiled, numba_inlined, llvm = [], {}, {}
 for name in ("WC", "WA"):
+    inlined.clear()
     with event.install_recorder("numba:compile") as rec:
         m.call(name, 5, m.table(rows=5, cols=5))
     compiled += [ev.data["dispatcher"].py_func.__module__ + "." + ev.data["dispatcher"].py_func.__qualname__
                  for ts, ev in rec.buffer if ev.is_start]
+    numba_inlined[name] = sorted(inlined)
+    module = next(v for k, v in sys.modules.items() if k.startswith("starvm_jit_") and hasattr(v, "f_r_" + name.lower()))
+    llvm[name] = "".join(getattr(module, "f_r_" + name.lower()).inspect_llvm().values())
 states = {r.display: r.state for r in m.jit.routines.values()}
 scipy_after_compile = "scipy.linalg" in sys.modules
 import numba
 dot = numba.njit(lambda a, b: np.dot(a, b))(np.ones(3), np.arange(3.0))
 print(json.dumps({"compiled": compiled, "states": states, "had_scipy": had_scipy,
-                  "scipy_after_compile": scipy_after_compile, "dot": float(dot)}))
+                  "scipy_after_compile": scipy_after_compile, "dot": float(dot), "numba_inlined": numba_inlined,
+                  "slice_assignment_error_path": {k: "unicode_concat" in v for k, v in llvm.items()}}))
 """
 
 
@@ -104,3 +116,28 @@ def test_numba_start_up_leaves_scipy_linalg_alone(fresh_process):
     assert not fresh_process["had_scipy"]
     assert not fresh_process["scipy_after_compile"]
     assert fresh_process["dot"] == 3.0        # np.dot in Numba still finds BLAS (SciPy's) when compiled
+
+
+def test_numba_inlines_only_kernels_of_innermost_loops(fresh_process):
+    """kernels.py's llvm_inline kernels reach a routine through LLVM (no Numba work per call
+    site); Numba's inline="always" copies only the ir_inline kernels, and only into the
+    innermost loop: WC's STEP before its while loop is op_step_h_once, the one inside is
+    op_step_h, the fused COL/or/COL col_rmw; WA's parallel for inlines nothing."""
+    assert fresh_process["numba_inlined"] == {"WC": ["col_rmw", "op_step_h"], "WA": []}
+
+
+def test_routines_link_no_slice_assignment_error_path(fresh_process):
+    # NumPy's slice assignment (asg's old[:] = new) brings its broadcasting error message
+    # (unicode_concat: about a third of WARSHALL-C's module) into every routine
+    assert fresh_process["slice_assignment_error_path"] == {"WC": False, "WA": False}
+
+
+def test_every_kernel_says_how_it_is_inlined():
+    """Numba compiles a kernel first called from a forceinline one with forceinline too (it
+    inherits the flag) unless the kernel sets it: each kernel says forceinline or inline."""
+    from numba.core.registry import CPUDispatcher
+    from starvm.jit import kernels
+    mine = [d for d in vars(kernels).values() if isinstance(d, CPUDispatcher) and d.py_func.__module__ == kernels.__name__]
+    assert len(mine) > 50
+    unsaid = [d.py_func.__name__ for d in mine if "forceinline" not in d.targetoptions and d.targetoptions.get("inline") != "always"]
+    assert unsaid == []
