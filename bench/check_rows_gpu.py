@@ -8,7 +8,7 @@ checked against the Star bodies of stdlib/rows.star by tests/unit/test_native_ro
 random inputs of 1 .. --max-rows rows: partial last words, unmarked rows of R prefilled
 with random bits, duplicate targets for SCATTER, ties and many groups for GROUPMIN (keys of
 19 and 45 columns; groups wider than 26 columns, sorted: G of 40 with K of 7, and G = K of 53
-columns with every row marked, BORUVKA's dedupe), COMPACT and EXPAND (with their counts),
+columns with every row marked, BORUVKA's dedupe, hashed up to 63 columns), COMPACT and EXPAND (with their counts),
 control slices random / all ones / sparse / all zeros. Device outputs
 are allocated from memory filled with ones first, so a word a kernel forgets shows. Prints
 the time of each NumPy kernel (one run) and each CuPy kernel (median of --runs, device
@@ -271,6 +271,8 @@ def main():
             check_groupmin(rng, n, 1, 1, 2, "sparse", args.runs)
             check_groupmin(rng, n, 64, 64, max(1, n // 4), "sparse", args.runs)
             check_groupmin_same(rng, n, 30, "half", args.runs)
+            check_groupmin_same(rng, n, 63, "sparse", args.runs)           # widest hashed
+            check_groupmin_same(rng, n, 64, "half", args.runs)             # sorted
     print("FAILED" if FAILS else "all equal", f"({FAILS} mismatch(es))" if FAILS else "")
     return 1 if FAILS else 0
 

@@ -17,7 +17,8 @@ and by GATHER's column path.
 
   IOTA      thread per (word, column): column c holds bit k-1-c of the row numbers, in closed
             form (the low 6 bits repeat every word; above them one bit of the word number).
-  GATHER    rows_check (warp kernel over IX): counts the marked rows and flags a row
+  GATHER    rows_check (warp per 64-row word of IX, FOR_WORDS: lane c loads column c's whole
+            word, X's next word is loaded a step ahead): counts the marked rows and flags a row
             number out of 1..NROWS(T); the host reads both in one transfer (the call's only
             synchronisation) and runs the Star body when the flag is set, before anything
             is written. Then, for T of at most 64 columns and at most 64 rows per moved row,
@@ -26,13 +27,16 @@ and by GATHER's column path.
             IX's row numbers of the marked rows, loads one number per row and deals its
             bits out to R's columns, merged with R's old words under X's mask: one random load
             per moved row (BORUVKA's GATHER of the vertex labels by the arcs: 128 M loads at
-            R-MAT scale 22, not 128 M x 23); otherwise rows_gather, column by column.
+            R-MAT scale 22, not 128 M x 23); for T of at most 32 columns the numbers are 4 bytes
+            (rows_values32, rows_gather_values32: 16 MB for 4 M labels, which L2 holds);
+            otherwise rows_gather, column by column.
   SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
             IX): atomicMax of the source row into win[target] (init -1), so the largest i
             wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
             more runs the Star body); rows_scatter_write (thread per word of R): the rows of
             the word that have a winner take T's bits at the winner, column by column.
-  GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries), warp kernels: the lanes of
+  GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries), warp kernels (a warp per
+            64-row word, FOR_WORDS, as rows_check): the lanes of
             one group in a warp combine first (__match_any_sync, then the least value over
             the peers) and one lane does the atomic, after a plain read shows it lowers the
             minimum (a large component holds most arcs: one address for them all). When K's
@@ -41,8 +45,13 @@ and by GATHER's column path.
             pass 1 atomicMin of K into gmin[G] (init all ones), pass 2 atomicMin of the row
             number into grow[G] among the marked rows whose K equals gmin[G], pass 3 Z's bit
             is 1 for the rows that are grow of their group. The last pass counts the groups
-            and the 1 bits of their G values (the step report), read in one transfer. Wider groups (up
-            to 64 bits, e.g. BORUVKA's edge keys grouped by themselves) list the marked rows
+            and the 1 bits of their G values (the step report), read in one transfer. G grouped
+            by itself (K is G) of up to 63 bits (BORUVKA's dedupe of its 53-bit edge keys): a hash
+            table in device memory (1.5 slots of 16 bytes, key and least row, per marked row;
+            rows_dedupe_insert: linear probing, atomicCAS of the key, atomicMin of the row), then
+            rows_dedupe_mark over the slots marks every key's least row and counts: no sort,
+            one transfer besides the marked count. Other wide groups (up
+            to 64 bits) list the marked rows
             (rows_list), read their G (and K) values (rows_values), sort them stably by G and
             K (cupy.argsort: one radix sort of G when K is G, of one combined number when G
             and K fit 64 bits, else two) and mark the first row of every group
@@ -173,7 +182,7 @@ __device__ __forceinline__ void warp_write(u64* R, int c0, int kc, i64 W, i64 ba
         const unsigned int mine = warp_transpose(__brev(u) >> (32 - n), lane);
         if (lane < n) {
             unsigned int* dst = R32 + 2 * ((i64)(c0 + lo + lane) * W + w) + half;
-            *dst = (*dst & ~mask) | (mine & mask);
+            *dst = mask == FULL ? mine : ((*dst & ~mask) | (mine & mask));    // all 32 rows: no read
         }
     }
 }
@@ -211,6 +220,38 @@ __device__ __forceinline__ void copy_run(const u64* T, i64 WT, int k, i64 s0, u6
     for (i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5; base < (rows); \
          base += ((i64)gridDim.x * blockDim.x))
 
+// Grid-stride loops of a warp per 64-row word w (two units): xw holds X's word w, and the next
+// step's word is loaded a step ahead, so that its load overlaps this step's loads of the tables
+// (one memory latency a step, not two; and a step moves 64 rows, not 32).
+#define FOR_WORDS(w, xw, X, W) \
+    const i64 step_ = ((i64)gridDim.x * blockDim.x) >> 5; \
+    i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; \
+    u64 next_ = w < (W) ? (X)[w] : 0ULL; \
+    for (u64 xw = 0ULL; w < (W) && ((xw = next_), (next_ = w + step_ < (W) ? (X)[w + step_] : 0ULL), true); \
+         w += step_)
+
+// Lane l's raw words (word w) of columns l and l + 32 of a table of kc <= 64 columns (0 past kc):
+// a warp loads all of a word's columns at once, before any of them is used.
+__device__ __forceinline__ void load_cols(const u64* T, int kc, i64 W, i64 w, int lane, u64& a, u64& b) {
+    a = lane < kc ? T[(i64)lane * W + w] : 0ULL;
+    b = lane + 32 < kc ? T[(i64)(lane + 32) * W + w] : 0ULL;
+}
+
+// The values of word w's 64 rows from load_cols' words: lo for row w*64 + lane, hi for row
+// w*64 + 32 + lane (column 0 the most significant bit), as warp_values turns them round.
+__device__ __forceinline__ void word_values(u64 a, u64 b, int kc, int lane, u64& lo, u64& hi) {
+    lo = hi = 0ULL;
+    if (kc <= 0) return;
+    const int n0 = min(32, kc);
+    lo = (u64)(__brev(warp_transpose((unsigned int)a, lane)) >> (32 - n0));
+    hi = (u64)(__brev(warp_transpose((unsigned int)(a >> 32), lane)) >> (32 - n0));
+    if (kc > 32) {
+        const int n1 = kc - 32;
+        lo = (lo << n1) | (u64)(__brev(warp_transpose((unsigned int)b, lane)) >> (32 - n1));
+        hi = (hi << n1) | (u64)(__brev(warp_transpose((unsigned int)(b >> 32), lane)) >> (32 - n1));
+    }
+}
+
 // Thread (x: word w, y: column c): T's column c, word w, holds bit b = k-1-c of the row numbers
 // w*64 + t + 1 (t = 0..63), in closed form: below bit 6 the word is the same for every w (t + 1 <= 64
 // never reaches bit 6 of w*64 except at t = 63, where bits 0..5 of 64 are 0); from bit 6 on, rows
@@ -234,19 +275,24 @@ extern "C" __global__ void rows_iota(u64* T, int k, i64 W, i64 n) {
     }
 }
 
-// Warp per 32 rows of IX (grid-stride): stats[0] += the rows X marks; stats[1] = 1 when a marked
+// Warp per word of IX (FOR_WORDS): stats[0] += the rows X marks; stats[1] = 1 when a marked
 // row's number is not in 1..limit. Writes nothing else.
 extern "C" __global__ void rows_check(const u64* IX, int ixk, i64 W, const u64* X, i64 limit, u64* stats) {
     const int lane = threadIdx.x & 31;
     u64 marked = 0ULL;
     bool bad = false;
-    FOR_UNITS(base, W * 64) {
-        const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-        if (!xm) continue;
-        const u64 v = warp_values(IX, 0, ixk, W, base, lane);      // ixk <= 63: fits an i64
-        if ((xm >> lane) & 1u) {
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) continue;
+        u64 a, b, lo, hi;
+        load_cols(IX, ixk, W, w, lane, a, b);
+        word_values(a, b, ixk, lane, lo, hi);                       // ixk <= 63: fits an i64
+        if ((xw >> lane) & 1ULL) {
             marked += 1ULL;
-            if (v < 1ULL || v > (u64)limit) bad = true;
+            if (lo < 1ULL || lo > (u64)limit) bad = true;
+        }
+        if ((xw >> (lane + 32)) & 1ULL) {
+            marked += 1ULL;
+            if (hi < 1ULL || hi > (u64)limit) bad = true;
         }
     }
     if (bad) stats[1] = 1ULL;
@@ -285,6 +331,20 @@ extern "C" __global__ void rows_gather_values(const u64* vals, int k, const u64*
     warp_write(R, 0, k, W, base, lane, v, xm);
 }
 
+// rows_gather_values for T of at most 32 columns: 4-byte numbers, half the footprint of the
+// random loads (T's rows at R-MAT scale 22: 16 MB, which stays in L2; 8-byte ones did not).
+extern "C" __global__ void rows_gather_values32(const unsigned int* __restrict__ vals, int k, const u64* IX, int ixk,
+                                                const u64* X, u64* R, i64 W) {
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+    if (!xm) return;
+    const u64 ix = warp_values(IX, 0, ixk, W, base, lane);
+    const u64 v = ((xm >> lane) & 1u) ? (u64)vals[ix - 1] : 0ULL;
+    warp_write(R, 0, k, W, base, lane, v, xm);
+}
+
 // Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
 // none; 32 bits, so IX has fewer than 2^32 - 1 rows).
 extern "C" __global__ void rows_scatter_win(const u64* IX, int ixk, i64 W, const u64* X, unsigned int* win) {
@@ -316,26 +376,30 @@ extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const
     copy_rows(T, WT, k, src, mask, R, W, w);
 }
 
-// GROUPMIN's passes: warp per 32 rows (grid-stride), G's and K's values by warp_values; lanes
-// of one group in a warp combine before their one atomic (a large component holds most arcs).
+// GROUPMIN's passes: warp per word (FOR_WORDS), G's and K's values by load_cols and word_values;
+// lanes of one group in a warp combine before their one atomic (a large component holds most arcs).
 
-// One unit of 32 rows (base .. base+31) of a GROUPMIN pass: returns X's bits of the unit (0: no
-// row marked, g and key are not read) and gives each lane its row's G value g and its key: K's
-// value (rowbits < 0), K's value above the row number (rowbits >= 0: the packed passes), or the
-// row number itself (K null). Every lane of the warp calls it.
-__device__ __forceinline__ unsigned int group_unit(const u64* G, int gk, const u64* K, int kk, int rowbits,
-                                                   i64 W, const u64* X, i64 base, int lane, u64& g, u64& key) {
-    g = key = ~0ULL;
-    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-    if (!xm) return 0u;
-    g = warp_values(G, 0, gk, W, base, lane);
+// Word w of a GROUPMIN pass: each lane's G values g[h] and keys key[h] of its rows w*64 + 32h + lane
+// (h = 0, 1): K's value (rowbits < 0), K's value above the row number (rowbits >= 0: the packed
+// passes), or the row number itself (K null). G's and K's words are all loaded first. Every lane
+// of the warp calls it.
+__device__ __forceinline__ void group_word(const u64* G, int gk, const u64* K, int kk, int rowbits, i64 W,
+                                           i64 w, int lane, u64 g[2], u64 key[2]) {
+    u64 ga, gb, ka = 0ULL, kb = 0ULL;
+    load_cols(G, gk, W, w, lane, ga, gb);
+    if (K != nullptr) load_cols(K, kk, W, w, lane, ka, kb);
+    word_values(ga, gb, gk, lane, g[0], g[1]);
+    const u64 r0 = (u64)(w * 64 + lane);
     if (K == nullptr) {
-        key = (u64)(base + lane);
+        key[0] = r0;
+        key[1] = r0 + 32ULL;
     } else {
-        key = warp_values(K, 0, kk, W, base, lane);
-        if (rowbits >= 0) key = (key << rowbits) | (u64)(base + lane);
+        word_values(ka, kb, kk, lane, key[0], key[1]);
+        if (rowbits >= 0) {
+            key[0] = (key[0] << rowbits) | r0;
+            key[1] = (key[1] << rowbits) | (r0 + 32ULL);
+        }
     }
-    return xm;
 }
 
 // gmin[g] = min(gmin[g], the least key among the unit's marked rows of group g): one atomic per
@@ -349,8 +413,8 @@ __device__ __forceinline__ void group_min_unit(unsigned int xm, int lane, u64 g,
     if (on && lane == __ffs(peers) - 1 && best < gmin[g]) atomicMin(&gmin[g], best);
 }
 
-// A marking pass's unit: Z's half-word of the unit gets the rows chosen (every half-word of Z is
-// written); chosen and ones count them and the 1 bits of their G values.
+// A marking pass's unit: Z's half-word of the unit gets the rows chosen; chosen and ones count
+// them and the 1 bits of their G values.
 __device__ __forceinline__ void mark_unit(unsigned int* Z32, i64 base, int lane, bool ch, u64 g,
                                           u64& chosen, u64& ones) {
     const unsigned int zb = __ballot_sync(FULL, ch);
@@ -365,10 +429,14 @@ __device__ __forceinline__ void mark_unit(unsigned int* Z32, i64 base, int lane,
 extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, u64* gmin) {
     const int lane = threadIdx.x & 31;
-    FOR_UNITS(base, W * 64) {
-        u64 g, kv;
-        const unsigned int xm = group_unit(G, gk, K, kk, -1, W, X, base, lane, g, kv);
-        if (xm) group_min_unit(xm, lane, g, kv, gmin);
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) continue;
+        u64 g[2], kv[2];
+        group_word(G, gk, K, kk, -1, W, w, lane, g, kv);
+        for (int h = 0; h < 2; ++h) {
+            const unsigned int xm = (unsigned int)(xw >> (32 * h));
+            if (xm) group_min_unit(xm, lane, g[h], kv[h], gmin);
+        }
     }
 }
 
@@ -377,29 +445,41 @@ extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K,
 extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, const u64* gmin, u64* grow) {
     const int lane = threadIdx.x & 31;
-    FOR_UNITS(base, W * 64) {
-        u64 g, kv;
-        const unsigned int xm = group_unit(G, gk, K, kk, -1, W, X, base, lane, g, kv);
-        if (!xm) continue;
-        const bool cand = ((xm >> lane) & 1u) && kv == gmin[g];
-        const unsigned int cm = __ballot_sync(FULL, cand);
-        if (!cm) continue;
-        const unsigned int peers = __match_any_sync(FULL, g) & cm;
-        if (cand && lane == __ffs(peers) - 1 && (u64)(base + lane) < grow[g]) atomicMin(&grow[g], (u64)(base + lane));
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) continue;
+        u64 g[2], kv[2];
+        group_word(G, gk, K, kk, -1, W, w, lane, g, kv);
+        for (int h = 0; h < 2; ++h) {
+            const unsigned int xm = (unsigned int)(xw >> (32 * h));
+            const bool cand = ((xm >> lane) & 1u) && kv[h] == gmin[g[h]];
+            const unsigned int cm = __ballot_sync(FULL, cand);
+            if (!cm) continue;
+            const unsigned int peers = __match_any_sync(FULL, g[h]) & cm;
+            const u64 row = (u64)(w * 64 + 32 * h + lane);
+            if (cand && lane == __ffs(peers) - 1 && row < grow[g[h]]) atomicMin(&grow[g[h]], row);
+        }
     }
 }
 
 // Pass 3: Z's bit is 1 for the marked rows chosen for their group (the row that is grow of its
-// group); stats[0] += the rows chosen (the groups), stats[1] += the 1 bits of their G values.
+// group); every word of Z is written; stats[0] += the rows chosen (the groups), stats[1] += the
+// 1 bits of their G values.
 extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const u64* X,
                                               const u64* grow, u64* Z, u64* stats) {
     const int lane = threadIdx.x & 31;
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
-    FOR_UNITS(base, W * 64) {
-        u64 g, row;
-        const unsigned int xm = group_unit(G, gk, nullptr, 0, -1, W, X, base, lane, g, row);
-        mark_unit(Z32, base, lane, ((xm >> lane) & 1u) && grow[g] == row, g, chosen, ones);
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) {
+            if (lane == 0) Z[w] = 0ULL;
+            continue;
+        }
+        u64 g[2], row[2];
+        group_word(G, gk, nullptr, 0, -1, W, w, lane, g, row);
+        for (int h = 0; h < 2; ++h) {
+            const unsigned int xm = (unsigned int)(xw >> (32 * h));
+            mark_unit(Z32, w * 64 + 32 * h, lane, ((xm >> lane) & 1u) && grow[g[h]] == row[h], g[h], chosen, ones);
+        }
     }
     warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
@@ -411,10 +491,14 @@ extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const
 extern "C" __global__ void rows_groupmin_packed(const u64* G, int gk, const u64* K, int kk, i64 W,
                                                 const u64* X, int rowbits, u64* gmin) {
     const int lane = threadIdx.x & 31;
-    FOR_UNITS(base, W * 64) {
-        u64 g, key;
-        const unsigned int xm = group_unit(G, gk, K, kk, rowbits, W, X, base, lane, g, key);
-        if (xm) group_min_unit(xm, lane, g, key, gmin);
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) continue;
+        u64 g[2], key[2];
+        group_word(G, gk, K, kk, rowbits, W, w, lane, g, key);
+        for (int h = 0; h < 2; ++h) {
+            const unsigned int xm = (unsigned int)(xw >> (32 * h));
+            if (xm) group_min_unit(xm, lane, g[h], key[h], gmin);
+        }
     }
 }
 
@@ -425,10 +509,74 @@ extern "C" __global__ void rows_groupmin_mark_packed(const u64* G, int gk, const
     const int lane = threadIdx.x & 31;
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
-    FOR_UNITS(base, W * 64) {
-        u64 g, key;
-        const unsigned int xm = group_unit(G, gk, K, kk, rowbits, W, X, base, lane, g, key);
-        mark_unit(Z32, base, lane, ((xm >> lane) & 1u) && gmin[g] == key, g, chosen, ones);
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) {
+            if (lane == 0) Z[w] = 0ULL;
+            continue;
+        }
+        u64 g[2], key[2];
+        group_word(G, gk, K, kk, rowbits, W, w, lane, g, key);
+        for (int h = 0; h < 2; ++h) {
+            const unsigned int xm = (unsigned int)(xw >> (32 * h));
+            mark_unit(Z32, w * 64 + 32 * h, lane, ((xm >> lane) & 1u) && gmin[g[h]] == key[h], g[h], chosen, ones);
+        }
+    }
+    warp_add(&stats[0], chosen);
+    warp_add(&stats[1], ones);
+}
+
+// GROUPMIN of G by G itself (K is G: BORUVKA's dedupe of its edge keys) without a sort: an
+// open-addressing hash table of S slots in device memory, slot s = (key, least row) in tab[2s],
+// tab[2s+1], both all ones when empty (keys of at most 63 bits are never all ones). The two
+// words share a 32-byte sector, so the row's atomic finds the key's line in L2.
+__device__ __forceinline__ u64 key_hash(u64 x) {            // splitmix64's finaliser
+    x ^= x >> 30; x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27; x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+#define EMPTY_SLOT 0xFFFFFFFFFFFFFFFFULL
+
+// Warp per 32 rows: every marked row finds its key's slot (linear probing from the key's hash
+// scaled to 0..S-1; atomicCAS claims an empty one) and atomicMin's its row number into it,
+// after a plain read shows it lowers it (a slot's key never changes once set, and its row only
+// falls, so a stale read only lets an atomic through).
+extern "C" __global__ void rows_dedupe_insert(const u64* G, int gk, i64 W, const u64* X, u64* tab, i64 S) {
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+    if (!xm) return;
+    const u64 key = warp_values(G, 0, gk, W, base, lane);
+    if (!((xm >> lane) & 1u)) return;
+    const u64 row = (u64)(base + lane);
+    i64 s = (i64)__umul64hi(key_hash(key), (u64)S);
+    for (;;) {
+        u64 k0 = ((volatile u64*)tab)[2 * s];
+        if (k0 == EMPTY_SLOT) {
+            k0 = atomicCAS(&tab[2 * s], EMPTY_SLOT, key);
+            if (k0 == EMPTY_SLOT) k0 = key;                     // claimed
+        }
+        if (k0 == key) {
+            if (row < ((volatile u64*)tab)[2 * s + 1]) atomicMin(&tab[2 * s + 1], row);
+            return;
+        }
+        if (++s == S) s = 0;
+    }
+}
+
+// Slot per thread (grid-stride): every filled slot's row is its key's first marked row, marked
+// in Z (zeroed before); stats[0] += the keys (groups), stats[1] += their 1 bits.
+extern "C" __global__ void rows_dedupe_mark(const u64* tab, i64 S, u64* Z, u64* stats) {
+    const ulonglong2* slots = reinterpret_cast<const ulonglong2*>(tab);
+    u64 chosen = 0ULL, ones = 0ULL;
+    for (i64 s = (i64)blockIdx.x * blockDim.x + threadIdx.x; s < S; s += (i64)gridDim.x * blockDim.x) {
+        const ulonglong2 e = slots[s];
+        if (e.x != EMPTY_SLOT) {
+            atomicOr(&Z[e.y >> 6], 1ULL << (e.y & 63));
+            chosen += 1ULL;
+            ones += __popcll(e.x);
+        }
     }
     warp_add(&stats[0], chosen);
     warp_add(&stats[1], ones);
@@ -466,6 +614,15 @@ extern "C" __global__ void rows_values(const u64* T, int k, i64 W, const i64* ro
     if (base >= c) return;
     const u64 v = warp_values(T, 0, k, W, base, threadIdx.x & 31);
     if (j < c) vals[j] = v;
+}
+
+// rows_values with every row listed, for T of at most 32 columns: 4-byte numbers.
+extern "C" __global__ void rows_values32(const u64* T, int k, i64 W, i64 c, unsigned int* vals) {
+    const i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 base = j & ~31LL;
+    if (base >= c) return;
+    const u64 v = warp_values(T, 0, k, W, base, threadIdx.x & 31);
+    if (j < c) vals[j] = (unsigned int)v;
 }
 
 // Positions i < c of the sorted order, a warp of 32 at a time (grid-stride): the first of a run
@@ -550,7 +707,8 @@ _STRIDE_BLOCKS = 2048       # grid-stride kernels (the ones that sum counters): 
 _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_scatter_win", "rows_scatter_write",
           "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_groupmin_packed",
           "rows_groupmin_mark_packed", "rows_popc", "rows_list",
-          "rows_values", "rows_group_first", "rows_gather_list", "rows_expand")
+          "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
+          "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32")
 _modules: dict = {}          # device -> {kernel name: kernel}
 
 
@@ -577,6 +735,11 @@ def _stride_grid(rows: int):
     return (max(1, min(_STRIDE_BLOCKS, -(-rows // _BLOCK))),), (_BLOCK,)
 
 
+def _word_grid(words: int):
+    """A FOR_WORDS kernel over ``words`` words: a warp per word a step."""
+    return _stride_grid(32 * words)
+
+
 def _u64(a):
     return a if (a.dtype == cp.uint64 and a.flags.c_contiguous) else cp.ascontiguousarray(a, dtype=cp.uint64)
 
@@ -597,7 +760,7 @@ def decode(IX, X_v, limit: int):
     outside 1..limit (nothing written). The kernels that move the rows read IX themselves."""
     W = IX.data.shape[1]
     stats = cp.zeros(2, dtype=cp.uint64)
-    _kernels()["rows_check"](*_stride_grid(W * 64), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
+    _kernels()["rows_check"](*_word_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
                                          np.int64(limit), stats))
     marked, bad = _read(stats)
     if bad or IX.n >= (1 << 32) - 1:       # SCATTER's winners are 32-bit row numbers
@@ -610,6 +773,13 @@ def gather_apply(T, IX, plan, X_v, R) -> None:
     W = R.data.shape[1]
     # T's rows as numbers first (one pass over T), then one load per moved row; unless T is
     # far larger than what moves (plan: the marked rows), when the column path reads less
+    if T.k <= 32 and T.n <= 64 * max(plan, 1):
+        vals = cp.empty(T.n, dtype=cp.uint32)
+        fns["rows_values32"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), np.int64(T.n),
+                                           vals))
+        fns["rows_gather_values32"](*_rows_grid(W * 64), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k),
+                                                          _u64(X_v), R.data, np.int64(W)))
+        return
     if T.k <= 64 and T.n <= 64 * max(plan, 1):
         vals = cp.empty(T.n, dtype=cp.uint64)
         none = cp.zeros(1, dtype=cp.int64)
@@ -660,6 +830,30 @@ def numb(X_v) -> int:
     return int(_ends(X_v, W)[-1]) if W else 0
 
 
+DEDUPE_BITS_MAX = 63        # GROUPMIN(G, G, X) by a hash table up to here (a key is never all ones)
+
+
+def _groupmin_hashed(G, X_v):
+    """GROUPMIN(G, G, X): the first marked row of every distinct G value, from a hash table of
+    the keys (about 1.5 slots of 16 bytes per marked row) instead of a sort of them."""
+    fns = _kernels()
+    W = G.data.shape[1]
+    Z = cp.zeros(W, dtype=cp.uint64)
+    c = numb(X_v)
+    if not c:
+        return Z, 0, 0
+    slots = c + c // 2 + 32                      # load at most 2/3: a few probes a row
+    tab = cp.empty(2 * slots, dtype=cp.uint64)
+    tab.data.memset_async(0xFF, tab.nbytes)      # every slot empty: key and row all ones
+    fns["rows_dedupe_insert"](*_rows_grid(W * 64), (_u64(G.data), np.int32(G.k), np.int64(W), _u64(X_v), tab,
+                                                     np.int64(slots)))
+    stats = cp.zeros(2, dtype=cp.uint64)
+    fns["rows_dedupe_mark"](*_stride_grid(slots), (tab, np.int64(slots), Z, stats))
+    del tab
+    groups, ones = _read(stats)
+    return Z, groups, ones
+
+
 def _groupmin_sorted(G, K, X_v):
     """GROUPMIN for any group width: the marked rows sorted stably by G and K; the first row
     of every group is its chosen one."""
@@ -691,13 +885,15 @@ def _groupmin_sorted(G, K, X_v):
 def groupmin_counted(G, K, X_v):
     """(Z, the groups, the 1 bits of the groups' G values)."""
     if G.k > GROUP_BITS_SCRATCH:
+        if G.data is K.data and G.k <= DEDUPE_BITS_MAX:
+            return _groupmin_hashed(G, X_v)
         return _groupmin_sorted(G, K, X_v)
     fns = _kernels()
     W = G.data.shape[1]
     groups = 1 << G.k
     gmin = cp.full(groups, np.iinfo(np.uint64).max, dtype=cp.uint64)
     Gd, Kd, Xd = _u64(G.data), _u64(K.data), _u64(X_v)
-    grid, block = _stride_grid(W * 64)
+    grid, block = _word_grid(W)
     Z = cp.empty(W, dtype=cp.uint64)
     stats = cp.zeros(2, dtype=cp.uint64)
     rowbits = packed_row_bits(G.n, K.k)

@@ -169,6 +169,26 @@ def test_groupmin(backend, n, k):
         np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, K, X), err_msg=xmode)
 
 
+@pytest.mark.parametrize("n,gk", [(1, 27), (65, 40), (200, 53), (300, 63), (130, 64)])
+def test_groupmin_of_a_table_by_itself(backend, n, gk):
+    """GROUPMIN(G, G, X) with one table as both arguments (BORUVKA's dedupe of its edge keys:
+    on the GPU a hash table of the keys, no sort, up to 63 columns): the first marked row of
+    every distinct value."""
+    rng = np.random.default_rng([n, gk, 11])
+    for xmode in X_MODES:
+        wide = rng.integers(0, np.iinfo(np.uint64).max, 1 + n // 4, dtype=np.uint64, endpoint=True)
+        wide >>= np.uint64(64 - gk)
+        G = as_bits(wide[rng.integers(0, wide.size, n)], gk)           # repeats of a few values
+        X = control(rng, n, xmode)
+
+        def build(m):
+            g = m.table(G)
+            return g, g, m.slice(X), m.slice(np.ones(n, bool))
+        fa, ba = call_both(backend, "GROUPMIN", build)
+        np.testing.assert_array_equal(fa[3].to_numpy(), ba[3].to_numpy(), err_msg=xmode)
+        np.testing.assert_array_equal(fa[3].to_numpy(), model_groupmin(G, G, X), err_msg=xmode)
+
+
 @pytest.mark.parametrize("n,gk", [(1, 27), (65, 40), (300, 64)])
 def test_groupmin_wide_groups(backend, n, gk):
     """Groups wider than the GPU's scratch kernels (26 bits) are sorted on the device."""
@@ -442,6 +462,31 @@ def test_cupy_groupmin_ties_and_packing_limit():
                     what = f"groupmin n={n} gk={gk} kk={kk} marked={int(X.sum())}"
                     np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
                     assert (gh, oh) == (gd, od), what
+
+
+def test_cupy_groupmin_by_itself_hashed():
+    """GROUPMIN(G, G, X) on the GPU (a hash table of the keys: rows_dedupe_insert, rows_dedupe_mark)
+    against the NumPy kernel: widths up to 63 columns (64: sorted), all rows distinct, one value
+    for every row, a few values, control slices all ones (BORUVKA's dedupe), random, sparse,
+    none, row counts not multiples of 32 or 64; Z, the groups and their 1 bits."""
+    cp, rc = _cupy_or_skip()
+    from starvm.backends import get_backend
+    from starvm.native import rows_numpy as rn
+    hb, db = get_backend("numpy"), get_backend("cupy")
+    rng = np.random.default_rng(78)
+    for n in (1, 33, 100, 1000, 40_003, 300_001):
+        for gk in (27, 40, 53, 63, 64):
+            for distinct in (1, 5, max(1, n // 3), n):
+                vals = rng.integers(0, np.iinfo(np.uint64).max, distinct, dtype=np.uint64, endpoint=True)
+                vals >>= np.uint64(64 - gk)
+                G = as_bits(vals[rng.integers(0, distinct, n)], gk)
+                for X in (np.ones(n, bool), rng.random(n) < 0.5, rng.random(n) < 0.01, np.zeros(n, bool)):
+                    gh, gd = hb.table(n, gk, G), db.table(n, gk, G)
+                    zh, ch, oh = rn.groupmin_counted(gh, gh, hb.from_bools(X))
+                    zd, cd, od = rc.groupmin_counted(gd, gd, db.from_bools(X))
+                    what = f"groupmin G=K n={n} gk={gk} distinct={distinct} marked={int(X.sum())}"
+                    np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
+                    assert (ch, oh) == (cd, od), what
 
 
 def test_cupy_compact_expand_and_moves_by_width():
