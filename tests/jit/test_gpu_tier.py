@@ -34,9 +34,9 @@ def test_library_bodies_and_listings_render():
         assert not isinstance(got[where], str), (where, got[where])
     adapt = got["stdlib/warshall.star:U_WARSHALL_adapt"]
     assert adapt.has_pfor and adapt.writes_tables
-    # MIN: one grid reduction (SOME) per column, no other barrier
+    # MIN: one grid reduction (SOME, of the OR made as Y was) per column, no other barrier
     body = got["stdlib/search.star:U_MIN"].source.split("void f_r_u_min(")[1].split("\n}\n")[0]
-    assert body.count("d_some<") == 1 and "gsync" not in body
+    assert body.count("grid_red(") == 1 and "d_some<" not in body and "gsync" not in body
 
 
 REFUSED = """
