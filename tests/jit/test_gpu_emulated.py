@@ -528,6 +528,46 @@ end;
 """
 
 
+def test_a_grid_that_spills_takes_a_smaller_r_with_registers_capped(monkeypatch):
+    """kernel_for on the stand-in for CuPy: where the grid holds MIN's slices only with a kernel
+    that spills (R = 2 on 4 SMs of one block each), the smallest R whose kernel, its
+    registers capped by launch bounds for the blocks it needs (here 2 an SM), spills less is
+    launched (R = 1, 8 blocks); the choice is made once a shape (no module built after); where
+    the capped kernel spills as much, the first stays."""
+    from gpu_sources import fake_cupy
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.jit import cuda_runtime
+    for capped_spill, want_R, want_blocks in ((100, 1, 8), (700, 2, 4)):
+        with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+            _with_device_copies(monkeypatch, fake_cupy)
+            built = {}
+            plain_module = cuda_runtime.GpuRoutine.module
+
+            def module(self, R, kw, rp, bound, cooperative=True, mb=0, _plain=plain_module):
+                fn = _plain(self, R, kw, rp, bound, cooperative, mb)
+                built[id(fn)] = mb
+                return fn
+            monkeypatch.setattr(cuda_runtime.GpuRoutine, "module", module)
+            monkeypatch.setattr(cuda_runtime, "_SMS", [4])
+            monkeypatch.setattr(cuda_runtime, "_blocks_per_sm", lambda fn, threads: 4 if built[id(fn)] else 1)
+            monkeypatch.setattr(cuda_runtime, "_spill_bytes", lambda fn, s=capped_spill: s if built[id(fn)] else 700)
+            m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+            m.load(MIN_TEXT, "capped.star")
+            rows = 1 << 17
+            T, X = m.table(np.zeros((rows, 3), bool)), m.slice(np.ones(rows, bool))
+            for call in range(2):
+                modules = len(fake_cupy.MODULES)
+                fake_cupy.LAUNCHES.clear()
+                m.call("MY_MIN", T, X, m.slice(np.zeros(rows, bool)))
+                launch, = fake_cupy.LAUNCHES
+                assert launch.grid == (want_blocks,) and launch.block == (256,)
+                assert (len(fake_cupy.MODULES) - modules) == (0 if call else 3)   # R = 1 and 2, R = 1 capped
+            capped = [mod for mod in fake_cupy.MODULES if "__launch_bounds__(256, 2)" in mod.code]
+            assert len(capped) == 1 and "#define R 1\n" in capped[0].code
+            r = m.jit.routines["r_my_min"]
+            assert {R for (_f, _t, b, R) in r.kernels.values() if b} == {want_R}
+
+
 def test_each_launch_covers_its_calls_slices_and_no_kernel_is_built_twice(monkeypatch):
     """kernel_for on the stand-in for CuPy: the blocks of MATCH's launch (no grid barrier) follow
     each call's rows (they were kept with the kernel: a longer table after a shorter one left
