@@ -1005,16 +1005,20 @@ def write_gpu(doc, path):
               "changed. So us/pivot is one barrier plus a few dependent iteration latencies; at n = 16384 the "
               "table (33.5 MB) is read once a pivot from L2. The rows below the first two change one thing each. "
               "The hand kernel does 64 pivots per launch in shared memory.",
-              "- MIN body: 32 COL reads of rows/64 words each (bytes_read) plus one grid barrier per column (SOME): "
-              "its slices Z and Y (16 MB each at 2^27 rows) must stay in the registers of a resident grid (33 MB on "
-              "the H100), so R = 64 words a thread at 255 registers and spills to local memory (the row RECOMPUTE "
-              "holds only Z and reads each column again after the barrier instead); 'kernel alone' "
-              "(device events around the launch) against the call gives the host's share (status block, launch, "
-              "the read-back that waits for the kernel; bench/gpu_call_phases.py takes it apart); cupy.min reads "
-              "rows x 4 bytes once.",
+              "- MIN body: 32 COL reads of rows/64 words each (bytes_read, an upper bound: `Y := Z and not COL(j, T)` "
+              "is fused word by word and reads a column's word only where Z's word is not 0, so on random values "
+              "the columns after the first few are mostly not read; on equal values every word is read) plus one "
+              "grid barrier per column (SOME, of the OR made as Y was). Z (16 MB at 2^27 rows) stays in the "
+              "registers of a resident grid (33 MB on the H100): R = 64 words a thread at 255 registers spills, so "
+              "the tier takes R = 16 capped at 64 registers (4 blocks an SM), Y waiting in shared memory across "
+              "the barrier. Nsight Compute at 67d6c7b (R = 64): 8 warps an SM, 0.17 instructions issued a cycle "
+              "per scheduler, DRAM at 22% of its peak, stalls on L1TEX (spills and loads): latency- and "
+              "instruction-bound, not bandwidth-bound; 'kernel alone' (device events around the launch) against "
+              "the call gives the host's share (bench/gpu_call_phases.py takes it apart); cupy.min reads rows x 4 "
+              "bytes once.",
               "- MATCH body: no grid barrier (its bit tests read a word every thread holds), so it is an ordinary "
-              "launch of 4 words a thread: one pass over the 32 columns, bound by HBM bandwidth (bytes_read over "
-              "'kernel alone'); the call adds the host's share as for MIN.",
+              "launch of 4 words a thread: one pass over the 32 columns, a word's columns read only while its Z "
+              "word is not 0 (fused, as MIN); the call adds the host's share as for MIN.",
               "- COL/or/COL loop: one block of threads (79 words for n = 5000), no barrier: each iteration is a "
               "load, an OR and a store per word plus the uniform bookkeeping (steps, the step budget) in every "
               "thread: latency-bound.",

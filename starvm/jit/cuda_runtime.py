@@ -172,7 +172,7 @@ class GpuRoutine(JitRoutine):
             # the blocks are this call's (the key does not hold the slices' length: kept with
             # the kernel, a longer slice after a shorter one left words undone)
             return self.placed(key, -(-caps // (R * THREADS)))
-        memo = (caps, kw, rp, variant)
+        memo = (caps, kw, rp, variant, os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM"))
         if memo in self.chosen:        # this shape's kernel and blocks, as decided before
             return self.placed(*self.chosen[memo])
         sms = _sm_count()
