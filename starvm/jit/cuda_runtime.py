@@ -210,11 +210,14 @@ class GpuRoutine(JitRoutine):
             if need > most:
                 R *= 2
                 continue
-            if key not in self.kernels:
-                self.kernels[key] = (fn, threads, 0, R)
             spill = _spill_bytes(fn)
+            alt = None
             if not self.plan.has_pfor and not _fit() and spill > 0:
-                key, need = self.capped(caps, kw, rp, variant, R, threads, sms, spill) or (key, need)
+                alt = self.capped(caps, kw, rp, variant, R, threads, sms, spill)
+            if alt is not None:
+                key, need = alt
+            elif key not in self.kernels:     # (kernels: those launched; fits: those built)
+                self.kernels[key] = (fn, threads, 0, R)
             # parallel for: a few iterations per warp on one block an SM (each grid barrier
             # costs one atomic per block); otherwise just the blocks this call's slices need
             per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
