@@ -1,6 +1,6 @@
 """Where BORUVKA's time goes on the GPU, kernel by kernel (auto or cupy backend, CuPy needed).
 
-    python3 bench/profile_boruvka.py --scale 22 [--backend auto] [--out FILE]
+    python3 bench/profile_boruvka.py --scale 22 [--backend auto] [--out FILE] [--ab NAME=VALUE ...]
 
 Generates an R-MAT graph on the GPU (bench_stdlib's model and seed, CuPy's random stream),
 builds the left/right/weight tables, runs BORUVKA once to warm up and ``--runs`` times timed
@@ -9,7 +9,9 @@ synchronised: ``timed_call``) and every launch of the row, search and compare ke
 the CuPy functions they call (cumsum, argsort) timed with CUDA events, each attributed to the
 native routine it ran in. Prints the routines' calls (with the table sizes) and the kernels,
 by time; the time outside native routines is the interpreted Star steps (a launch or a host
-read each). Checks the forest against SciPy. A measuring tool for issue 13, not a benchmark
+read each). Checks the forest against SciPy. ``--ab NAME=VALUE`` adds a variant (a constant
+of rows_cupy changed, e.g. ``GATHER_NARROW_COLS=0``, ``DEDUPE_BITS_MAX=0``): its runs alternate
+with the plain code's, and it is profiled too. A measuring tool for issue 13, not a benchmark
 of record (bench_stdlib.py is that).
 """
 from __future__ import annotations
@@ -109,6 +111,9 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-check", action="store_true", help="skip SciPy's forest (bench_stdlib checks it)")
+    ap.add_argument("--ab", action="append", default=[], metavar="NAME=VALUE",
+                    help="a variant: a constant of starvm.native.rows_cupy set to VALUE (e.g. GATHER_NARROW_COLS=0); "
+                         "the variants' timed runs alternate with the plain code's, each profiled once")
     args = ap.parse_args(argv)
     import cupy as cp
     from scipy.sparse.csgraph import minimum_spanning_tree
@@ -132,29 +137,55 @@ def main(argv=None) -> int:
     if not args.no_check:
         ref = minimum_spanning_tree(g.weight_matrix())
         expect = (int(round(ref.sum())), ref.nnz)
-    times = []
+    from starvm.native import rows_cupy
+    variants = [("as committed", {})]
+    for spec in args.ab:
+        name, _, value = spec.partition("=")
+        if not hasattr(rows_cupy, name):
+            ap.error(f"--ab {spec}: rows_cupy has no {name}")
+        variants.append((spec, {name: int(value)}))
+    plain = {name: getattr(rows_cupy, name) for _, sets in variants for name in sets}
+
+    def use(sets):
+        for name, v in plain.items():
+            setattr(rows_cupy, name, sets.get(name, v))
+    times = {label: [] for label, _ in variants}
     sync = synchronizer(m)
-    for i in range(args.runs + 1):
-        Tr = m.slice(np.zeros(g.m, bool))
-        times.append(clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync))
-        tree = np.asarray(Tr.to_numpy(), bool)
-        got = (int(g.weight[tree].sum()), int(tree.sum()))
-        if expect is not None and got != expect:
-            say(f"MISMATCH: starvm {got} != SciPy {expect}")
-            return 1
-    med = float(np.median(times[1:]))
-    say(f"BORUVKA: runs {', '.join(f'{t:.4f}' for t in times)} s (first: warm-up); median {med:.4f} s = "
-        f"{g.m / 2 / med / 1e6:.0f} MTEPS; "
-        + (f"equal to SciPy {expect}" if expect else f"forest {got} (not checked)"))
+    forests = set()
+    for i in range(args.runs + 1):              # the variants alternate run by run
+        for label, sets in variants:
+            use(sets)
+            Tr = m.slice(np.zeros(g.m, bool))
+            times[label].append(clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync))
+            tree = np.asarray(Tr.to_numpy(), bool)
+            got = (int(g.weight[tree].sum()), int(tree.sum()))
+            forests.add(got)
+            if expect is not None and got != expect:
+                say(f"MISMATCH ({label}): starvm {got} != SciPy {expect}")
+                return 1
+    if len(forests) > 1:
+        say(f"MISMATCH: the variants' forests differ: {sorted(forests)}")
+        return 1
+    for label, _ in variants:
+        med = float(np.median(times[label][1:]))
+        say(f"BORUVKA{'' if len(variants) == 1 else f' ({label})'}: runs "
+            f"{', '.join(f'{t:.4f}' for t in times[label])} s (first: warm-up); median {med:.4f} s = "
+            f"{g.m / 2 / med / 1e6:.0f} MTEPS; "
+            + (f"equal to SciPy {expect}" if expect else f"forest {got} (not checked)"))
     prof = Profile(cp)
     prof.install()
-    Tr = m.slice(np.zeros(g.m, bool))
-    total = clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync)
-    native = sum(x for _, x in prof.calls)
-    say(f"profiled run: {total * 1e3:.1f} ms, native routines {native * 1e3:.1f} ms, "
-        f"outside them {(total - native) * 1e3:.1f} ms")
-    for s in prof.report():
-        say(s)
+    for label, sets in variants:
+        use(sets)
+        prof.events.clear()
+        prof.calls.clear()
+        Tr = m.slice(np.zeros(g.m, bool))
+        total = clock(lambda: m.call("BORUVKA", g.n, L, R, W, Tr), sync)
+        native = sum(x for _, x in prof.calls)
+        say(f"profiled run{'' if len(variants) == 1 else f' ({label})'}: {total * 1e3:.1f} ms, "
+            f"native routines {native * 1e3:.1f} ms, outside them {(total - native) * 1e3:.1f} ms")
+        for s in prof.report():
+            say(s)
+    use({})
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
     return 0

@@ -30,11 +30,12 @@ and by GATHER's column path.
             R-MAT scale 22, not 128 M x 23); for T of at most 32 columns the numbers are 4 bytes
             (rows_values32, rows_gather_values32: 16 MB for 4 M labels, which L2 holds);
             otherwise rows_gather, column by column.
-  SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win (thread per word of
-            IX): atomicMax of the source row into win[target] (init -1), so the largest i
+  SCATTER   rows_check as for GATHER (limit NROWS(R)); rows_scatter_win_warp (warp per word of
+            IX, FOR_WORDS): atomicMax of the source row into win[target] (init -1), so the largest i
             wins as in the Star body (32-bit: 1 + the row, 0 for none; an IX of 2^32 - 1 rows or
-            more runs the Star body); rows_scatter_write (thread per word of R): the rows of
-            the word that have a winner take T's bits at the winner, column by column.
+            more runs the Star body); rows_scatter_write_warp (warp per 32 rows of R): the rows
+            that have a winner take T's row at the winner (lane_value, warp_write). SCATTER_WARP
+            = 0 selects the thread-per-word kernels they replace (rows_scatter_win/_write).
   GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries), warp kernels (a warp per
             64-row word, FOR_WORDS, as rows_check): the lanes of
             one group in a warp combine first (__match_any_sync, then the least value over
@@ -376,6 +377,38 @@ extern "C" __global__ void rows_scatter_write(const u64* T, i64 WT, int k, const
     copy_rows(T, WT, k, src, mask, R, W, w);
 }
 
+// SCATTER as warp kernels (SCATTER_WARP). Warp per word of IX (FOR_WORDS): win[target] = 1 + the
+// largest marked row naming that target, as rows_scatter_win, the row numbers by word_values.
+extern "C" __global__ void rows_scatter_win_warp(const u64* IX, int ixk, i64 W, const u64* X, unsigned int* win) {
+    const int lane = threadIdx.x & 31;
+    FOR_WORDS(w, xw, X, W) {
+        if (!xw) continue;
+        u64 a, b, lo, hi;
+        load_cols(IX, ixk, W, w, lane, a, b);
+        word_values(a, b, ixk, lane, lo, hi);
+        if ((xw >> lane) & 1ULL) atomicMax(&win[lo - 1ULL], (unsigned int)(w * 64 + lane + 1));
+        if ((xw >> (lane + 32)) & 1ULL) atomicMax(&win[hi - 1ULL], (unsigned int)(w * 64 + 32 + lane + 1));
+    }
+}
+
+// Warp per 32 rows of R: the rows with a winner take T's row win[d] - 1 (each lane reads its
+// source row bit by bit, 64 columns at a time; warp_write merges under the winners' mask).
+extern "C" __global__ void rows_scatter_write_warp(const u64* T, i64 WT, int k, const unsigned int* win,
+                                                   i64 nR, u64* R, i64 W) {
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const i64 d = base + lane;
+    const unsigned int src = d < nR ? win[d] : 0u;
+    const unsigned int mask = __ballot_sync(FULL, src > 0u);
+    if (!mask) return;
+    for (int c0 = 0; c0 < k; c0 += 64) {
+        const int kc = min(64, k - c0);
+        const u64 v = src ? lane_value(T, c0, kc, WT, (i64)src - 1) : 0ULL;
+        warp_write(R, c0, kc, W, base, lane, v, mask);
+    }
+}
+
 // GROUPMIN's passes: warp per word (FOR_WORDS), G's and K's values by load_cols and word_values;
 // lanes of one group in a warp combine before their one atomic (a large component holds most arcs).
 
@@ -708,7 +741,8 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark", "rows_groupmin_packed",
           "rows_groupmin_mark_packed", "rows_popc", "rows_list",
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
-          "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32")
+          "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
+          "rows_scatter_win_warp", "rows_scatter_write_warp")
 _modules: dict = {}          # device -> {kernel name: kernel}
 
 
@@ -773,7 +807,7 @@ def gather_apply(T, IX, plan, X_v, R) -> None:
     W = R.data.shape[1]
     # T's rows as numbers first (one pass over T), then one load per moved row; unless T is
     # far larger than what moves (plan: the marked rows), when the column path reads less
-    if T.k <= 32 and T.n <= 64 * max(plan, 1):
+    if T.k <= GATHER_NARROW_COLS and T.n <= 64 * max(plan, 1):
         vals = cp.empty(T.n, dtype=cp.uint32)
         fns["rows_values32"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), np.int64(T.n),
                                            vals))
@@ -796,8 +830,13 @@ def scatter_apply(T, IX, plan, X_v, R) -> None:
     fns = _kernels()
     win = cp.zeros(R.n, dtype=cp.uint32)
     WI = IX.data.shape[1]
-    fns["rows_scatter_win"](*_grid(WI), (_u64(IX.data), np.int32(IX.k), np.int64(WI), _u64(X_v), win))
     W = R.data.shape[1]
+    if SCATTER_WARP:
+        fns["rows_scatter_win_warp"](*_word_grid(WI), (_u64(IX.data), np.int32(IX.k), np.int64(WI), _u64(X_v), win))
+        fns["rows_scatter_write_warp"](*_rows_grid(W * 64), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
+                                                             win, np.int64(R.n), R.data, np.int64(W)))
+        return
+    fns["rows_scatter_win"](*_grid(WI), (_u64(IX.data), np.int32(IX.k), np.int64(WI), _u64(X_v), win))
     fns["rows_scatter_write"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
                                           win, np.int64(R.n), R.data, np.int64(W)))
 
@@ -831,6 +870,9 @@ def numb(X_v) -> int:
 
 
 DEDUPE_BITS_MAX = 63        # GROUPMIN(G, G, X) by a hash table up to here (a key is never all ones)
+GATHER_NARROW_COLS = 32     # GATHER's row values as 4-byte numbers up to here, else 8 bytes
+SCATTER_WARP = 1            # SCATTER by the warp kernels (0: the thread-per-word ones)
+DEDUPE_SLOTS_X16 = 24       # the dedupe's hash slots per 16 marked rows (24: load at most 2/3)
 
 
 def _groupmin_hashed(G, X_v):
@@ -842,7 +884,7 @@ def _groupmin_hashed(G, X_v):
     c = numb(X_v)
     if not c:
         return Z, 0, 0
-    slots = c + c // 2 + 32                      # load at most 2/3: a few probes a row
+    slots = c * max(16, DEDUPE_SLOTS_X16) // 16 + 32      # at least c + 32: never full
     tab = cp.empty(2 * slots, dtype=cp.uint64)
     tab.data.memset_async(0xFF, tab.nbytes)      # every slot empty: key and row all ones
     fns["rows_dedupe_insert"](*_rows_grid(W * 64), (_u64(G.data), np.int32(G.k), np.int64(W), _u64(X_v), tab,
