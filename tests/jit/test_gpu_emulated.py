@@ -246,6 +246,48 @@ def test_fused_slice_logic_equals_the_interpreter(rows, blocks, threads, R, swit
         assert run.counts == counts
 
 
+def _random_logic(rng, depth: int, names: list) -> str:
+    """A random slice expression: and/or/xor/not over slice variables and COL reads (constant
+    and parameter indices)."""
+    if depth == 0 or rng.random() < 0.25:
+        leaf = rng.integers(3)
+        if leaf == 0:
+            return str(rng.choice(names))
+        return f"COL({rng.integers(1, 6) if leaf == 1 else 'i'}, T)"
+    if rng.random() < 0.2:
+        return f"not ({_random_logic(rng, depth - 1, names)})"
+    op = rng.choice(["and", "and", "or", "xor"])
+    return f"({_random_logic(rng, depth - 1, names)}) {op} ({_random_logic(rng, depth - 1, names)})"
+
+
+def test_random_fused_slice_logic_equals_the_interpreter():
+    """Twelve random assignments of slice logic (nested and/or/xor/not, COL reads at constant
+    and parameter indices, each reading the ones before), one kernel, on sparse and dense
+    slices: every result and the steps by kind as the interpreter's."""
+    emulate.require()
+    rng = np.random.default_rng(1234)
+    outs = ["A", "B", "C", "D"]
+    lines = []
+    for k in range(12):
+        lines.append(f"  {outs[k % 4]} := {_random_logic(rng, 3, ['X', 'Z'] + outs[:max(1, k % 4)])};")
+    text = ("proc RND(T: table; X, Z: slice(T); i: integer; var A, B, C, D: slice(T));\nbegin\n"
+            + "\n".join(lines) + "\nend;\nbegin end.\n")
+    plan = _plan(text, "r_rnd")
+    assert plan.source.count("#if UNFUSED") >= 10
+    rows = 700
+    table = rng.random((rows, 5)) < 0.5
+    for density in (0.03, 0.6):
+        X, Z = rng.random(rows) < density, rng.random(rows) < 0.5
+        zeros = [np.zeros(rows, bool)] * 4
+        run = emulate.run_kernel(plan, [table, X, Z, 3, *zeros], 2, 64, R=1)
+        values, counts, err = _interpreted(text, "RND", [table, ("slice", X), ("slice", Z), 3]
+                                           + [("slice", z) for z in zeros])
+        assert err is None and run.code == 0
+        for got, want in zip(run.vectors, values[-4:]):
+            assert np.array_equal(got, want)
+        assert run.counts == counts
+
+
 @pytest.mark.parametrize("switches", [(), ("UNFUSED",)])
 @pytest.mark.parametrize("i", [9, 1, 2, 3])
 def test_failures_in_fused_slice_logic_equal_the_interpreters(i, switches):
