@@ -83,6 +83,9 @@ from .rows_routines import Unusual, factories
 _SRC = r"""
 typedef unsigned long long u64;
 typedef long long i64;
+#ifndef WARP_WRITE_BLIND
+#define WARP_WRITE_BLIND 0
+#endif
 
 // The unsigned number held by row (word w, bit t) of a table of k columns with W words per
 // column; column 0 is the most significant bit (k <= 64).
@@ -183,7 +186,9 @@ __device__ __forceinline__ void warp_write(u64* R, int c0, int kc, i64 W, i64 ba
         const unsigned int mine = warp_transpose(__brev(u) >> (32 - n), lane);
         if (lane < n) {
             unsigned int* dst = R32 + 2 * ((i64)(c0 + lo + lane) * W + w) + half;
-            *dst = mask == FULL ? mine : ((*dst & ~mask) | (mine & mask));    // all 32 rows: no read
+            // WARP_WRITE_BLIND: all 32 rows written without reading the old half-word; measured slower
+            // (issue 13: round 2's GATHERs, every row marked, 3.5 -> 8.6 ms), so off by default
+            *dst = (WARP_WRITE_BLIND && mask == FULL) ? mine : ((*dst & ~mask) | (mine & mask));
         }
     }
 }
@@ -743,15 +748,16 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
           "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
           "rows_scatter_win_warp", "rows_scatter_write_warp")
-_modules: dict = {}          # device -> {kernel name: kernel}
+_modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
+WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
 
 
 def _kernels() -> dict:
-    dev = cp.cuda.runtime.getDevice()
-    fns = _modules.get(dev)
+    key = (cp.cuda.runtime.getDevice(), int(WARP_WRITE_BLIND))
+    fns = _modules.get(key)
     if fns is None:
-        mod = cp.RawModule(code=_SRC)
-        fns = _modules[dev] = {name: mod.get_function(name) for name in _NAMES}
+        mod = cp.RawModule(code=_SRC, options=(f"-DWARP_WRITE_BLIND={key[1]}",))
+        fns = _modules[key] = {name: mod.get_function(name) for name in _NAMES}
     return fns
 
 
