@@ -392,8 +392,8 @@ COLD_ROUTINES = (("WARSHALL-C", WARSHALL_C, "MY_WARSHALL_C", "table"), ("WARSHAL
 def bench_cold_compiles(results, repeats=1):
     """Each routine compiled in a fresh process with an empty module cache (the kernels it
     calls come from Numba's cache beside kernels.py, filled by the runs above): how long,
-    and how much of it LLVM took (under Numba's LLVM lock); the rest is Numba's typing,
-    inlining and lowering. With repeats > 1 the row is the run that took the least CPU time
+    and how much of it LLVM took (under Numba's LLVM lock); the rest is Numba's typing and
+    lowering (LLVM inlines the kernels: kernels.py). With repeats > 1 the row is the run that took the least CPU time
     (the host is shared: the others were slowed by other work), all runs' CPU times beside it."""
     for label, source, name, call in COLD_ROUTINES:
         runs = []
@@ -530,7 +530,7 @@ def write(doc, path, quick):
     if colds:
         lines += ["", "Cold compiles, each routine in a fresh process with an empty module cache (the kernels it "
                   "calls loaded from Numba's cache beside starvm/jit/kernels.py): the first call, of which LLVM "
-                  "(time under Numba's LLVM lock); the rest is Numba's typing, inlining and lowering:", "",
+                  "(time under Numba's LLVM lock); the rest is Numba's typing and lowering (LLVM inlines the kernels):", "",
                   "| routine | `import numba`, s | compile (first call), s | of which LLVM, s | typing and lowering, s | "
                   "CPU time of the first call, s |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -564,9 +564,12 @@ def write(doc, path, quick):
               "- WARSHALL-C on auto: the same compiled code as on the NumPy backend (the table stays on the host "
               "below STARVM_AUTO_GPU_ROWS rows); PlacedRoutine's placement check is per call, not per iteration.",
               "- The scalar loop: one checked 64-bit add, the step-budget decrement and the loop per iteration.",
-              "- Cold compiles include Numba compiling the kernels each routine uses (they are cached too, "
-              "beside starvm/jit/kernels.py); a fresh process pays `import numba` and Numba's first-call "
-              "start-up before any cached routine runs."]
+              "- Cold compiles: the kernels come from Numba's cache beside starvm/jit/kernels.py (machine code "
+              "and bitcode); LLVM links the bitcode of every kernel a routine calls into the routine's module, "
+              "inlines the small ones and optimizes and compiles it all again with the routine, slow paths "
+              "included (col_rmw_steps, asg, op_row_get: more than half of WARSHALL-C's module). A fresh "
+              "process pays `import numba` and Numba's first-call start-up before any routine runs: a one-line "
+              "function's first call takes about 0.4 s of CPU."]
     write_results(doc, path.with_suffix(".json"), lines)
 
 

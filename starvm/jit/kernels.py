@@ -56,17 +56,17 @@ def _without_blas_probe():
 _without_blas_probe()
 
 # How generated code reaches a kernel (issue 10: the cost of a cold compile). Numba's
-# inline="always" copies each call site's kernel IR and runs Numba's passes on it again (most of
-# a cold compile); forceinline marks the cached kernel's LLVM function alwaysinline instead, and
-# LLVM inlines its bitcode (cached beside its machine code) when it links the routine: no Numba
-# work per call site. The few kernels whose loop runs in a routine's innermost loop stay
-# ir_inline: inlined by LLVM, a kernel still increments and decrements the reference count of
-# each array argument per call (NRT calls LLVM cannot remove), 10-25 % of WARSHALL (Listing 1)
-# and WARSHALL-C. forceinline=False is explicit on the others: Numba would otherwise compile a
-# kernel first called from a forceinline one with forceinline too (slow paths inlined).
+# inline="always" copies the kernel's IR into each call site and runs Numba's passes on it
+# again (most of a cold compile); forceinline marks the cached kernel's LLVM function
+# alwaysinline instead, and LLVM inlines its bitcode (cached beside its machine code) when it
+# links the routine: no Numba work per call site. An array argument of an inlined kernel still
+# gets a reference count increment and decrement per call (NRT calls LLVM cannot remove from
+# a loop): generated code passes the step counter, the status array and tables borrowed
+# (lower.ModuleGen.borrow_arguments), for which they cost nothing. forceinline=False is
+# explicit on the others: Numba would otherwise compile a kernel first called from a
+# forceinline one with forceinline too (slow paths inlined).
 out_of_line = njit(cache=True, forceinline=False)
 llvm_inline = njit(cache=True, forceinline=True)
-ir_inline = njit(cache=True, inline="always")
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -94,8 +94,8 @@ def unassigned(st, nid, n):
     fail(st, nid, E_UNASSIGNED, n, 0, 0, 0)
 
 
-# Allocations that generated code and inline="always" kernels make go through these cached
-# kernels: np.zeros/np.empty typed inside a routine compile Numba's array-allocation
+# Allocations that generated code makes go through these cached kernels (so did those of
+# kernels Numba inlined): np.zeros/np.empty typed inside a routine compile Numba's array-allocation
 # overloads (ol_np_zeros, ol_np_empty, ...) again in every process, 0.2-0.9 s of a cold compile.
 @out_of_line
 def new_words(n):
@@ -864,7 +864,7 @@ def logic_asg(old, a, b, kind, cnt, st, nid, anid):
         unassigned(st, nid, b[1])
     into = asg_check(old, a[1], st, anid)
     out = old[0] if into else new_words(a[0].shape[0])
-    logic_into(out, a, b, kind)    # inlined once: the routine's compile pays for one copy
+    logic_into(out, a, b, kind)
     return old if into else (out, a[1])
 
 
@@ -951,7 +951,7 @@ def ck_neg(a, st, nid):
 
 
 # ------------------------------------------------------------------ two loops of WARSHALL-C in one pass
-@ir_inline
+@llvm_inline
 def op_step_h(x, h, cnt, st, nid):
     """STEP(x) where h[0] says how many leading words of x are known to be 0 (generated code
     resets it whenever x may change otherwise): a `while i > 0 do ... i := STEP(x)` loop
@@ -970,7 +970,7 @@ def op_step_h(x, h, cnt, st, nid):
     return np.int64(0)
 
 
-@ir_inline
+@llvm_inline
 def col_rmw(v, i, t, w, kind, cnt, st, sites):
     """V := COL(i, T); V := V op W; COL(i, T) := V in one pass over the words, when nothing
     can fail; else the three statements one by one (which then fail where they should).
@@ -999,7 +999,7 @@ def col_rmw_steps(v, i, t, w, kind, cnt, st, sites):
     return v
 
 
-@ir_inline
+@llvm_inline
 def op_some_h(x, h, cnt, st, nid):
     """SOME(x) for a STEPped x: its first h[0] words are known to be 0 (op_step_h), so a
     `while SOME(X) do ... i := STEP(X)` loop scans X once, not once per step."""
@@ -1013,18 +1013,6 @@ def op_some_h(x, h, cnt, st, nid):
             return True
     h[0] = w.shape[0]
     return False
-
-
-# STEP and SOME of a hint outside an innermost loop (lower.ModuleGen.innermost): not worth
-# Numba's inlining at each call site; inlined once here, and this by LLVM
-@llvm_inline
-def op_step_h_once(x, h, cnt, st, nid):
-    return op_step_h(x, h, cnt, st, nid)
-
-
-@llvm_inline
-def op_some_h_once(x, h, cnt, st, nid):
-    return op_some_h(x, h, cnt, st, nid)
 
 
 # ------------------------------------------------------------------ rows kept as words (lower._row_cached)
@@ -1055,7 +1043,7 @@ def rc_gather(rc, t, r):
     valid[r] = True
 
 
-@ir_inline
+@llvm_inline
 def rc_flip(t, r, q, d):
     """Flip bit r of the columns 64q + (the 1s of d): the columns follow a changed row word."""
     data = t[0]
@@ -1111,7 +1099,7 @@ def op_row_set_rc(i, t, v, rc, cnt, st, nid):
             rows[r, q] = x
 
 
-@ir_inline
+@llvm_inline
 def row_rmw_rc(v, i, t, rc, w, kind, cnt, st, sites):
     """v := ROW(i, T); v := v op w; ROW(i, T) := v in one pass over the row's words when
     nothing can fail; else the three statements one by one (sites as col_rmw's)."""
