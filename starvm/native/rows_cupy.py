@@ -891,8 +891,7 @@ def _groupmin_hashed(G, X_v):
     if not c:
         return Z, 0, 0
     slots = c * max(16, DEDUPE_SLOTS_X16) // 16 + 32      # at least c + 32: never full
-    tab = cp.empty(2 * slots, dtype=cp.uint64)
-    tab.data.memset_async(0xFF, tab.nbytes)      # every slot empty: key and row all ones
+    tab = cp.full(2 * slots, np.iinfo(np.uint64).max, dtype=cp.uint64)   # every slot empty: key and row all ones
     fns["rows_dedupe_insert"](*_rows_grid(W * 64), (_u64(G.data), np.int32(G.k), np.int64(W), _u64(X_v), tab,
                                                      np.int64(slots)))
     stats = cp.zeros(2, dtype=cp.uint64)

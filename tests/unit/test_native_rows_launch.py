@@ -35,6 +35,9 @@ def _value(T, k, r) -> int:
     return v
 
 
+EMPTY = (1 << 64) - 1          # an empty slot of the dedupe's hash table: key and row all ones
+
+
 def _marked(X, W):
     return [w * 64 + t for w in range(W) for t in range(64) if (int(X[w]) >> t) & 1]
 
@@ -70,12 +73,37 @@ def model(launch) -> None:
             v = int(vals[_value(IX, int(ixk), r) - 1])
             for c in range(int(k)):
                 _set(R[c], r, (v >> (int(k) - 1 - c)) & 1)
-    elif name == "rows_scatter_win":
+    elif name == "rows_values32":
+        T, k, W, c, vals = a
+        for j in range(int(c)):
+            vals[j] = np.uint32(_value(T, int(k), j) & 0xFFFFFFFF)
+    elif name == "rows_gather_values32":
+        vals, k, IX, ixk, X, R, W = a
+        for r in _marked(X, int(W)):
+            v = int(vals[_value(IX, int(ixk), r) - 1])
+            for c in range(int(k)):
+                _set(R[c], r, (v >> (int(k) - 1 - c)) & 1)
+    elif name == "rows_dedupe_insert":                # slot s: tab[2s] the key, tab[2s + 1] its least row
+        G, gk, W, X, tab, S = a
+        for r in _marked(X, int(W)):
+            key, s = _value(G, int(gk), r), _value(G, int(gk), r) % int(S)
+            while int(tab[2 * s]) not in (key, EMPTY):   # linear probing (any start: the marks do not depend on it)
+                s = (s + 1) % int(S)
+            tab[2 * s] = np.uint64(key)
+            tab[2 * s + 1] = np.uint64(min(int(tab[2 * s + 1]), r))
+    elif name == "rows_dedupe_mark":
+        tab, S, Z, stats = a
+        for s in range(int(S)):
+            if int(tab[2 * s]) != EMPTY:
+                _set(Z, int(tab[2 * s + 1]), 1)
+                stats[0] += np.uint64(1)
+                stats[1] += np.uint64(bin(int(tab[2 * s])).count("1"))
+    elif name in ("rows_scatter_win", "rows_scatter_win_warp"):
         IX, ixk, W, X, win = a
         for r in _marked(X, int(W)):
             d = _value(IX, int(ixk), r) - 1
             win[d] = max(int(win[d]), r + 1)
-    elif name == "rows_scatter_write":
+    elif name in ("rows_scatter_write", "rows_scatter_write_warp"):
         T, WT, k, win, nR, R, W = a
         _copy(T, int(k), R, [(d, int(win[d]) - 1) for d in range(int(nR)) if win[d] > 0])
     elif name == "rows_groupmin_key":
@@ -207,13 +235,14 @@ def test_gather_and_scatter(rc, n, k):
     rc.gather_apply(Dev(T), Dev(IX), plan, dev_vec(X), d)
     rows_numpy.gather(Host(T), Host(IX), host_vec(X), h)
     assert marked == int(X.sum()) and len(rc.reads) == 1
-    assert launched() == ["rows_check"] + (["rows_values", "rows_gather_values"] if k <= 64 else ["rows_gather"])
+    assert launched() == ["rows_check"] + (["rows_values32", "rows_gather_values32"] if k <= rc.GATHER_NARROW_COLS else
+                                           ["rows_values", "rows_gather_values"] if k <= 64 else ["rows_gather"])
     assert np.array_equal(d.bools(), h.bools())
     T2, R1 = rng.random((n, k)) < 0.5, rng.random((m_rows, k)) < 0.5
     d, h = Dev(R1), Host(R1)
     rc.scatter(Dev(T2), Dev(IX), dev_vec(X), d)
     rows_numpy.scatter(Host(T2), Host(IX), host_vec(X), h)
-    assert launched() == ["rows_check", "rows_scatter_win", "rows_scatter_write"]
+    assert launched() == ["rows_check", "rows_scatter_win_warp", "rows_scatter_write_warp"]
     assert np.array_equal(d.bools(), h.bools())
 
 
@@ -247,6 +276,8 @@ def test_groupmin_both_paths(rc, n, gk, kk):
             elif gk <= rc.GROUP_BITS_SCRATCH:
                 assert names == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
                 assert len(rc.reads) == 1
+            elif same and gk <= rc.DEDUPE_BITS_MAX:     # BORUVKA's dedupe: a hash table, no sort
+                assert names == ["rows_popc"] + (["rows_dedupe_insert", "rows_dedupe_mark"] if X.any() else [])
             elif X.all():                        # no list of rows
                 assert names == ["rows_popc", "rows_values"] + ["rows_values"] * (not same) + ["rows_group_first"]
             elif X.any():
