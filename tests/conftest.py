@@ -58,6 +58,13 @@ def cupy_or_skip():
     skip_without_gpu(reason)            # outside the except: no chained traceback in the report
 
 
+def gpu_count() -> int:
+    """The CUDA devices CuPy sees, or a skip (as cupy_or_skip) without CuPy or a device."""
+    cupy_or_skip()
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
+
+
 def usable(name: str) -> None:
     """Skip the test unless backend ``name`` can run here (only for a missing GPU)."""
     try:

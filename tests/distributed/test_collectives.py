@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import gpu_count
 from test_mpi import DRIVER, ROOT, mpirun, serial, star_cli, star_files  # noqa: F401  (skips without mpi4py)
 
 HERE = Path(__file__).parent
@@ -76,18 +77,11 @@ def test_programs_same_over_every_device_path(tmp_path, path):
 
 
 # ---------------------------------------------------------------------- on GPUs (skip without)
-def _gpus() -> int:
-    from conftest import cupy_or_skip
-    cupy_or_skip()
-    import cupy
-    return cupy.cuda.runtime.getDeviceCount()
-
-
 def test_device_collectives_on_gpus(tmp_path):
     """2 ranks on real CuPy arrays: every path the GPUs allow gives the reference's results.
     One GPU: NCCL is not tried (the two ranks share it) and the choice says so; two or more:
     NCCL, when CuPy has it."""
-    gpus = _gpus()
+    gpus = gpu_count()
     dest = tmp_path / "gpu.json"
     rc, out, err = mpirun(2, [sys.executable, str(HERE / "collectives_driver.py"), str(dest), "--gpu"], timeout=300)
     assert rc == 0, err[-3000:]
@@ -104,7 +98,7 @@ def test_device_collectives_on_gpus(tmp_path):
 def test_star_run_on_two_cupy_ranks_reports_its_path():
     """`star run --distributed --backend cupy` on 2 ranks: the output of one NumPy process, and
     --profile names the array collectives' path (host staging on one shared GPU)."""
-    gpus = _gpus()
+    gpus = gpu_count()
     rc, out, err = mpirun(2, star_cli("run", "programs/warshall_adapt.star", "--distributed", "--backend", "cupy",
                                       "--profile"), timeout=300)
     src, sout, _ = serial("run", "programs/warshall_adapt.star")

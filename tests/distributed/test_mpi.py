@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import starvm
+from conftest import gpu_count
 from starvm.errors import StarError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +83,16 @@ def reference() -> dict:
     return res
 
 
+def assert_same_as_reference(got: dict, reference: dict) -> None:
+    """Every file printed, raised and counted on every rank what one NumPy machine did."""
+    for f, want in reference.items():
+        r = got[f]
+        assert r["same_on_all_ranks"], f
+        assert r["out"] == want["out"], f
+        assert r["err"].replace(str(ROOT / f), f) == want["err"], f
+        assert r["steps"] == want["steps"], f
+
+
 @pytest.mark.parametrize("ranks, align, local", [(1, 64, "numpy"), (2, 64, "numpy"), (3, 1, "numpy"), (2, 1, "emulated")],
                          ids=["1rank", "2ranks", "3ranks-rows1", "2ranks-rows1-device-vectors"])
 def test_every_program_same_on_several_ranks(tmp_path, reference, ranks, align, local):
@@ -94,12 +105,7 @@ def test_every_program_same_on_several_ranks(tmp_path, reference, ranks, align, 
                           env={"DRIVER_LOCAL": local})
     assert rc == 0, err[-3000:]
     got = json.loads(dest.read_text())
-    for f, want in reference.items():
-        r = got[f]
-        assert r["same_on_all_ranks"], f
-        assert r["out"] == want["out"], f
-        assert r["err"].replace(str(ROOT / f), f) == want["err"], f
-        assert r["steps"] == want["steps"], f
+    assert_same_as_reference(got, reference)
 
 
 @pytest.mark.parametrize("local, align", [("numpy", 1), ("emulated", 1), ("numpy", 64)])
@@ -121,20 +127,13 @@ def test_row_moving_kernels_exchange_rows(tmp_path, local, align):
         assert case["kernel_calls"] == (8 if local == "numpy" else 7), case
 
 
-def _gpu_count() -> int:
-    from conftest import cupy_or_skip
-    cupy_or_skip()
-    import cupy
-    return cupy.cuda.runtime.getDeviceCount()
-
-
 @pytest.mark.parametrize("ranks, align", [(2, 64), (3, 1)], ids=["2ranks", "3ranks-rows1"])
 def test_every_program_same_on_gpu_ranks(tmp_path, reference, ranks, align):
     """Every program and language test over ranks whose local backend is CuPy on real GPUs
     (each rank its own GPU where there are enough: the array collectives then go through NCCL;
     ranks sharing a GPU stage through the host): what one NumPy machine prints, raises and
     counts. Skips without a GPU."""
-    gpus = _gpu_count()
+    gpus = gpu_count()
     dest = tmp_path / "out.json"
     rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=600,
                           env={"DRIVER_LOCAL": "cupy"})
@@ -145,18 +144,13 @@ def test_every_program_same_on_gpu_ranks(tmp_path, reference, ranks, align):
         assert paths <= {"nccl", "cuda-aware-mpi"}, paths     # distinct GPUs: a device path
     else:
         assert paths <= {"host-staging", "cuda-aware-mpi"}, paths
-    for f, want in reference.items():
-        r = got[f]
-        assert r["same_on_all_ranks"], f
-        assert r["out"] == want["out"], f
-        assert r["err"].replace(str(ROOT / f), f) == want["err"], f
-        assert r["steps"] == want["steps"], f
+    assert_same_as_reference(got, reference)
 
 
 def test_row_moving_kernels_on_gpu_ranks(tmp_path):
     """The row-moving routines of test_row_moving_kernels_exchange_rows over 2 CuPy ranks on
     real GPUs: the tables and steps of one NumPy machine. Skips without a GPU."""
-    _gpu_count()
+    gpu_count()
     dest = tmp_path / "rows.json"
     rc, out, err = mpirun(2, [sys.executable, str(DRIVER), str(dest), "1", "--rows", "8"], timeout=600,
                           env={"DRIVER_LOCAL": "cupy"})

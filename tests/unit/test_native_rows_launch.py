@@ -67,7 +67,7 @@ def model(launch) -> None:
     elif name == "rows_gather":
         T, WT, k, IX, ixk, X, R, W = a
         _copy(T, int(k), R, [(r, _value(IX, int(ixk), r) - 1) for r in _marked(X, int(W))])
-    elif name == "rows_gather_values":
+    elif name in ("rows_gather_values", "rows_gather_values32"):
         vals, k, IX, ixk, X, R, W = a
         for r in _marked(X, int(W)):
             v = int(vals[_value(IX, int(ixk), r) - 1])
@@ -77,16 +77,11 @@ def model(launch) -> None:
         T, k, W, c, vals = a
         for j in range(int(c)):
             vals[j] = np.uint32(_value(T, int(k), j) & 0xFFFFFFFF)
-    elif name == "rows_gather_values32":
-        vals, k, IX, ixk, X, R, W = a
-        for r in _marked(X, int(W)):
-            v = int(vals[_value(IX, int(ixk), r) - 1])
-            for c in range(int(k)):
-                _set(R[c], r, (v >> (int(k) - 1 - c)) & 1)
     elif name == "rows_dedupe_insert":                # slot s: tab[2s] the key, tab[2s + 1] its least row
         G, gk, W, X, tab, S = a
         for r in _marked(X, int(W)):
-            key, s = _value(G, int(gk), r), _value(G, int(gk), r) % int(S)
+            key = _value(G, int(gk), r)
+            s = key % int(S)
             while int(tab[2 * s]) not in (key, EMPTY):   # linear probing (any start: the marks do not depend on it)
                 s = (s + 1) % int(S)
             tab[2 * s] = np.uint64(key)
