@@ -325,22 +325,9 @@ extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* I
 // with every row listed): one load per moved row instead of one per row and column (the
 // bit-sliced columns of T put a row's bits in k different places: k random loads). Warp per
 // 32 rows of R: IX's row numbers by warp_values, R's columns by warp_write.
-extern "C" __global__ void rows_gather_values(const u64* vals, int k, const u64* IX, int ixk,
+template <typename V>
+__device__ __forceinline__ void gather_values(const V* __restrict__ vals, int k, const u64* IX, int ixk,
                                               const u64* X, u64* R, i64 W) {
-    const int lane = threadIdx.x & 31;
-    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
-    if (base >= W * 64) return;
-    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-    if (!xm) return;
-    const u64 ix = warp_values(IX, 0, ixk, W, base, lane);
-    const u64 v = ((xm >> lane) & 1u) ? vals[ix - 1] : 0ULL;
-    warp_write(R, 0, k, W, base, lane, v, xm);
-}
-
-// rows_gather_values for T of at most 32 columns: 4-byte numbers, half the footprint of the
-// random loads (T's rows at R-MAT scale 22: 16 MB, which stays in L2; 8-byte ones did not).
-extern "C" __global__ void rows_gather_values32(const unsigned int* __restrict__ vals, int k, const u64* IX, int ixk,
-                                                const u64* X, u64* R, i64 W) {
     const int lane = threadIdx.x & 31;
     const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
     if (base >= W * 64) return;
@@ -349,6 +336,18 @@ extern "C" __global__ void rows_gather_values32(const unsigned int* __restrict__
     const u64 ix = warp_values(IX, 0, ixk, W, base, lane);
     const u64 v = ((xm >> lane) & 1u) ? (u64)vals[ix - 1] : 0ULL;
     warp_write(R, 0, k, W, base, lane, v, xm);
+}
+
+extern "C" __global__ void rows_gather_values(const u64* vals, int k, const u64* IX, int ixk,
+                                              const u64* X, u64* R, i64 W) {
+    gather_values(vals, k, IX, ixk, X, R, W);
+}
+
+// rows_gather_values for T of at most 32 columns: 4-byte numbers, half the footprint of the
+// random loads (T's rows at R-MAT scale 22: 16 MB, which stays in L2; 8-byte ones did not).
+extern "C" __global__ void rows_gather_values32(const unsigned int* __restrict__ vals, int k, const u64* IX, int ixk,
+                                                const u64* X, u64* R, i64 W) {
+    gather_values(vals, k, IX, ixk, X, R, W);
 }
 
 // Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
