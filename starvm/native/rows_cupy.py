@@ -60,14 +60,19 @@ and by GATHER's column path.
             With every row marked (BORUVKA's dedupe) the list is the rows themselves: none is
             made. Device memory: about 8 bytes a marked row for G's values, 8 for the order,
             16 for the sort's buffers (and 8 for the list, 8 for K's values when they are needed).
-  COMPACT   rows_list: the marked rows of T, in order (from an inclusive prefix sum of the
-            words' popcounts, rows_popc + cupy.cumsum); rows_gather_list (warp kernel over
-            R): rows 1..c of R take T's rows at the list (32 rows that come from a run of
-            32 rows of T: a shifted copy, copy_run). The marked count comes from the
+  COMPACT   by words (COMPACT_WORDS, when X marks at least 1 row in 64): from the inclusive
+            prefix sum of the words' popcounts (rows_popc + cupy.cumsum), rows_compact_start
+            finds the word of T where each 64 rows of the result begin, and rows_compact_words
+            (a thread per word of R and 4 columns) packs the marked bits of T's words down
+            (Hacker's Delight's compress) and appends them: T read once and R written once,
+            every access coalesced. Sparser X: rows_list, the marked rows of T in order, and
+            rows_gather_list (warp kernel over R) takes T's rows at the list (32 rows from a
+            run of 32 rows of T: a shifted copy, copy_run). The marked count comes from the
             routine (compact_routines.py), which reads it once.
-  EXPAND    rows_expand (warp kernel over R): the j-th marked row of R takes row j of T,
-            j from the prefix sum and the popcount of the word's lower bits (32 marked rows
-            in a row: a shifted copy, copy_run).
+  EXPAND    rows_expand_words (a thread per word of R and a few columns): the m marked rows
+            of word w take rows j0 .. j0+m-1 of T (j0 from the prefix sum), at most two words
+            of T's column, spread to the marked positions (expand); COMPACT_WORDS = 0: the warp
+            kernel rows_expand.
 
 Unusual arguments (see rows_numpy.py; also empty tables or zero columns here) run the Star
 body. Results equal the NumPy kernels' and the Star bodies' bit for bit
@@ -733,6 +738,130 @@ extern "C" __global__ void rows_expand(const u64* T, i64 WT, int k, const u64* X
         warp_write(R, c0, kc, W, base, lane, v, xm);
     }
 }
+
+// COMPACT and EXPAND by words (COMPACT_WORDS): a thread per word of R and a few of its columns,
+// consecutive threads on consecutive words of a column, so every load and store is coalesced
+// (the warp kernels above write 4-byte half-words 8 W bytes apart, a transaction each). A
+// word's marked bits are packed down or spread out by Hacker's Delight's compress and expand
+// (7-4, 7-5: six shift stages whose masks depend on X's word alone, computed once a word).
+#define COLS_PER_THREAD 4
+
+__device__ __forceinline__ void bit_moves(u64 m, u64 mv[6]) {
+    u64 mk = ~m << 1;                                       // the 0s of m to the right of each bit
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+        u64 mp = mk ^ (mk << 1);                            // parallel suffix: their count's bit i
+        mp ^= mp << 2; mp ^= mp << 4; mp ^= mp << 8; mp ^= mp << 16; mp ^= mp << 32;
+        const u64 v = mp & m;                               // the bits that move 2^i down at stage i
+        mv[i] = v;
+        m = (m ^ v) | (v >> (1 << i));
+        mk &= ~mp;
+    }
+}
+
+// x's bits at m's 1s, packed to the low end (pext).
+__device__ __forceinline__ u64 compress_bits(u64 x, u64 m, const u64 mv[6]) {
+    x &= m;
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+        const u64 t = x & mv[i];
+        x = (x ^ t) | (t >> (1 << i));
+    }
+    return x;
+}
+
+// x's low popc(m) bits spread to m's 1s (pdep).
+__device__ __forceinline__ u64 expand_bits(u64 x, u64 m, const u64 mv[6]) {
+#pragma unroll
+    for (int i = 5; i >= 0; --i) {
+        const u64 t = x << (1 << i);
+        x = (x & ~mv[i]) | (t & mv[i]);
+    }
+    return x & m;
+}
+
+// Thread (x: word w of R, y: a group of columns c = y, y + gridDim.y, ...): X's m marked rows of
+// word w take T's rows j0 .. j0+m-1 (j0 = ends[w] - m): at most two words of T's column, shifted,
+// then spread to the marked positions; the rows X does not mark keep their bits.
+extern "C" __global__ void rows_expand_words(const u64* T, i64 WT, int k, const u64* X, const i64* ends,
+                                             u64* R, i64 W) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    const u64 xw = X[w];
+    if (!xw) return;
+    const int m = __popcll(xw);
+    const i64 j0 = ends[w] - m;
+    const i64 ws = j0 >> 6;
+    const int sh = (int)(j0 & 63);
+    const bool two = sh + m > 64;                           // sh > 0 then; row j0+m-1 < NROWS(T)
+    u64 mv[6];
+    bit_moves(xw, mv);
+    for (int c = blockIdx.y; c < k; c += gridDim.y) {
+        const u64* col = T + (i64)c * WT;
+        u64 bits = col[ws] >> sh;
+        if (two) bits |= col[ws + 1] << (64 - sh);
+        u64* dst = R + (i64)c * W + w;
+        *dst = xw == ~0ULL ? bits : ((*dst & ~xw) | expand_bits(bits, xw, mv));
+    }
+}
+
+// Thread per word w of X: start[d] = w for the word d of COMPACT's result whose first row (the
+// marked row 64 d, counting from 0) is one of word w's marked rows (one d at most per word).
+extern "C" __global__ void rows_compact_start(const u64* X, i64 W, const i64* ends, i64* start) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    const i64 hi = ends[w];
+    const i64 lo = hi - __popcll(X[w]);
+    const i64 d = (lo + 63) >> 6;
+    if (d * 64 < hi) start[d] = w;
+}
+
+// Thread (x: word d of R's rows 0 .. marked-1, y: columns y + gridDim.y * (0 .. COLS_PER_THREAD-1)):
+// R's rows 64 d .. take the marked rows 64 d .. of T, from word start[d] of T on: each word's marked
+// bits packed down (compress_bits, the first word's lower marked rows skipped) and appended, until
+// 64 rows or the last marked row; rows from marked on keep their bits. Visits about 64 / (the
+// marked share) words of T: the host takes this path only when X marks at least 1 row in 64.
+extern "C" __global__ void rows_compact_words(const u64* T, i64 WT, int k, const u64* X, const i64* ends,
+                                              const i64* start, i64 marked, u64* R, i64 W) {
+    const i64 d = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (d * 64 >= marked) return;
+    const i64 left = marked - d * 64;
+    const int need = left >= 64 ? 64 : (int)left;
+    const u64 keep = need == 64 ? 0ULL : (~0ULL << need);   // R's rows from marked on
+    for (int c0 = blockIdx.y; c0 < k; c0 += gridDim.y * COLS_PER_THREAD) {
+        int cs[COLS_PER_THREAD];
+        u64 out[COLS_PER_THREAD];
+#pragma unroll
+        for (int j = 0; j < COLS_PER_THREAD; ++j) {
+            cs[j] = c0 + j * gridDim.y;
+            out[j] = 0ULL;
+        }
+        i64 w = start[d];
+        u64 xw = X[w];
+        int skip = (int)(d * 64 - (ends[w] - __popcll(xw)));   // 0 <= skip < popc(xw)
+        int got = 0;
+        for (;;) {
+            if (xw) {
+                u64 mv[6];
+                bit_moves(xw, mv);
+#pragma unroll
+                for (int j = 0; j < COLS_PER_THREAD; ++j)
+                    if (cs[j] < k)                             // got < need <= 64
+                        out[j] |= (compress_bits(T[(i64)cs[j] * WT + w], xw, mv) >> skip) << got;
+                got += __popcll(xw) - skip;
+                skip = 0;
+                if (got >= need) break;
+            }
+            xw = X[++w];                                        // marked rows remain: the word exists
+        }
+#pragma unroll
+        for (int j = 0; j < COLS_PER_THREAD; ++j)
+            if (cs[j] < k) {
+                u64* dst = R + (i64)cs[j] * W + d;
+                *dst = keep ? ((*dst & keep) | (out[j] & ~keep)) : out[j];
+            }
+    }
+}
 """
 
 _BLOCK = 256
@@ -746,7 +875,8 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_groupmin_mark_packed", "rows_popc", "rows_list",
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
           "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
-          "rows_scatter_win_warp", "rows_scatter_write_warp")
+          "rows_scatter_win_warp", "rows_scatter_write_warp", "rows_expand_words", "rows_compact_start",
+          "rows_compact_words")
 _modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
 WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
 
@@ -985,16 +1115,35 @@ make_iota, make_gather, make_scatter, make_groupmin = factories(
 
 
 # ---------------------------------------------------------------- COMPACT and EXPAND
+COMPACT_WORDS = 1           # COMPACT and EXPAND by words (0: the warp kernels, rows_gather_list and rows_expand)
+
+
+def _col_groups(k: int, per_thread: int) -> int:
+    """The grid's y: column groups of ``per_thread`` columns (thread y takes y, y + groups, ...)."""
+    return max(1, min(-(-k // per_thread), _MAX_GRID_Y))
+
+
 def compact(T, X_v, R, marked: int) -> None:
     """The marked rows of T, in order, into rows 1..marked of R (R may be T)."""
     if not marked:
         return
-    rows = _list(X_v, T.data.shape[1], marked)
+    fns = _kernels()
+    WT = T.data.shape[1]
     # in place: threads would read words others write, so the rows come from a copy
     source = T.data.copy() if R is T else T.data
     W = R.data.shape[1]
-    _kernels()["rows_gather_list"](*_rows_grid(marked), (_u64(source), np.int64(source.shape[1]), np.int32(T.k), rows,
-                                               np.int64(marked), R.data, np.int64(W)))
+    if COMPACT_WORDS and 64 * marked >= T.n:     # a result word walks ~64 / (marked share) words of T
+        ends = _ends(X_v, WT)
+        D = -(-marked // 64)
+        start = cp.empty(D, dtype=cp.int64)
+        fns["rows_compact_start"](*_grid(WT), (_u64(X_v), np.int64(WT), ends, start))
+        grid, block = _grid(D, _col_groups(T.k, 4))         # 4: COLS_PER_THREAD
+        fns["rows_compact_words"](grid, block, (_u64(source), np.int64(WT), np.int32(T.k), _u64(X_v), ends, start,
+                                                np.int64(marked), R.data, np.int64(W)))
+        return
+    rows = _list(X_v, WT, marked)
+    fns["rows_gather_list"](*_rows_grid(marked), (_u64(source), np.int64(WT), np.int32(T.k), rows,
+                                                  np.int64(marked), R.data, np.int64(W)))
 
 
 def expand(T, X_v, R, marked: int) -> None:
@@ -1003,6 +1152,11 @@ def expand(T, X_v, R, marked: int) -> None:
         return
     W = R.data.shape[1]
     ends = _ends(X_v, W)
+    if COMPACT_WORDS:
+        _kernels()["rows_expand_words"](*_grid(W, _col_groups(T.k, 8)), (_u64(T.data), np.int64(T.data.shape[1]),
+                                                                         np.int32(T.k), _u64(X_v), ends, R.data,
+                                                                         np.int64(W)))
+        return
     _kernels()["rows_expand"](*_rows_grid(W * 64), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k), _u64(X_v),
                                           ends, R.data, np.int64(W)))
 

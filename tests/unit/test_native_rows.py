@@ -503,19 +503,28 @@ def test_cupy_compact_expand_and_moves_by_width():
             T = rng.random((n, k)) < 0.5
             # every row, a few, many; runs of marked rows that start off a word's edge (a shifted copy
             # of 32 rows at a time, straddling two words of the source)
+            # (0.003: COMPACT by the list of rows; the word kernels need 1 marked row in 64)
             for X in (np.ones(n, bool), rng.random(n) < 0.02, rng.random(n) < 0.6, np.arange(n) >= 17,
-                      np.arange(n) % 100 != 5):
+                      np.arange(n) % 100 != 5, rng.random(n) < 0.003, np.arange(n) < n // 2 + 3):
                 c = int(X.sum())
                 R0 = rng.random((c + 7, k)) < 0.5
-                out = {}
-                for b, mod in ((hb, rn), (db, rc)):
-                    r = b.table(c + 7, k, R0)
-                    mod.compact(b.table(n, k, T), b.from_bools(X), r, c)
-                    e = b.table(n, k, T)
-                    mod.expand(b.table(c + 7, k, R0), b.from_bools(X), e, c)
-                    out[b.name] = (b.table_to_bools(r), b.table_to_bools(e))
-                for a, d in zip(out["numpy"], out["cupy"]):
-                    np.testing.assert_array_equal(a, d, err_msg=f"compact/expand n={n} k={k} c={c}")
+                plain = rc.COMPACT_WORDS
+                for words in (1, 0):                 # COMPACT_WORDS: the word kernels, the warp ones
+                    rc.COMPACT_WORDS = words
+                    out = {}
+                    try:
+                        for b, mod in ((hb, rn), (db, rc)):
+                            r = b.table(c + 7, k, R0)
+                            mod.compact(b.table(n, k, T), b.from_bools(X), r, c)
+                            e = b.table(n, k, T)
+                            mod.expand(b.table(c + 7, k, R0), b.from_bools(X), e, c)
+                            s = b.table(n, k, T)             # in place
+                            mod.compact(s, b.from_bools(X), s, c)
+                            out[b.name] = (b.table_to_bools(r), b.table_to_bools(e), b.table_to_bools(s))
+                    finally:
+                        rc.COMPACT_WORDS = plain
+                    for a, d in zip(out["numpy"], out["cupy"]):
+                        np.testing.assert_array_equal(a, d, err_msg=f"compact/expand n={n} k={k} c={c} words={words}")
             if k <= 64 and n > 1:                                       # GATHER by values, IX of many widths
                 m_rows = max(1, n // 3)
                 cb = max(1, m_rows.bit_length())

@@ -161,8 +161,99 @@ def model(launch) -> None:
     elif name == "rows_expand":
         T, WT, k, X, ends, R, W = a
         _copy(T, int(k), R, [(r, j) for j, r in enumerate(_marked(X, int(W)))])
+    elif name == "rows_expand_words":                 # the kernel's steps, thread by thread
+        T, WT, k, X, ends, R, W = a
+        for w in range(int(W)):
+            xw = int(X[w])
+            if not xw:
+                continue
+            m = bin(xw).count("1")
+            j0 = int(ends[w]) - m
+            ws, sh = j0 >> 6, j0 & 63
+            mv = _bit_moves(xw)
+            for c in range(int(k)):
+                bits = int(T[c, ws]) >> sh
+                if sh + m > 64:
+                    bits |= (int(T[c, ws + 1]) << (64 - sh)) & M64
+                R[c, w] = np.uint64(bits if xw == M64 else (int(R[c, w]) & ~xw) | _expand_bits(bits, xw, mv))
+    elif name == "rows_compact_start":
+        X, W, ends, start = a
+        for w in range(int(W)):
+            hi = int(ends[w])
+            lo = hi - bin(int(X[w])).count("1")
+            d = (lo + 63) >> 6
+            if d * 64 < hi:
+                start[d] = w
+    elif name == "rows_compact_words":
+        T, WT, k, X, ends, start, marked, R, W = a
+        for d in range(-(-int(marked) // 64)):
+            need = min(64, int(marked) - 64 * d)
+            keep = 0 if need == 64 else M64 & ~((1 << need) - 1)
+            for c in range(int(k)):
+                w = int(start[d])
+                xw = int(X[w])
+                skip = 64 * d - (int(ends[w]) - bin(xw).count("1"))
+                assert 0 <= skip < bin(xw).count("1")
+                out = got = 0
+                while True:
+                    if xw:
+                        out |= ((_compress_bits(int(T[c, w]), xw, _bit_moves(xw)) >> skip) << got) & M64
+                        got += bin(xw).count("1") - skip
+                        skip = 0
+                        if got >= need:
+                            break
+                    w += 1
+                    xw = int(X[w])
+                R[c, d] = np.uint64((int(R[c, d]) & keep) | (out & ~keep & M64))
     else:
         raise AssertionError(f"no model of {name}")
+
+
+# Hacker's Delight's compress and expand as rows_compact_words and rows_expand_words compute them
+M64 = (1 << 64) - 1
+
+
+def _bit_moves(m):
+    mk, mv = (~m << 1) & M64, []
+    for i in range(6):
+        mp = (mk ^ (mk << 1)) & M64
+        for s in (2, 4, 8, 16, 32):
+            mp = (mp ^ (mp << s)) & M64
+        v = mp & m
+        mv.append(v)
+        m = ((m ^ v) | (v >> (1 << i))) & M64
+        mk &= ~mp & M64
+    return mv
+
+
+def _compress_bits(x, m, mv):
+    x &= m
+    for i in range(6):
+        t = x & mv[i]
+        x = ((x ^ t) | (t >> (1 << i))) & M64
+    return x
+
+
+def _expand_bits(x, m, mv):
+    for i in range(5, -1, -1):
+        t = (x << (1 << i)) & M64
+        x = ((x & ~mv[i]) | (t & mv[i])) & M64
+    return x & m
+
+
+def test_compress_and_expand_bits_are_pext_and_pdep():
+    """The bit moves of the word kernels against one-bit-at-a-time pext and pdep: masks of every
+    density (empty, full), garbage above the low popc(m) bits of expand's input."""
+    rng = np.random.default_rng(5)
+    for density in (0.0, 0.02, 0.3, 0.5, 0.97, 1.0):
+        for _ in range(300):
+            m = int(sum(1 << i for i in range(64) if rng.random() < density))
+            x = int(rng.integers(0, 1 << 63)) * 2 + int(rng.integers(0, 2))
+            pos = [i for i in range(64) if (m >> i) & 1]
+            pext = sum(((x >> p) & 1) << j for j, p in enumerate(pos))
+            pdep = sum(((x >> j) & 1) << p for j, p in enumerate(pos))
+            mv = _bit_moves(m)
+            assert _compress_bits(x, m, mv) == pext and _expand_bits(x, m, mv) == pdep
 
 
 @pytest.fixture
@@ -280,10 +371,15 @@ def test_groupmin_both_paths(rc, n, gk, kk):
                 assert len(rc.reads) == 1         # the marked count is the other read (numb)
 
 
-@pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (200, 70)])
-def test_compact_and_expand(rc, n, k):
-    rng = np.random.default_rng(n)
-    T, X = rng.random((n, k)) < 0.5, rng.random(n) < 0.4
+@pytest.mark.parametrize("words", [1, 0])
+@pytest.mark.parametrize("n,k,density", [(1, 1, 0.4), (65, 3, 0.4), (200, 70, 0.4), (130, 5, 1.0),
+                                         (300, 9, 0.9), (700, 6, 0.03), (1000, 2, 0.005)])
+def test_compact_and_expand(rc, monkeypatch, words, n, k, density):
+    """Both paths (COMPACT_WORDS; the word path's COMPACT only where X marks 1 row in 64 or more,
+    else the list): the word kernels' models run their steps thread by thread."""
+    monkeypatch.setattr(rc, "COMPACT_WORDS", words)
+    rng = np.random.default_rng([n, k])
+    T, X = rng.random((n, k)) < 0.5, rng.random(n) < density
     X[0] = True
     c = int(X.sum())
     assert rc.numb(dev_vec(X)) == c
@@ -291,7 +387,9 @@ def test_compact_and_expand(rc, n, k):
     R = Dev(R0)
     launched()
     rc.compact(Dev(T), dev_vec(X), R, c)
-    assert launched() == ["rows_popc", "rows_list", "rows_gather_list"]
+    by_words = words and 64 * c >= n
+    assert launched() == (["rows_popc", "rows_compact_start", "rows_compact_words"] if by_words else
+                          ["rows_popc", "rows_list", "rows_gather_list"])
     want = R0.copy()
     want[:c] = T[X]
     assert np.array_equal(R.bools(), want)
@@ -304,7 +402,7 @@ def test_compact_and_expand(rc, n, k):
     E = Dev(E0)
     launched()
     rc.expand(Dev(want[:c].copy()), dev_vec(X), E, c)
-    assert launched() == ["rows_popc", "rows_expand"]
+    assert launched() == ["rows_popc", "rows_expand_words" if words else "rows_expand"]
     want_e = E0.copy()
     want_e[X] = T[X]
     assert np.array_equal(E.bools(), want_e)
