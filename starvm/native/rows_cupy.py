@@ -355,6 +355,55 @@ extern "C" __global__ void rows_gather_values32(const unsigned int* __restrict__
     gather_values(vals, k, IX, ixk, X, R, W);
 }
 
+// The inverse of word_values: from lane l's values lo (row w*64 + l) and hi (row w*64 + 32 + l) of
+// kc <= 64 columns, lane c gets column c's word (a) and column c + 32's (b), row w*64 + t as bit t.
+__device__ __forceinline__ void word_columns(u64 lo, u64 hi, int kc, int lane, u64& a, u64& b) {
+    const int n0 = min(32, kc);
+    const int s0 = kc - n0;                                 // columns 0 .. n0-1: v's top n0 bits
+    const u64 m0 = (1ULL << n0) - 1ULL;
+    a = (u64)(warp_transpose(__brev((unsigned int)((lo >> s0) & m0)) >> (32 - n0), lane))
+      | ((u64)(warp_transpose(__brev((unsigned int)((hi >> s0) & m0)) >> (32 - n0), lane)) << 32);
+    b = 0ULL;
+    if (kc > 32) {
+        const int n1 = kc - 32;
+        const u64 m1 = (1ULL << n1) - 1ULL;
+        b = (u64)(warp_transpose(__brev((unsigned int)(lo & m1)) >> (32 - n1), lane))
+          | ((u64)(warp_transpose(__brev((unsigned int)(hi & m1)) >> (32 - n1), lane)) << 32);
+    }
+}
+
+// GATHER by values a warp per 64-row word of R (GATHER_WORDS): as gather_values, but IX's and R's
+// columns are read and written as whole 8-byte words (half the transactions of the 32-row warps),
+// and R's old words are loaded with IX's, before the dependent loads of the values.
+template <typename V>
+__device__ __forceinline__ void gather_values_word(const V* __restrict__ vals, int k, const u64* IX, int ixk,
+                                                   const u64* X, u64* R, i64 W) {
+    const int lane = threadIdx.x & 31;
+    const i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (w >= W) return;
+    const u64 xw = X[w];
+    if (!xw) return;
+    u64 a, b, r0 = 0ULL, r1 = 0ULL, lo, hi;
+    load_cols(IX, ixk, W, w, lane, a, b);
+    if (!(WARP_WRITE_BLIND && xw == ~0ULL)) load_cols(R, k, W, w, lane, r0, r1);
+    word_values(a, b, ixk, lane, lo, hi);
+    const u64 vlo = ((xw >> lane) & 1ULL) ? (u64)vals[lo - 1ULL] : 0ULL;
+    const u64 vhi = ((xw >> (lane + 32)) & 1ULL) ? (u64)vals[hi - 1ULL] : 0ULL;
+    word_columns(vlo, vhi, k, lane, a, b);
+    if (lane < k) R[(i64)lane * W + w] = (r0 & ~xw) | (a & xw);
+    if (lane + 32 < k) R[(i64)(lane + 32) * W + w] = (r1 & ~xw) | (b & xw);
+}
+
+extern "C" __global__ void rows_gather_values_word(const u64* vals, int k, const u64* IX, int ixk,
+                                                   const u64* X, u64* R, i64 W) {
+    gather_values_word(vals, k, IX, ixk, X, R, W);
+}
+
+extern "C" __global__ void rows_gather_values32_word(const unsigned int* __restrict__ vals, int k, const u64* IX,
+                                                     int ixk, const u64* X, u64* R, i64 W) {
+    gather_values_word(vals, k, IX, ixk, X, R, W);
+}
+
 // Thread per word w of IX: win[target] = 1 + the largest marked row naming that target (0:
 // none; 32 bits, so IX has fewer than 2^32 - 1 rows).
 extern "C" __global__ void rows_scatter_win(const u64* IX, int ixk, i64 W, const u64* X, unsigned int* win) {
@@ -876,7 +925,7 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
           "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
           "rows_scatter_win_warp", "rows_scatter_write_warp", "rows_expand_words", "rows_compact_start",
-          "rows_compact_words")
+          "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word")
 _modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
 WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
 
@@ -942,20 +991,22 @@ def gather_apply(T, IX, plan, X_v, R) -> None:
     W = R.data.shape[1]
     # T's rows as numbers first (one pass over T), then one load per moved row; unless T is
     # far larger than what moves (plan: the marked rows), when the column path reads less
+    # GATHER_WORDS: a warp per 64-row word of R (whole 8-byte words), else per 32 rows
+    suffix, grid = ("_word", _rows_grid(W * 32)) if GATHER_WORDS else ("", _rows_grid(W * 64))
     if T.k <= GATHER_NARROW_COLS and T.n <= 64 * max(plan, 1):
         vals = cp.empty(T.n, dtype=cp.uint32)
         fns["rows_values32"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), np.int64(T.n),
                                            vals))
-        fns["rows_gather_values32"](*_rows_grid(W * 64), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k),
-                                                          _u64(X_v), R.data, np.int64(W)))
+        fns["rows_gather_values32" + suffix](*grid, (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k),
+                                                     _u64(X_v), R.data, np.int64(W)))
         return
     if T.k <= 64 and T.n <= 64 * max(plan, 1):
         vals = cp.empty(T.n, dtype=cp.uint64)
         none = cp.zeros(1, dtype=cp.int64)
         fns["rows_values"](*_grid(T.n), (_u64(T.data), np.int32(T.k), np.int64(T.data.shape[1]), none, np.int32(0),
                                          np.int64(T.n), vals))
-        fns["rows_gather_values"](*_rows_grid(W * 64), (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k), _u64(X_v),
-                                              R.data, np.int64(W)))
+        fns["rows_gather_values" + suffix](*grid, (vals, np.int32(T.k), _u64(IX.data), np.int32(IX.k), _u64(X_v),
+                                                   R.data, np.int64(W)))
         return
     fns["rows_gather"](*_grid(W), (_u64(T.data), np.int64(T.data.shape[1]), np.int32(T.k),
                                    _u64(IX.data), np.int32(IX.k), _u64(X_v), R.data, np.int64(W)))
@@ -1008,6 +1059,7 @@ DEDUPE_BITS_MAX = 63        # GROUPMIN(G, G, X) by a hash table up to here (a ke
 GATHER_NARROW_COLS = 32     # GATHER's row values as 4-byte numbers up to here, else 8 bytes
 SCATTER_WARP = 1            # SCATTER by the warp kernels (0: the thread-per-word ones)
 DEDUPE_SLOTS_X16 = 24       # the dedupe's hash slots per 16 marked rows (24: load at most 2/3)
+GATHER_WORDS = 1            # GATHER by values a warp per 64-row word (0: per 32 rows)
 
 
 def _groupmin_hashed(G, X_v):

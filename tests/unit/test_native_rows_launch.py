@@ -67,7 +67,7 @@ def model(launch) -> None:
     elif name == "rows_gather":
         T, WT, k, IX, ixk, X, R, W = a
         _copy(T, int(k), R, [(r, _value(IX, int(ixk), r) - 1) for r in _marked(X, int(W))])
-    elif name in ("rows_gather_values", "rows_gather_values32"):
+    elif name in ("rows_gather_values", "rows_gather_values32", "rows_gather_values_word", "rows_gather_values32_word"):
         vals, k, IX, ixk, X, R, W = a
         for r in _marked(X, int(W)):
             v = int(vals[_value(IX, int(ixk), r) - 1])
@@ -309,8 +309,11 @@ def launched():
     return names
 
 
+@pytest.mark.parametrize("words", [1, 0])
 @pytest.mark.parametrize("n,k", [(1, 1), (65, 3), (130, 64), (200, 70)])
-def test_gather_and_scatter(rc, n, k):
+def test_gather_and_scatter(rc, monkeypatch, words, n, k):
+    monkeypatch.setattr(rc, "GATHER_WORDS", words)
+    w = "_word" if words else ""
     rng = np.random.default_rng(n + k)
     m_rows = max(1, n // 2)
     c = max(1, m_rows.bit_length())
@@ -321,8 +324,8 @@ def test_gather_and_scatter(rc, n, k):
     rc.gather_apply(Dev(T), Dev(IX), plan, dev_vec(X), d)
     rows_numpy.gather(Host(T), Host(IX), host_vec(X), h)
     assert marked == int(X.sum()) and len(rc.reads) == 1
-    assert launched() == ["rows_check"] + (["rows_values32", "rows_gather_values32"] if k <= rc.GATHER_NARROW_COLS else
-                                           ["rows_values", "rows_gather_values"] if k <= 64 else ["rows_gather"])
+    assert launched() == ["rows_check"] + (["rows_values32", "rows_gather_values32" + w] if k <= rc.GATHER_NARROW_COLS
+                                           else ["rows_values", "rows_gather_values" + w] if k <= 64 else ["rows_gather"])
     assert np.array_equal(d.bools(), h.bools())
     T2, R1 = rng.random((n, k)) < 0.5, rng.random((m_rows, k)) < 0.5
     d, h = Dev(R1), Host(R1)
