@@ -5,9 +5,10 @@ block of rows.
 
   MATCH, HIT, SETMIN  row by row: each rank's kernel on its rows is the whole answer there;
   MIN, MAX            each rank's kernel finds the extreme of its marked rows; the rank reads
-                      that value (one row of at most 64 bits), one all-gather of (found,
-                      value) gives the global extreme, and a rank whose value is not it
-                      clears its result.
+                      that value (marked_value.py: one pass over Z and one 16-byte copy, the
+                      call's one wait for the device), one all-reduction of one 8-byte word
+                      gives the global extreme, and a rank whose value is not it clears its
+                      result.
 
 The steps reported are the Star bodies' (native/steps.py), as on one machine. Arguments the
 kernels do not take (tables wider than 64 columns, lengths that do not match) run the Star
@@ -15,9 +16,12 @@ body on the distributed backend, as before.
 """
 from __future__ import annotations
 
+from time import perf_counter
+
 import numpy as np
 
 from ..native import steps, timed_call
+from . import marked_value
 from .vectors import Shard, _host
 
 NAMES = ("match", "min", "max", "hit", "setmin")
@@ -37,9 +41,10 @@ def _usable(B, T, X, Z) -> bool:
     return (T.backend is B and 0 < T.k <= 64 and T.n > 0 and X.n == T.n and Z.n == T.n)
 
 
-def _value(B, T, z) -> tuple[int, int]:
+def _value_fnd_row(B, T, z) -> tuple[int, int]:
     """(1, the number row FND(z) of this rank's rows holds, column 1 the most significant
-    bit), or (0, 0) when z marks none here."""
+    bit), or (0, 0) when z marks none here: FND, ROW and to_bools (two waits for the device).
+    The read before marked_value.py, kept for A/B runs (FUSED_READ = False)."""
     first = B.L.fnd(z)                 # 0 when none: one read of the device, not SOME's too
     if not first:
         return 0, 0
@@ -48,20 +53,59 @@ def _value(B, T, z) -> tuple[int, int]:
     return 1, int.from_bytes(np.packbits(bits).tobytes(), "big") >> (-T.k % 8)
 
 
+def _value(B, T, z) -> tuple[int, int]:
+    """(1, the value of a row z marks here) or (0, 0) when it marks none (marked_value.py)."""
+    if not FUSED_READ:
+        return _value_fnd_row(B, T, z)
+    if B.L.name == "cupy":
+        return marked_value.on_cupy(T.aux.data, z, T.k)
+    return marked_value.model(T.aux.data, z)
+
+
+# An A/B switch (bench/bench_scale.py's minphases): True, the one-copy read of marked_value.py;
+# False, FND + ROW + to_bools.
+FUSED_READ = True
+# Per-phase host timestamps of extreme_here (bench_scale's minphases): None, or a list that
+# receives (phase, time.perf_counter()); PHASE_SYNC also waits for the device after the
+# kernel, so that the kernel's time shows apart from the read's.
+PHASES: list | None = None
+PHASE_SYNC = False
+_NOT_FOUND = {False: (1 << 64) - 1, True: 0}   # MIN, MAX: the all-reduction's neutral value
+
+
+def _mark(B, phase: str) -> None:
+    if phase == "kernel" and PHASE_SYNC:
+        B.L.synchronize()
+    PHASES.append((phase, perf_counter()))
+
+
 def extreme_here(B, T, X_v, want_max: bool, extreme):
-    """MIN / MAX over the ranks: the local kernel, then one all-gather of the local extremes."""
+    """MIN / MAX over the ranks: the local kernel, then one all-reduction of the local extremes.
+    A rank without a marked row offers the reduction's neutral value; where a marked row holds
+    that value itself (MIN of all ones, MAX of 0) the rank keeps its rows, rightly."""
     lay = B.layout(T.n)
+    phases = PHASES is not None
+    if phases:
+        _mark(B, "start")
     if lay.local_n:
         z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
+        if phases:
+            _mark(B, "kernel")
         found, value = _value(B, T, z)
     else:
         z, found, value = B.L.zeros(0), 0, 0
+    if phases:
+        _mark(B, "read")
     B.bytes_moved[0] += 1
-    B.bytes_moved[1] += 16
-    pairs = B.comm.allgatherv(np.array([found, value], dtype=np.uint64)).reshape(-1, 2)
-    values = pairs[pairs[:, 0] == 1, 1]
-    if found and value != int(values.max() if want_max else values.min()):
+    B.bytes_moved[1] += 8
+    mine = np.array([value if found else _NOT_FOUND[want_max]], dtype=np.uint64)
+    best = int(B.comm.allreduce_array(mine, "max" if want_max else "min")[0])
+    if phases:
+        _mark(B, "allreduce")
+    if found and value != best:
         z = B.L.zeros(lay.local_n)
+    if phases:
+        _mark(B, "end")
     return Shard(z, T.n)
 
 

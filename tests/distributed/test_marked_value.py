@@ -1,0 +1,143 @@
+"""The one-copy read of a distributed MIN / MAX (starvm/distributed/marked_value.py and
+search.extreme_here): the value a marked row holds, against the rows' values read from the
+table's bits; the CUDA body compiled by NVRTC; and MIN / MAX over 1, 2 and 3 ranks (threads
+of this process, the emulated device or the GPU) against one NumPy machine, with the ties and
+the values that equal the all-reduction's neutral element (MIN of all ones, MAX of zeros)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from starvm.distributed import marked_value, search
+from test_rows_device import Ranks
+
+
+def _words(bits: np.ndarray) -> np.ndarray:
+    """n bools as ceil(n/64) little-endian words (row r = bit r % 64 of word r // 64)."""
+    n = bits.size
+    buf = np.zeros((n + 63) // 64 * 8, dtype=np.uint8)
+    packed = np.packbits(bits, bitorder="little")
+    buf[:packed.size] = packed
+    return buf.view(np.uint64)
+
+
+def _row_values(T: np.ndarray) -> list[int]:
+    """Each row of an n x k bool table as an integer, column 1 the most significant bit."""
+    return [int("".join("1" if b else "0" for b in row), 2) if row.size else 0 for row in T]
+
+
+def _table_words(T: np.ndarray) -> np.ndarray:
+    return np.stack([_words(T[:, c]) for c in range(T.shape[1])])
+
+
+def _cases(seed: int):
+    rng = np.random.default_rng(seed)
+    for n in (1, 63, 64, 65, 200):
+        for k in (1, 7, 32, 64):
+            T = rng.random((n, k)) < 0.5
+            for density in (0.0, 0.02, 0.5, 1.0):
+                yield T, rng.random(n) < density
+
+
+def test_model_reads_the_first_marked_rows_value():
+    for T, z in _cases(1):
+        found, value = marked_value.model(_table_words(T), _words(z))
+        rows = np.flatnonzero(z)
+        assert (found, value) == ((1, _row_values(T)[rows[0]]) if rows.size else (0, 0))
+
+
+def test_cuda_body_compiles():
+    """BODY in a kernel that gives it what CuPy's ElementwiseKernel does (z, i, raw T and res)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from gpu_sources import nvrtc
+    nvrtc.require()
+    code = ('extern "C" __global__ void star_marked_value(const unsigned long long* zs, '
+            'const unsigned long long* T, long long W, int k, unsigned long long* res, long long n) {\n'
+            '    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n'
+            '    if (i >= n) return;\n    const unsigned long long z = zs[i];\n'
+            + marked_value.BODY + "}\n")
+    ptx = nvrtc.compile_ptx(code, "marked_value.cu")
+    assert "atom.global.cas.b64" in ptx.text
+    assert ptx.entry("star_marked_value") == [64, 64, 64, 32, 64, 64]
+
+
+def test_cupy_read_equals_the_rows_values():
+    """On the GPU: no marked row gives (0, 0); rows all of one value (MIN's result) give it;
+    any marks give one of the marked rows' values; the result buffer is reset between calls."""
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    import cupy as cp
+    for T, z in _cases(3):
+        values = _row_values(T)
+        rows = np.flatnonzero(z)
+        tw = cp.asarray(_table_words(T))
+        found, value = marked_value.on_cupy(tw, cp.asarray(_words(z)), T.shape[1])
+        if not rows.size:
+            assert (found, value) == (0, 0)
+            continue
+        assert found == 1 and value in {values[r] for r in rows}
+        same = rows[np.array([values[r] for r in rows]) == values[rows[-1]]]   # one value only
+        zs = np.zeros_like(z)
+        zs[same] = True
+        assert marked_value.on_cupy(tw, cp.asarray(_words(zs)), T.shape[1]) == (1, values[rows[-1]])
+
+
+def _min_max_cases(seed: int):
+    """(T, X) pairs: random values with ties, all ones in 64 columns (MIN's value is the
+    neutral element of the min-reduction), all zeros (MAX's), one row, no row marked."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 5, 64, 65, 130, 200):
+        for k in (1, 3, 64):
+            levels = int(rng.choice([2, 5, 1 << min(k, 20)]))
+            vals = rng.integers(0, levels, n)
+            T = np.array([[(int(v) >> (k - 1 - c)) & 1 for c in range(k)] for v in vals], dtype=bool).reshape(n, k)
+            yield T, rng.random(n) < float(rng.choice([0.05, 0.7, 1.0]))
+    yield np.ones((130, 64), dtype=bool), np.ones(130, dtype=bool)
+    yield np.zeros((130, 64), dtype=bool), np.ones(130, dtype=bool)
+    yield np.ones((70, 8), dtype=bool), np.zeros(70, dtype=bool)
+
+
+def _script(T, X):
+    def script(mach):
+        out = []
+        for name in ("MIN", "MAX"):
+            Z = mach.slice(np.zeros(T.shape[0], dtype=bool))
+            mach.call(name, mach.table(T), X, Z)
+            out.append((Z.to_numpy().tolist(), mach.last_call_stats))
+        return out
+    return script
+
+
+@pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
+def test_min_max_over_ranks_read_once_and_equal_one_numpy_machine(size, align, monkeypatch):
+    """MIN and MAX over emulated-device ranks: the results and steps of one NumPy machine, the
+    same with the FND + ROW read (FUSED_READ off); with it on, no rank calls FND or ROW."""
+    ranks = Ranks(size, align, "host")
+    calls = {"fnd": 0, "row_get": 0}
+    for m in ranks.machines:
+        L = m.backend.L
+        for name in calls:
+            def counted(*a, _f=getattr(L, name), _name=name):
+                calls[_name] += 1
+                return _f(*a)
+            monkeypatch.setattr(L, name, counted)
+    for T, X in _min_max_cases(size):
+        everyone, want = ranks.run(_script(T, X))
+        assert everyone == [want] * size
+    assert calls == {"fnd": 0, "row_get": 0}
+    monkeypatch.setattr(search, "FUSED_READ", False)
+    for T, X in _min_max_cases(size):
+        everyone, want = ranks.run(_script(T, X))
+        assert everyone == [want] * size
+    assert calls["fnd"] > 0
+
+
+@pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
+def test_min_max_over_gpu_ranks_equal_one_numpy_machine(size, align):
+    """The same over ranks (threads) sharing the GPU: CuPy's kernels and the one-copy read."""
+    ranks = Ranks(size, align, "host", local="cupy")
+    for T, X in _min_max_cases(size + 10):
+        everyone, want = ranks.run(_script(T, X))
+        assert everyone == [want] * size
