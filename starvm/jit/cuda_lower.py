@@ -768,18 +768,35 @@ class CudaRenderer:
         # pivot column, measured slower (H100 at 7892b5c, WARSHALL-adapt n = 5000: batches of
         # 2 and 3 4.09 and 4.15 us a pivot against 3.94 with batches of 1; n = 16384, 2: 11.4
         # against 8.8; at d769c33 this loop 3.68 and 8.61)
+        cached = pivot_mode and self.keeps_own_columns(s)
+        if cached:
+            # the warp's iterations' own columns kept in registers from pivot to pivot
+            # (keeps_own_columns): a start other than the one they were loaded under moves
+            # iterations between warps, so then every slot is loaded again
+            pivot["prologue"].append("V<RP> occ_[OWNC > 0 ? OWNC : 1]; i64 ocv_[OWNC > 0 ? OWNC : 1]; "
+                                     "i64 oca_ = OC_NONE;")
+            self.lines.append("#if OWNC > 0")
+            self.emit(f"if ({a} != oca_) {{")
+            self.emit("    oca_ = {a};".replace("{a}", a))
+            self.emit("#pragma unroll")
+            self.emit("    for (int j_ = 0; j_ < OWNC; ++j_) ocv_[j_] = OC_NONE;")
+            self.emit("}")
+            self.emit("i64 it_ = c_.gt >> 5;")
+            self.emit("#pragma unroll")
+            self.emit("for (int j_ = 0; j_ < OWNC; ++j_) {")
+            self.ind += 1
+            self.emit(f"if (it_ >= {m}) break;")
+            self.iteration(a, downto, lv, decls, body, pivot_mode, slot="j_")
+            self.emit("it_ += c_.G >> 5;")
+            self.ind -= 1
+            self.emit("}")
+            self.emit("for (; it_ < " + m + "; it_ += c_.G >> 5) {")
+            self.lines.append("#else")
         self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
+        if cached:
+            self.lines.append("#endif")
         self.ind += 1
-        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
-        for t, oc in self.own_cols.items():
-            self.emit(f"V<RP> {oc}; if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);")
-        if pivot_mode:
-            for pc in self.precopied.values():
-                self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
-                          f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
-        for d in decls:
-            self.emit(d)
-        self.lines.extend(body)
+        self.iteration(a, downto, lv, decls, body, pivot_mode)
         self.ind -= 1
         self.emit("}")
         self.emit(f"{self.pend}:")
@@ -802,6 +819,40 @@ class CudaRenderer:
                           f"d_store({pc.buf('1 - pp_')}, cp_, c_.gt, c_.G); }}")
         self.ind -= 1
         self.emit("}")
+
+    def iteration(self, a: str, downto: bool, lv: str, decls: list, body: list, pivot_mode: bool,
+                  slot: str | None = None) -> None:
+        """One iteration of a parallel for (the loop variable ``lv`` from ``it_``): its own
+        columns loaded (from slot ``slot`` of the warp's kept columns where it holds them),
+        the next pivot's column copied by its owner, the private variables, the body."""
+        self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
+        for t, oc in self.own_cols.items():
+            load = f"if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);"
+            if slot is None:
+                self.emit(f"V<RP> {oc}; {load}")
+            else:
+                self.emit(f"V<RP>& {oc} = occ_[{slot}]; if (ocv_[{slot}] != {lv}) {{ ocv_[{slot}] = {lv}; {load} }}")
+        if pivot_mode:
+            for pc in self.precopied.values():
+                if pc.t in self.own_cols:     # the owner's column is its own column: no second load
+                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) "
+                              f"d_store({pc.buf('1 - pp_')}, {self.own_cols[pc.t]}, ln_, 32);")
+                else:
+                    self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
+                              f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
+        for d in decls:
+            self.emit(d)
+        self.lines.extend(body)
+
+    def keeps_own_columns(self, s: Node) -> bool:
+        """A pivot loop's parallel for may keep each iteration's own column in registers from
+        one pivot to the next: it reads the own column of one table and writes no other (a
+        column is written only by its own iteration, so the warp's copy is what memory holds;
+        a second table written may be the same one under another name), and its bounds call
+        nothing (nothing else runs between its pivots). Switch OWN_LOADS: loaded every pivot."""
+        if len(self.own_cols) != 1 or not {t for _line, t, _v in self.col_sets} <= set(self.own_cols):
+            return False
+        return not any(n.op is Op.CALL for e in s.src[:2] for n in walk(e))
 
     def skip_unchanged_stores(self, body: list) -> None:
         """COL(i, T) := v of a body that reads its own column of T and writes no other table
@@ -1379,22 +1430,28 @@ SWITCHES = {
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
     "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
     "NO_YSH": "Y of `Y := E; if SOME(Y) then` kept in registers across the barrier also where shared memory holds it",
+    "OWN_LOADS": "a pivot loop's iterations loading their own columns from L2 at every pivot (none kept in registers)",
 }
 
 
-def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0) -> str:
+def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0,
+             OWNC: int = -1) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB); MB > 0 (with LB): registers limited so that MB blocks of LB fit an
-    SM. ``switches``: names of SWITCHES."""
+    SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
+    (keeps_own_columns; -1: as many as 16 words a lane hold, at most 8). ``switches``: names
+    of SWITCHES."""
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
+    if OWNC < 0:      # a pivot loop's own columns kept a warp: up to 16 words a lane (OWNC * RP)
+        OWNC = min(8, 16 // RP)
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
-            f"#define KBOUNDS {bounds}\n"
+            f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

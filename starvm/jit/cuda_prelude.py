@@ -45,6 +45,14 @@ typedef long long i64;
 #define YSH (R * TPB * 8 * NYSH <= 32768)
 #endif
 
+// a pivot loop's own columns kept in registers (cuda_lower.keeps_own_columns): OWNC slots a
+// warp, each tagged with the iteration whose column it holds (OC_NONE: none); switch OWN_LOADS
+#if defined(OWN_LOADS)
+#undef OWNC
+#define OWNC 0
+#endif
+#define OC_NONE (-9223372036854775807LL - 1)
+
 template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
 struct Ln { i64 n; };      // the length of a fused slice expression's operand (cuda_lower.fused_slice)

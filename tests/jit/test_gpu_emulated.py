@@ -87,6 +87,52 @@ def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, 
     assert run.barriers == n + 1
 
 
+@pytest.mark.parametrize("name, n, blocks, threads, RP, ownc, switches", [
+    ("PIV_SWAY", 40, 2, 32, 1, 2, ()),             # starts move and come back: kept columns loaded again
+    ("PIV_SWAY", 41, 3, 32, 2, -1, ()),            # all of a warp's iterations kept (8 slots)
+    ("PIV_GROW", 23, 2, 32, 1, 1, ()),             # a start that moves every pivot, one slot kept
+    ("PIV_DOWN", 23, 2, 32, 1, 3, ()),             # a descending loop, the range shorter than n
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, 1, ()),     # 24 iterations a warp: 1 kept, 23 loaded every pivot
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, 0, ()),     # none kept
+    ("U_WARSHALL_adapt", 70, 3, 32, 2, -1, ("OWN_LOADS",))])
+def test_own_columns_kept_across_pivots_equal_the_interpreter(name, n, blocks, threads, RP, ownc, switches):
+    """A pivot loop's warps keep their iterations' own columns in registers from pivot to
+    pivot (cuda_lower.keeps_own_columns), OWNC slots a warp, the rest loaded; a moved start
+    (PIV_SWAY, PIV_GROW) loads every slot again."""
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else PIVOTS
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], blocks, threads, RP=RP,
+                             switches=switches, ownc=ownc)
+    (*_, want), counts, err = _interpreted(text, name, [n, adj])
+    assert err is None and run.code == 0 and not run.rerun
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert run.barriers == n + 1
+
+
+def test_own_columns_are_kept_only_where_one_table_is_read_and_written():
+    """Kept where the body reads its own column of the one table it writes (WARSHALL-adapt);
+    not where it writes a second table, which may be the same one under another name."""
+    assert "occ_[j_]" in _plan(LIBRARY, "r_u_warshall_adapt").source
+    two = """
+proc TWO(n: integer; var P, Q: table);
+var V, W: slice; i, k: integer;
+begin
+  for k := 1 to n do
+    parallel for i := 1 to n do
+    begin
+      W := COL(k, P);
+      V := COL(i, P);
+      V := V or W;
+      COL(i, Q) := V;
+    end;
+end;
+begin end.
+"""
+    src = _plan(two, "r_two").source
+    assert "a pivot loop" in src and "occ_[j_]" not in src
+
+
 def test_stores_skip_only_unchanged_words_of_the_one_table_written():
     """The renderer stores changed words only where the body reads its own column of the one
     table it writes; a body writing two tables (maybe one under two names) stores all."""

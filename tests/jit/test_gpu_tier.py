@@ -296,7 +296,7 @@ PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text
 def test_pivot_loops_render_with_one_barrier_a_pivot():
     from starvm.jit.cuda_lower import render
     bodies = routine_bodies(PIVOTS, "piv.star")
-    for name in ("r_piv_down", "r_piv_grow", "r_piv_fail"):
+    for name in ("r_piv_down", "r_piv_grow", "r_piv_sway", "r_piv_fail"):
         src = render(bodies, name).source
         body = src.split(f"void f_{name}(")[1].split("\n}\n")[0]
         assert "a pivot loop" in body and "grid_red" not in body, name
@@ -316,7 +316,7 @@ def test_kernels_without_a_grid_barrier_are_found():
 
 
 @pytest.mark.parametrize("call, limit", [
-    ("PIV_DOWN(n, P)", None), ("PIV_GROW(n, P)", None), ("PIV_FAIL(n, 0, P)", None),
+    ("PIV_DOWN(n, P)", None), ("PIV_GROW(n, P)", None), ("PIV_SWAY(n, P)", None), ("PIV_FAIL(n, 0, P)", None),
     ("PIV_FAIL(n, 3, P)", None), ("PIV_FAIL(n, 3, P)", 6), ("PIV_FAIL(n, 3, P)", 7),
     ("PIV_FAIL(n, 3, P)", 8), ("PIV_DOWN(n, P)", 9)])
 @pytest.mark.parametrize("n", [5, 37, 130])
