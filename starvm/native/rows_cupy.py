@@ -310,6 +310,35 @@ extern "C" __global__ void rows_check(const u64* IX, int ixk, i64 W, const u64* 
     warp_add(&stats[0], marked);
 }
 
+// rows_check bit-sliced (CHECK_SLICED): a thread per word of IX (grid-stride), no transposes: the
+// 64 rows' numbers are compared with limit column by column (gt: above limit's bits so far, eq:
+// equal to them), and a number is 0 where no column has a 1. Coalesced loads, a few operations a
+// column.
+extern "C" __global__ void rows_check_sliced(const u64* IX, int ixk, i64 W, const u64* X, i64 limit, u64* stats) {
+    const u64 lim = ((u64)limit >> ixk) ? ((1ULL << ixk) - 1ULL) : (u64)limit;   // ixk <= 63
+    u64 marked = 0ULL;
+    bool bad = false;
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < W; w += (i64)gridDim.x * blockDim.x) {
+        const u64 xw = X[w];
+        if (!xw) continue;
+        u64 gt = 0ULL, eq = ~0ULL, nz = 0ULL;
+        for (int c = 0; c < ixk; ++c) {
+            const u64 col = IX[(i64)c * W + w];
+            nz |= col;
+            if ((lim >> (ixk - 1 - c)) & 1ULL) {
+                eq &= col;
+            } else {
+                gt |= eq & col;
+                eq &= ~col;
+            }
+        }
+        marked += (u64)__popcll(xw);
+        if (xw & (gt | ~nz)) bad = true;
+    }
+    if (bad) stats[1] = 1ULL;
+    warp_add(&stats[0], marked);
+}
+
 // Thread per word w of R (R and IX have the same rows): the rows X marks take the row of T
 // their IX names (checked by rows_check), column by column.
 extern "C" __global__ void rows_gather(const u64* T, i64 WT, int k, const u64* IX, int ixk,
@@ -925,7 +954,7 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
           "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
           "rows_scatter_win_warp", "rows_scatter_write_warp", "rows_expand_words", "rows_compact_start",
-          "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word")
+          "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word", "rows_check_sliced")
 _modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
 WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
 
@@ -978,8 +1007,12 @@ def decode(IX, X_v, limit: int):
     outside 1..limit (nothing written). The kernels that move the rows read IX themselves."""
     W = IX.data.shape[1]
     stats = cp.zeros(2, dtype=cp.uint64)
-    _kernels()["rows_check"](*_word_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
-                                         np.int64(limit), stats))
+    if CHECK_SLICED:
+        _kernels()["rows_check_sliced"](*_stride_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
+                                                           np.int64(limit), stats))
+    else:
+        _kernels()["rows_check"](*_word_grid(W), (_u64(IX.data), np.int32(IX.k), np.int64(W), _u64(X_v),
+                                                  np.int64(limit), stats))
     marked, bad = _read(stats)
     if bad or IX.n >= (1 << 32) - 1:       # SCATTER's winners are 32-bit row numbers
         raise Unusual
@@ -1060,6 +1093,7 @@ GATHER_NARROW_COLS = 32     # GATHER's row values as 4-byte numbers up to here, 
 SCATTER_WARP = 1            # SCATTER by the warp kernels (0: the thread-per-word ones)
 DEDUPE_SLOTS_X16 = 24       # the dedupe's hash slots per 16 marked rows (24: load at most 2/3)
 GATHER_WORDS = 1            # GATHER by values a warp per 64-row word (0: per 32 rows)
+CHECK_SLICED = 1            # GATHER's and SCATTER's check bit-sliced, a thread per word (0: warp transposes)
 
 
 def _groupmin_hashed(G, X_v):

@@ -64,6 +64,26 @@ def model(launch) -> None:
         stats[0] += np.uint64(len(rows))
         if any(not 1 <= _value(IX, int(ixk), r) <= int(limit) for r in rows):
             stats[1] = np.uint64(1)
+    elif name == "rows_check_sliced":                 # the kernel's steps: a word's 64 numbers at once
+        IX, ixk, W, X, limit, stats = a
+        ixk, limit = int(ixk), int(limit)
+        lim = (1 << ixk) - 1 if limit >> ixk else limit
+        for w in range(int(W)):
+            xw = int(X[w])
+            if not xw:
+                continue
+            gt, eq, nz = 0, M64, 0
+            for c in range(ixk):
+                col = int(IX[c, w])
+                nz |= col
+                if (lim >> (ixk - 1 - c)) & 1:
+                    eq &= col
+                else:
+                    gt |= eq & col
+                    eq &= ~col & M64
+            stats[0] += np.uint64(bin(xw).count("1"))
+            if xw & (gt | (~nz & M64)):
+                stats[1] = np.uint64(1)
     elif name == "rows_gather":
         T, WT, k, IX, ixk, X, R, W = a
         _copy(T, int(k), R, [(r, _value(IX, int(ixk), r) - 1) for r in _marked(X, int(W))])
@@ -320,26 +340,56 @@ def test_gather_and_scatter(rc, monkeypatch, words, n, k):
     T, IX, X, R0 = rng.random((m_rows, k)) < 0.5, codes(rng, n, c, m_rows), rng.random(n) < 0.5, rng.random((n, k)) < .5
     d, h = Dev(R0), Host(R0)
     rc.reads.clear()
+    check = "rows_check_sliced" if rc.CHECK_SLICED else "rows_check"
     plan, marked = rc.decode(Dev(IX), dev_vec(X), m_rows)
     rc.gather_apply(Dev(T), Dev(IX), plan, dev_vec(X), d)
     rows_numpy.gather(Host(T), Host(IX), host_vec(X), h)
     assert marked == int(X.sum()) and len(rc.reads) == 1
-    assert launched() == ["rows_check"] + (["rows_values32", "rows_gather_values32" + w] if k <= rc.GATHER_NARROW_COLS
+    assert launched() == [check] + (["rows_values32", "rows_gather_values32" + w] if k <= rc.GATHER_NARROW_COLS
                                            else ["rows_values", "rows_gather_values" + w] if k <= 64 else ["rows_gather"])
     assert np.array_equal(d.bools(), h.bools())
     T2, R1 = rng.random((n, k)) < 0.5, rng.random((m_rows, k)) < 0.5
     d, h = Dev(R1), Host(R1)
     rc.scatter(Dev(T2), Dev(IX), dev_vec(X), d)
     rows_numpy.scatter(Host(T2), Host(IX), host_vec(X), h)
-    assert launched() == ["rows_check", "rows_scatter_win_warp", "rows_scatter_write_warp"]
+    assert launched() == [check, "rows_scatter_win_warp", "rows_scatter_write_warp"]
     assert np.array_equal(d.bools(), h.bools())
 
 
-def test_out_of_range_is_unusual_before_any_write(rc):
+@pytest.mark.parametrize("sliced", [1, 0])
+def test_out_of_range_is_unusual_before_any_write(rc, monkeypatch, sliced):
+    monkeypatch.setattr(rc, "CHECK_SLICED", sliced)
+    check = "rows_check_sliced" if sliced else "rows_check"
     IX = codes(np.random.default_rng(1), 70, 8, 200)       # names rows up to 200 of a 60-row T
     with pytest.raises(rc.Unusual):
         rc.decode(Dev(IX), dev_vec(np.ones(70, bool)), 60)
-    assert launched() == ["rows_check"]
+    assert launched() == [check]
+
+
+@pytest.mark.parametrize("sliced", [1, 0])
+def test_check_at_the_edges_of_the_range(rc, monkeypatch, sliced):
+    """decode's range check (the bit-sliced comparison's model runs its steps): numbers equal to
+    the limit, one above it, 0, unmarked bad rows, limits at and above the widest code."""
+    monkeypatch.setattr(rc, "CHECK_SLICED", sliced)
+    rng = np.random.default_rng(2)
+    for width, limit in ((3, 5), (3, 7), (3, 100), (8, 200), (8, 255), (8, 1), (10, 513), (1, 1)):
+        top = min(limit, (1 << width) - 1)
+        for n in (1, 64, 130):
+            nums = rng.integers(1, top + 1, n)
+            nums[rng.integers(0, n)] = top
+            ok_x = rng.random(n) < 0.7
+            as_codes = lambda v: ((v[:, None] >> np.arange(width - 1, -1, -1)) & 1).astype(bool)   # noqa: E731
+            assert rc.decode(Dev(as_codes(nums)), dev_vec(ok_x), limit)[1] == int(ok_x.sum())
+            for bad in ([0] + ([top + 1] if top + 1 < (1 << width) else [])):
+                wrong = nums.copy()
+                i = int(rng.integers(0, n))
+                wrong[i] = bad
+                x = ok_x.copy()
+                x[i] = False                         # unmarked: fine
+                assert rc.decode(Dev(as_codes(wrong)), dev_vec(x), limit)[1] == int(x.sum())
+                x[i] = True
+                with pytest.raises(rc.Unusual):
+                    rc.decode(Dev(as_codes(wrong)), dev_vec(x), limit)
 
 
 @pytest.mark.parametrize("n,gk,kk", [(1, 3, 1), (65, 10, 7), (300, 20, 64), (70, 40, 7), (300, 64, 64), (200, 33, 3)])
