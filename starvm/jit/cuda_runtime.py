@@ -261,7 +261,7 @@ class GpuRoutine(JitRoutine):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit
         an SM), and ``mb`` > 0: ``mb`` such blocks on an SM."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches(), mb)
+        code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc())
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -500,7 +500,13 @@ def _switches() -> tuple:
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
     return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches),
-            _min_r(), _fit(), _grid_threads())
+            _min_r(), _fit(), _grid_threads(), _ownc())
+
+
+def _ownc() -> int:
+    """STARVM_GPU_OWNC: the iterations a warp of a pivot loop keeps its own column of in
+    registers (cuda_lower.instance's OWNC; -1, the default: as many as 16 words a lane hold)."""
+    return _setting("STARVM_GPU_OWNC", lambda: _int_env("STARVM_GPU_OWNC", -1, -1, 16))
 
 
 def _pfor_threads() -> int:
