@@ -112,11 +112,14 @@ class Rank:
         import starvm
         from starvm.backends import get_backend
         self.MPI, self.comm = MPI, MPI.COMM_WORLD
+        if backend == "emulated":           # the emulated device: a CPU check of a GPU rank's paths
+            from starvm.backends.emulated_device import EmulatedDevice
+            backend = EmulatedDevice()
         if distributed:
             from starvm.distributed import distribute
             self.B = distribute(backend, self.comm)
         else:
-            self.B = get_backend(backend)
+            self.B = backend if not isinstance(backend, str) else get_backend(backend)
         self.m = starvm.Machine(backend=self.B, out=open(os.devnull, "w"), jit=jit)
         self.distributed = distributed
 
@@ -135,7 +138,8 @@ def bits(B, n: int, ones: bool):
     return Bits(B.ones(n) if ones else B.zeros(n), n)
 
 
-def work_min(r: Rank, log2: int, runs: int) -> dict:
+def min_table(r: Rank, log2: int):
+    """MIN's 2^log2 x 32 table of splitmix values, X all ones, and the answer (count, first row)."""
     n = 1 << log2
     B, m = r.B, r.m
     T = m.table(rows=n, cols=32)
@@ -153,16 +157,80 @@ def work_min(r: Rank, log2: int, runs: int) -> dict:
         B.table_set_ints(T, vals)
         gmin = int(vals.min())
         cnt, first = int((vals == gmin).sum()), int(np.argmax(vals == gmin))
-    X = bits(B, n, True)
+    return T, bits(B, n, True), cnt, first
+
+
+def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
+    n = 1 << log2
+    B, m = r.B, r.m
+    T, X, cnt, first = min_table(r, log2)
 
     def run():
         Z = bits(B, n, False)
         m.call("MIN", T, X, Z)
         return Z
+    run()                   # one untimed call at full size (the memory pool's blocks), on every P alike
     times, Z = r.timed(run, runs)
     ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
-    return {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats,
-            "native_calls": m.native_timing[0], **collectives(r)}
+    out = {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats,
+           "native_calls": m.native_timing[0], **collectives(r)}
+    from starvm.distributed.search import LOCALS
+    if phase_runs and r.distributed and B.L.name in LOCALS:     # MIN's kernel runs on device ranks only
+        out["phases"] = min_phases(r, T, X, cnt, first, phase_runs)
+    return out
+
+
+# the phases of a distributed MIN call (starvm/distributed/search.py's marks), in call order
+PHASES = ("enter", "kernel", "read", "allreduce", "clear", "leave")
+
+
+def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
+    """Where a distributed MIN call's time goes on each rank: host timestamps (perf_counter,
+    one clock for every process of the host) at the call, at search.extreme_here's marks and
+    after the last wait, for the read of marked_value.py (fused) and FND + ROW + to_bools, each
+    with the kernel's launch only (async) and with a wait after it (split: the kernel's own
+    time, which shows how the ranks' kernels share the GPU). Per variant and rank: the medians
+    of each phase (us), the call's median from the first rank's start to the last rank's end,
+    and the wait in the all-reduction for the slowest rank."""
+    from starvm.distributed import search
+    B, m, comm = r.B, r.m, r.comm
+    n = T.n
+    out = []
+    try:
+        for fused in (True, False):
+            for split in (False, True):
+                search.FUSED_READ, search.PHASE_SYNC = fused, split
+                for _ in range(3):
+                    m.call("MIN", T, X, bits(B, n, False))
+                recs = []
+                for _ in range(runs):
+                    Z = bits(B, n, False)
+                    search.PHASES = marks = []
+                    B.synchronize()
+                    comm.Barrier()
+                    t0 = time.perf_counter()
+                    m.call("MIN", T, X, Z)
+                    B.synchronize()
+                    t1 = time.perf_counter()
+                    search.PHASES = None
+                    at = dict(marks)              # a rank without rows has no kernel mark
+                    recs.append([t0, at["start"], at.get("kernel", at["start"]), at["read"], at["allreduce"],
+                                 at["end"], t1])
+                ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
+                every = comm.allgather(recs)          # [rank][run] = [t0, start, kernel, read, allreduce, end, t1]
+                runs_t = np.array(every)              # ranks x runs x 7
+                steps = np.diff(runs_t, axis=2) * 1e6
+                wall = (runs_t[:, :, -1].max(axis=0) - runs_t[:, :, 0].min(axis=0)) * 1e6
+                wait = (runs_t[:, :, 3].max(axis=0)[None, :] - runs_t[:, :, 3]) * 1e6   # read done: the last rank's - mine
+                out.append({"read": "fused" if fused else "fnd-row", "kernel": "split" if split else "async",
+                            "ok": bool(comm.allreduce(bool(ok), op=r.MPI.LAND)), "call_us": float(np.median(wall)),
+                            "ranks": [{**{p: float(np.median(steps[k, :, i])) for i, p in enumerate(PHASES)},
+                                       "wait_us": float(np.median(wait[k])),
+                                       "start_skew_us": float(np.median((runs_t[k, :, 0] - runs_t[:, :, 0].min(axis=0)) * 1e6))}
+                                      for k in range(len(every))]})
+    finally:
+        search.FUSED_READ, search.PHASE_SYNC, search.PHASES = True, False, None
+    return out
 
 
 def graph(scale: int):
@@ -444,7 +512,7 @@ def worker(args) -> None:
             # a tiny untimed instance first: the library routine is loaded and compiled there
             if w == "min":
                 work_min(r, 8, 1)
-                res = work_min(r, args.min_log2, args.runs)
+                res = work_min(r, args.min_log2, args.runs, args.min_phases)
             elif w == "bfs":
                 work_bfs(r, 5, 1)
                 res = work_bfs(r, args.scale, args.runs)
@@ -502,6 +570,7 @@ def run_all(args) -> int:
                    "python": report["machine"]["python"],
                    "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
                                                         "warshall_n": args.warshall_n, "runs": args.runs,
+                                                        "min_phases": args.min_phases,
                                                         "jit": args.jit},
                    "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                    "load_average_at_start": report["machine"]["load_average_1min"],
@@ -521,6 +590,8 @@ def run_ranks(args, report: dict, stem: Path) -> int:
                    "--jit-n", str(args.jit_n), "--jit", args.jit]
             if args.no_serial:
                 cmd.append("--no-serial")
+            if args.min_phases:
+                cmd += ["--min-phases", str(args.min_phases)]
             print(" ".join(cmd[:4]), w, flush=True)
             proc = subprocess.Popen(cmd, start_new_session=True)
             try:
@@ -651,6 +722,25 @@ def markdown(rep: dict) -> str:
             wo, wc, mo, mc = (res["warshallc_off_s"], res["warshallc_on_s"], res["minbody_off_s"], res["minbody_on_s"])
             lines.append(f"| {P} | {label} | {res['n']} | {wo:.4f} | {wc:.4f} | {wo / wc:.1f} | {res['rows']} | "
                          f"{mo:.4f} | {mc:.4f} | {mo / mc:.1f} | {'ok' if res['ok'] else 'MISMATCH'} |")
+    phases = [(P, res["phases"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+              if isinstance(res := e.get("min/distributed"), dict) and res.get("phases")]
+    if phases:
+        lines += ["", "Where a distributed MIN call's time goes (--min-phases): medians per rank, us, of host "
+                  "timestamps: enter = the call to search.extreme_here; kernel = MIN's kernel launched (async) or "
+                  "launched and waited for (split); read = (found, value) on the host (fused: marked_value.py's one "
+                  "copy; fnd-row: FND, ROW, to_bools); allreduce = the MPI all-reduction, of which wait = for the "
+                  "last rank's read; clear = a losing rank's zeros; leave = the return and the last wait for the "
+                  "device. call = the median from the first rank's start to the last rank's end; start skew = how much "
+                  "later than the first this rank left the barrier.", "",
+                  "| P | read | kernel | call, us | rank | start skew | enter | kernel | read | allreduce | wait | clear | leave "
+                  "| check |", "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for P, variants in phases:
+            for v in variants:
+                for k, rk in enumerate(v["ranks"]):
+                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {v['call_us']:.0f} | {k} | {rk['start_skew_us']:.0f} | "
+                                 + " | ".join(f"{rk[p]:.0f}" for p in ("enter", "kernel", "read", "allreduce"))
+                                 + f" | {rk['wait_us']:.0f} | {rk['clear']:.0f} | {rk['leave']:.0f} | "
+                                 f"{'ok' if v['ok'] else 'MISMATCH'} |")
     paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()
                     if isinstance(res, dict) and res.get("collective_path")})
     if paths:
@@ -667,9 +757,14 @@ def main() -> int:
     ap.add_argument("--warshall-n", type=int, default=256, help="WARSHALL-adapt's n (default 256)")
     ap.add_argument("--jit-n", type=int, default=400, help="WARSHALL-C's n in the jit workload (default 400)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--min-phases", type=int, default=0, metavar="RUNS",
+                    help="min: also time RUNS calls phase by phase on each rank (search.extreme_here's marks), "
+                         "for the one-copy read and for FND + ROW, the kernel launched only and waited for")
     ap.add_argument("--jit", default="auto", choices=("auto", "on", "off"),
                     help="the compiled tier of the workloads' machines (default auto; the jit workload runs both)")
-    ap.add_argument("--backend", default="numpy", help="the local backend of every rank (numpy, cupy, auto)")
+    ap.add_argument("--backend", default="numpy",
+                    help="the local backend of every rank (numpy, cupy, auto; emulated: the emulated device, "
+                         "a CPU check of the GPU ranks' paths)")
     ap.add_argument("--name", default="cpu", help="results go to bench/results/scale_<name>.{json,md}")
     ap.add_argument("--results-dir", default=str(ROOT / "bench" / "results"),
                     help="the folder of the results (default bench/results)")

@@ -47,14 +47,14 @@ def test_model_reads_the_first_marked_rows_value():
 
 
 def test_cuda_body_compiles():
-    """BODY in a kernel that gives it what CuPy's ElementwiseKernel does (z, i, raw T and res)."""
+    """BODY in a kernel that gives it what CuPy's ElementwiseKernel does (z, i, raw tab and res)."""
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from gpu_sources import nvrtc
     nvrtc.require()
     code = ('extern "C" __global__ void star_marked_value(const unsigned long long* zs, '
-            'const unsigned long long* T, long long W, int k, unsigned long long* res, long long n) {\n'
+            'const unsigned long long* tab, long long nwords, int ncols, unsigned long long* res, long long n) {\n'
             '    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n'
             '    if (i >= n) return;\n    const unsigned long long z = zs[i];\n'
             + marked_value.BODY + "}\n")
