@@ -11,7 +11,8 @@ native routine it ran in. Prints the routines' calls (with the table sizes) and 
 by time; the time outside native routines is the interpreted Star steps (a launch or a host
 read each). Checks the forest against SciPy. ``--ab NAME=VALUE`` adds a variant (a constant
 of rows_cupy changed, e.g. ``GATHER_NARROW_COLS=0``, ``DEDUPE_BITS_MAX=0``): its runs alternate
-with the plain code's, and it is profiled too. A measuring tool for issue 13, not a benchmark
+with the plain code's, and it is profiled too (several constants at once: ``--ab A=0,B=0``);
+``--set NAME=VALUE`` changes one for every run. A measuring tool for issue 13, not a benchmark
 of record (bench_stdlib.py is that).
 """
 from __future__ import annotations
@@ -111,9 +112,11 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-check", action="store_true", help="skip SciPy's forest (bench_stdlib checks it)")
-    ap.add_argument("--ab", action="append", default=[], metavar="NAME=VALUE",
-                    help="a variant: a constant of starvm.native.rows_cupy set to VALUE (e.g. GATHER_NARROW_COLS=0); "
+    ap.add_argument("--ab", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
+                    help="a variant: constants of starvm.native.rows_cupy set to VALUE (e.g. GATHER_NARROW_COLS=0); "
                          "the variants' timed runs alternate with the plain code's, each profiled once")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a constant of starvm.native.rows_cupy changed for every run (the plain code's too)")
     args = ap.parse_args(argv)
     import cupy as cp
     from scipy.sparse.csgraph import minimum_spanning_tree
@@ -138,12 +141,21 @@ def main(argv=None) -> int:
         ref = minimum_spanning_tree(g.weight_matrix())
         expect = (int(round(ref.sum())), ref.nnz)
     from starvm.native import rows_cupy
-    variants = [("as committed", {})]
+
+    def settings(spec, flag):
+        out = {}
+        for item in spec.split(","):
+            name, _, value = item.partition("=")
+            if not hasattr(rows_cupy, name):
+                ap.error(f"--{flag} {spec}: rows_cupy has no {name}")
+            out[name] = int(value)
+        return out
+    for spec in args.set:
+        for name, value in settings(spec, "set").items():
+            setattr(rows_cupy, name, value)
+    variants = [("as committed" if not args.set else "as set: " + ",".join(args.set), {})]
     for spec in args.ab:
-        name, _, value = spec.partition("=")
-        if not hasattr(rows_cupy, name):
-            ap.error(f"--ab {spec}: rows_cupy has no {name}")
-        variants.append((spec, {name: int(value)}))
+        variants.append((spec, settings(spec, "ab")))
     plain = {name: getattr(rows_cupy, name) for _, sets in variants for name in sets}
 
     def use(sets):
