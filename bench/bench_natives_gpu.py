@@ -195,7 +195,6 @@ def measure(case: Case, backend: str) -> dict:
         row[f"{how}_s"] = t.median_s
         row[f"{how}_runs_s"] = t.runs_s
         row[f"{how}_route"] = route
-
     row["equal"] = outs["library"] == outs["compiled"]
     row["ratio"] = row["compiled_s"] / row["library_s"]
     _free()

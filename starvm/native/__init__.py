@@ -30,7 +30,9 @@ _REGISTRY: dict[tuple[str, str], str] = {
     # bit-packed NumPy kernel (bench/results/compiled_cpu2.md), which stays for the emulated device
     ("warshall_adapt", "cupy"): "starvm.native.warshall_cupy:make",
     ("warshall_adapt", "emulated"): "starvm.native.warshall_numpy:make",
-    ("match", "cupy"): "starvm.native.search_cupy:make_match",
+    # no ("match", "cupy" | "emulated"): the GPU tier's compiled MATCH body is within 2x of its CUDA
+    # kernel (bench/results/natives_gpu_h100_04604d0.md), which stays for distributed GPU ranks
+    # (distributed/search.py), where the compiled tier does not run (docs/architecture.md)
     ("min", "cupy"): "starvm.native.search_cupy:make_min",
     ("max", "cupy"): "starvm.native.search_cupy:make_max",
     ("hit", "cupy"): "starvm.native.compare_cupy:make_hit",
@@ -51,7 +53,7 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("expand", "cupy"): "starvm.native.rows_cupy:make_expand",
     ("expand", "emulated"): "starvm.native.emulated:make_expand",
 }
-for _name in ("match", "min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
+for _name in ("min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
     _REGISTRY[(_name, "emulated")] = f"starvm.native.emulated:make_{_name}"
 
 

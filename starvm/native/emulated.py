@@ -5,8 +5,11 @@ So that auto's device dispatch, argument checks, Star-body fallbacks and step re
 on a CPU exactly as they do on a GPU, the emulated device has a kernel wherever the GPU has
 one, behind the same routines (search_routines.py, rows_routines.py):
 
-  MATCH, MIN, MAX, HIT, SETMIN   the CUDA kernels' rule (search_cupy.py, compare_cupy.py), one
-                                 whole-slice NumPy operation per bit column of the words;
+  MIN, MAX, HIT, SETMIN          the CUDA kernels' rule (search_cupy.py, compare_cupy.py), one
+                                 whole-slice NumPy operation per bit column of the words
+                                 (``match``, MATCH's rule, serves distributed ranks on the
+                                 emulated device only, as its CUDA kernel does on GPUs: on one
+                                 device the GPU tier compiles MATCH's body);
   IOTA, GATHER, SCATTER, GROUPMIN   the NumPy backend's kernels (rows_numpy.py), the device's
                                  word vectors converted to and from its Python ints;
   COMPACT, EXPAND                rows_numpy.py's kernels, which the NumPy backend itself no
@@ -21,7 +24,7 @@ import numpy as np
 from ..backends.emulated_device import DeviceWords, device_words
 from . import rows_numpy
 from .rows_routines import factories
-from .search_routines import compare_factory, extreme_factory, match_factory
+from .search_routines import compare_factory, extreme_factory
 
 
 def _int(words) -> int:
@@ -62,7 +65,6 @@ def compare(name: str, T, F, X):
     return device_words(lt)
 
 
-make_match = match_factory(match)
 make_min = extreme_factory(extreme, False)
 make_max = extreme_factory(extreme, True)
 make_hit = compare_factory(compare, "hit_rows")

@@ -1,5 +1,11 @@
 """Associative search on the GPU in one or two kernels: MATCH, MIN, MAX of stdlib/search.star.
 
+MIN and MAX are native kernels of the CuPy backend (native/__init__.py's registry): the GPU
+tier's compiled Star body takes a grid barrier per column and is past 2x of them. MATCH is not:
+its compiled body (no barrier) is within 2x (bench/bench_natives_gpu.py, docs/architecture.md),
+so a MATCH call on one GPU runs that; ``match`` here serves the distributed GPU ranks
+(distributed/search.py), where the compiled tier does not run.
+
 The Star bodies run one step per bit column, each a kernel launch over the whole slice
 (and MIN/MAX a SOME, i.e. a reduction and a host read, per column). Here a thread takes one
 64-row word of the table and walks the k columns itself, in registers. The kernels are C++
@@ -35,7 +41,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from .search_routines import extreme_factory, match_factory
+from .search_routines import extreme_factory
 
 _SRC = r"""
 typedef unsigned long long u64;
@@ -295,6 +301,5 @@ def extreme(T, X, want_max: bool):
     return Z
 
 
-make_match = match_factory(match)
 make_min = extreme_factory(extreme, False)
 make_max = extreme_factory(extreme, True)

@@ -1,11 +1,12 @@
-"""The routines around the search kernels (MATCH, MIN, MAX, HIT, SETMIN of stdlib/search.star):
+"""The routines around the search kernels (MIN, MAX, HIT, SETMIN of stdlib/search.star):
 which arguments a kernel takes, the Star body for the rest, and the steps the body would take
 (steps.py), for any backend's kernels (search_cupy.py and compare_cupy.py on the GPU,
 emulated.py on the emulated device).
 
-Kernels take and return the backend's vectors: ``match(T, X_v, v_v, k)``,
-``extreme(T, X_v, want_max)``, ``compare(name, T, F, X_v)`` with name "hit_rows" (HIT) or
-"less_rows" (SETMIN); each returns Z's new value.
+Kernels take and return the backend's vectors: ``extreme(T, X_v, want_max)``,
+``compare(name, T, F, X_v)`` with name "hit_rows" (HIT) or "less_rows" (SETMIN); each returns
+Z's new value. MATCH has no native kernel on one device: the GPU tier's compiled body is within
+2x of its CUDA kernel (docs/architecture.md), which distributed/search.py runs on its ranks.
 """
 from __future__ import annotations
 
@@ -14,19 +15,6 @@ from . import steps, timed_call
 
 def _usable(T, X, Z) -> bool:
     return 0 < T.k <= 64 and T.n > 0 and X.n == T.n and Z.n == T.n
-
-
-def match_factory(match):
-    def make(star_body, backend, meter):
-        def routine(T, X, v, Z):
-            if not (_usable(T, X, Z) and v.n == T.k):
-                return star_body(T, X, v, Z)
-            meter.charge(steps.match(T.k, backend.numb(v.v)))
-            Z.v = timed_call(match, backend, meter, T, X.v, v.v, T.k)
-            return (Z,)
-        routine.star_body = star_body
-        return routine
-    return make
 
 
 def extreme_factory(extreme, want_max: bool):

@@ -37,14 +37,12 @@ def calls(rng, n):
     """(routine, argument builder) for every routine with a native kernel, n rows."""
     T, F, X = _bits(rng, (n, 6)), _bits(rng, (n, 6)), _bits(rng, n)
     F[::2] = T[::2]
-    v = T[n // 2]
     IX = _codes(rng.integers(1, n + 1, n), 8)
     G, K = _codes(rng.integers(0, 4, n), 2), _codes(rng.integers(0, 5, n), 3)
     P = _bits(rng, (n, n), 2.0 / n)
     z = np.zeros(n, bool)
     return [
         ("WARSHALL-adapt", lambda m: (n, m.table(P))),
-        ("MATCH", lambda m: (m.table(T), m.slice(X), m.word(v), m.slice(z))),
         ("MIN", lambda m: (m.table(T), m.slice(X), m.slice(z))),
         ("MAX", lambda m: (m.table(T), m.slice(X), m.slice(z))),
         ("HIT", lambda m: (m.table(T), m.table(F), m.slice(X), m.slice(z))),
