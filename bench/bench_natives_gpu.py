@@ -175,13 +175,14 @@ def _results(args, which) -> list:
     return [args[i].to_numpy().tobytes() if hasattr(args[i], "to_numpy") else args[i] for i in which]
 
 
-def measure(case: Case, backend: str) -> dict:
-    lib = starvm.Machine(backend=backend, jit="on", native=True, out=io.StringIO())
+def measure(case: Case, backend: str, library_jit: str = "on") -> dict:
+    lib = starvm.Machine(backend=backend, jit=library_jit, native=True, out=io.StringIO())
     own = starvm.Machine(backend=backend, jit="on", native=True, out=io.StringIO())
     own.load(user_library(), "my_library.star")
     mine = "MY_" + case.routine.upper().replace("-", "_")
     had_kernel = factory_for(case.routine.lower().replace("-", "_"), backend) is not None
-    row = {"routine": case.routine, "n": case.n, "cols": case.cols, "kernel_registered": had_kernel}
+    row = {"routine": case.routine, "n": case.n, "cols": case.cols, "kernel_registered": had_kernel,
+           "library_jit": library_jit}
     outs = {}
     for how, m, name in (("library", lib, case.routine), ("compiled", own, mine)):
         args, which = case.make(m)
@@ -231,9 +232,9 @@ def verdicts(results: list[dict]) -> dict:
     return out
 
 
-def markdown(results, verdict, runs) -> list[str]:
+def markdown(results, verdict, library_jit: str) -> list[str]:
     lines = ["`python bench/bench_natives_gpu.py`: each routine by its library name (`native=True`: its CUDA "
-             "kernel where one is registered) against the same Star body under a user's name compiled by the "
+             f"kernel where one is registered; `jit=\"{library_jit}\"`) against the same Star body under a user's name compiled by the "
              "GPU tier (`jit=\"on\"`), same inputs, warm medians (a first call compiles), device synchronised; "
              f"results and step counts compared. Ratio = compiled / library; the rule deletes a kernel within "
              f"{BOUND:g}x at every size.", "",
@@ -255,11 +256,13 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--out", default=None)
     ap.add_argument("--backend", default="cupy", help="cupy (the measurement); auto without a GPU: a smoke test")
+    ap.add_argument("--library-jit", default="on", choices=("on", "auto", "off"),
+                    help="--jit of the library calls (on: a routine without a kernel runs compiled from its first call)")
     args = ap.parse_args(argv)
     only = {s.strip().upper() for s in args.only.split(",")} if args.only else None
     results = []
     for case in cases(args.quick, only, args.runs):
-        row = measure(case, args.backend)
+        row = measure(case, args.backend, args.library_jit)
         results.append(row)
         print(f"{row['routine']:>15} n={row['n']:<10} library {row['library_s'] * 1e3:9.4f} ms ({row['library_route']}),"
               f" compiled {row['compiled_s'] * 1e3:9.4f} ms ({row['compiled_route']}), ratio {row['ratio']:6.2f}"
@@ -272,8 +275,9 @@ def main(argv=None) -> int:
         ROOT / "bench" / "results" / f"natives_gpu_{slug(device_label(dev, mi)).split('-')[0]}_{sha}"
     doc = document("natives_gpu", "CUDA native kernels against the GPU tier's compiled Star bodies",
                    machine=mi, device=dev, backend=args.backend, quick=args.quick, runs=args.runs, bound=BOUND,
+                   library_jit=args.library_jit,
                    results=results, verdicts={k: {"verdict": v, "largest_ratio": w} for k, (v, w) in verdict.items()})
-    lines = markdown(results, verdict, args.runs)
+    lines = markdown(results, verdict, args.library_jit)
     write_results(doc, out.with_suffix(".json"), lines)
     print("\n".join(lines))
     bad = [r for r in results if not r["equal"]]
