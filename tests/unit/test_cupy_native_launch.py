@@ -74,11 +74,13 @@ def test_row_moves_launch_matching_arguments(native, n, k):
     rc.gather(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
     # the stand-in runs no kernel: rows_check's counter says 0 marked rows, so T's rows are
     # read as numbers only when T has at most 64 rows
-    assert launched() == ["rows_check"] + (["rows_gather"] if k > 64 or n > 64 else
-                                           ["rows_values32", "rows_gather_values32"] if k <= rc.GATHER_NARROW_COLS
-                                           else ["rows_values", "rows_gather_values"])
+    check = "rows_check_sliced" if rc.CHECK_SLICED else "rows_check"
+    word = "_word" if rc.GATHER_WORDS else ""
+    assert launched() == [check] + (["rows_gather"] if k > 64 or n > 64 else
+                                    ["rows_values32", "rows_gather_values32" + word] if k <= rc.GATHER_NARROW_COLS
+                                    else ["rows_values", "rows_gather_values" + word])
     rc.scatter(FakeTable(n, k), FakeTable(n, idx_bits), vec(n), FakeTable(n, k))
-    assert launched() == ["rows_check", "rows_scatter_win_warp", "rows_scatter_write_warp"]
+    assert launched() == [check, "rows_scatter_win_warp", "rows_scatter_write_warp"]
     kk = k if k <= 64 else 64
     rc.groupmin(FakeTable(n, min(idx_bits, 10)), FakeTable(n, kk), vec(n))
     # K and the row number in one 64-bit number: one atomic pass and the marks; else three

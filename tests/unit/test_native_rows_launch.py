@@ -426,10 +426,11 @@ def test_groupmin_both_paths(rc, n, gk, kk):
 
 @pytest.mark.parametrize("words", [1, 0])
 @pytest.mark.parametrize("n,k,density", [(1, 1, 0.4), (65, 3, 0.4), (200, 70, 0.4), (130, 5, 1.0),
-                                         (300, 9, 0.9), (700, 6, 0.03), (1000, 2, 0.005)])
+                                         (300, 9, 0.9), (700, 6, 0.2), (1000, 2, 0.005)])
 def test_compact_and_expand(rc, monkeypatch, words, n, k, density):
-    """Both paths (COMPACT_WORDS; the word path's COMPACT only where X marks 1 row in 64 or more,
-    else the list): the word kernels' models run their steps thread by thread."""
+    """Both paths (COMPACT_WORDS; the word path's COMPACT only where X marks 1 row in
+    COMPACT_WORDS_SHARE or more, else the list): the word kernels' models run their steps thread
+    by thread."""
     monkeypatch.setattr(rc, "COMPACT_WORDS", words)
     rng = np.random.default_rng([n, k])
     T, X = rng.random((n, k)) < 0.5, rng.random(n) < density
@@ -440,7 +441,7 @@ def test_compact_and_expand(rc, monkeypatch, words, n, k, density):
     R = Dev(R0)
     launched()
     rc.compact(Dev(T), dev_vec(X), R, c)
-    by_words = words and 64 * c >= n
+    by_words = words and rc.COMPACT_WORDS_SHARE * c >= n
     assert launched() == (["rows_popc", "rows_compact_start", "rows_compact_words"] if by_words else
                           ["rows_popc", "rows_list", "rows_gather_list"])
     want = R0.copy()
