@@ -94,6 +94,7 @@ RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
 WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall", "jit")
 
 from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.runtime.values import Bits  # noqa: E402
 
 
 # ------------------------------------------------------------------ the worker (one rank)
@@ -134,7 +135,6 @@ class Rank:
 
 
 def bits(B, n: int, ones: bool):
-    from starvm.runtime.values import Bits
     return Bits(B.ones(n) if ones else B.zeros(n), n)
 
 
@@ -157,7 +157,9 @@ def min_table(r: Rank, log2: int):
         B.table_set_ints(T, vals)
         gmin = int(vals.min())
         cnt, first = int((vals == gmin).sum()), int(np.argmax(vals == gmin))
-    return T, bits(B, n, True), cnt, first
+    # X a slice made once, as the serial machine's is (a Fill would be made anew by every call)
+    X = bits(B, n, True)
+    return T, Bits(B.materialize(X.v, n), n) if r.distributed else X, cnt, first
 
 
 def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
@@ -181,55 +183,64 @@ def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
 
 
 # the phases of a distributed MIN call (starvm/distributed/search.py's marks), in call order
-PHASES = ("enter", "kernel", "read", "allreduce", "clear", "leave")
+PHASES = ("enter", "turn", "kernel", "read", "allreduce", "clear", "leave")
+# (read, kernel, GPU turns, X) of each variant --min-phases times
+PHASE_VARIANTS = (("fused", "async", True, "slice"), ("fused", "async", False, "slice"),
+                  ("fused", "split", True, "slice"), ("fused", "split", False, "slice"),
+                  ("fnd-row", "async", False, "slice"), ("fused", "async", True, "fill"))
 
 
 def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
     """Where a distributed MIN call's time goes on each rank: host timestamps (perf_counter,
     one clock for every process of the host) at the call, at search.extreme_here's marks and
-    after the last wait, for the read of marked_value.py (fused) and FND + ROW + to_bools, each
-    with the kernel's launch only (async) and with a wait after it (split: the kernel's own
-    time, which shows how the ranks' kernels share the GPU). Per variant and rank: the medians
-    of each phase (us), the call's median from the first rank's start to the last rank's end,
-    and the wait in the all-reduction for the slowest rank."""
+    after the last wait. Variants (PHASE_VARIANTS): the read of marked_value.py (fused) or
+    FND + ROW + to_bools; the kernel launched only (async) or also waited for (split: its own
+    time, which shows how the ranks' kernels share the GPU); ranks sharing the GPU taking
+    turns at it or not (gpu_turns.py); X a slice made once or all ones made anew each call
+    (a Fill). Per variant and rank: the medians of each phase (us), the call's median from the
+    first rank's start to the last rank's end, and the wait in the all-reduction for the
+    slowest rank."""
     from starvm.distributed import search
     B, m, comm = r.B, r.m, r.comm
     n = T.n
     out = []
     try:
-        for fused in (True, False):
-            for split in (False, True):
-                search.FUSED_READ, search.PHASE_SYNC = fused, split
-                for _ in range(3):
-                    m.call("MIN", T, X, bits(B, n, False))
-                recs = []
-                for _ in range(runs):
-                    Z = bits(B, n, False)
-                    search.PHASES = marks = []
-                    B.synchronize()
-                    comm.Barrier()
-                    t0 = time.perf_counter()
-                    m.call("MIN", T, X, Z)
-                    B.synchronize()
-                    t1 = time.perf_counter()
-                    search.PHASES = None
-                    at = dict(marks)              # a rank without rows has no kernel mark
-                    recs.append([t0, at["start"], at.get("kernel", at["start"]), at["read"], at["allreduce"],
-                                 at["end"], t1])
-                ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
-                every = comm.allgather(recs)          # [rank][run] = [t0, start, kernel, read, allreduce, end, t1]
-                runs_t = np.array(every)              # ranks x runs x 7
-                steps = np.diff(runs_t, axis=2) * 1e6
-                wall = (runs_t[:, :, -1].max(axis=0) - runs_t[:, :, 0].min(axis=0)) * 1e6
-                wait = (runs_t[:, :, 3].max(axis=0)[None, :] - runs_t[:, :, 3]) * 1e6   # read done: the last rank's - mine
-                out.append({"read": "fused" if fused else "fnd-row", "kernel": "split" if split else "async",
-                            "ok": bool(comm.allreduce(bool(ok), op=r.MPI.LAND)), "call_us": float(np.median(wall)),
-                            "ranks": [{**{p: float(np.median(steps[k, :, i])) for i, p in enumerate(PHASES)},
-                                       "wait_us": float(np.median(wait[k])),
-                                       "start_skew_us": float(np.median((runs_t[k, :, 0] - runs_t[:, :, 0].min(axis=0)) * 1e6))}
-                                      for k in range(len(every))]})
+        for read, kernel, turns, xform in PHASE_VARIANTS:
+            search.FUSED_READ, search.PHASE_SYNC = read == "fused", kernel == "split"
+            B.gpu_turns.enabled = turns
+            Xv = X if xform == "slice" else bits(B, n, True)
+            for _ in range(3):
+                m.call("MIN", T, Xv, bits(B, n, False))
+            recs = []
+            for _ in range(runs):
+                Z = bits(B, n, False)
+                search.PHASES = marks = []
+                B.synchronize()
+                comm.Barrier()
+                t0 = time.perf_counter()
+                m.call("MIN", T, Xv, Z)
+                B.synchronize()
+                t1 = time.perf_counter()
+                search.PHASES = None
+                at = dict(marks)              # a rank without rows has no kernel mark
+                recs.append([t0, at["start"], at["turn"], at.get("kernel", at["turn"]), at["read"],
+                             at["allreduce"], at["end"], t1])
+            ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
+            every = np.array(comm.allgather(recs))       # ranks x runs x 8 timestamps
+            steps = np.diff(every, axis=2) * 1e6
+            wall = (every[:, :, -1].max(axis=0) - every[:, :, 0].min(axis=0)) * 1e6
+            read_at = every[:, :, 1 + PHASES.index("read")]
+            wait = (read_at.max(axis=0)[None, :] - read_at) * 1e6     # the last rank's read done - mine
+            out.append({"read": read, "kernel": kernel, "turns": turns and bool(B.gpu_turns.peers), "x": xform,
+                        "ok": bool(comm.allreduce(bool(ok), op=r.MPI.LAND)), "call_us": float(np.median(wall)),
+                        "call_min_us": float(wall.min()),
+                        "ranks": [{**{p: float(np.median(steps[k, :, i])) for i, p in enumerate(PHASES)},
+                                   "wait_us": float(np.median(wait[k])),
+                                   "start_skew_us": float(np.median((every[k, :, 0] - every[:, :, 0].min(axis=0)) * 1e6))}
+                                  for k in range(len(every))]})
     finally:
         search.FUSED_READ, search.PHASE_SYNC, search.PHASES = True, False, None
+        B.gpu_turns.enabled = True
     return out
 
 
@@ -726,19 +737,25 @@ def markdown(rep: dict) -> str:
               if isinstance(res := e.get("min/distributed"), dict) and res.get("phases")]
     if phases:
         lines += ["", "Where a distributed MIN call's time goes (--min-phases): medians per rank, us, of host "
-                  "timestamps: enter = the call to search.extreme_here; kernel = MIN's kernel launched (async) or "
-                  "launched and waited for (split); read = (found, value) on the host (fused: marked_value.py's one "
-                  "copy; fnd-row: FND, ROW, to_bools); allreduce = the MPI all-reduction, of which wait = for the "
-                  "last rank's read; clear = a losing rank's zeros; leave = the return and the last wait for the "
-                  "device. call = the median from the first rank's start to the last rank's end; start skew = how much "
-                  "later than the first this rank left the barrier.", "",
-                  "| P | read | kernel | call, us | rank | start skew | enter | kernel | read | allreduce | wait | clear | leave "
-                  "| check |", "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+                  "timestamps: enter = the call to search.extreme_here; turn = waiting for the GPU's token (ranks "
+                  "sharing a GPU, gpu_turns.py); kernel = MIN's kernel launched (async) or launched and waited for "
+                  "(split); read = (found, value) on the host (fused: marked_value.py's one copy; fnd-row: FND, ROW, "
+                  "to_bools); allreduce = the MPI all-reduction, of which wait = for the last rank's read; clear = "
+                  "a losing rank's zeros; leave = the return and the last wait for the device. call = the median "
+                  "(and the least) from the first rank's start to the last rank's end; start skew = how much later "
+                  "than the first this rank left the barrier; X: a slice made once, or a Fill of ones made by each "
+                  "call.", "",
+                  "| P | read | kernel | turns | X | call, us | least, us | rank | start skew | enter | turn | kernel "
+                  "| read | allreduce | wait | clear | leave | check |",
+                  "| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: | ---: | --- |"]
         for P, variants in phases:
             for v in variants:
                 for k, rk in enumerate(v["ranks"]):
-                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {v['call_us']:.0f} | {k} | {rk['start_skew_us']:.0f} | "
-                                 + " | ".join(f"{rk[p]:.0f}" for p in ("enter", "kernel", "read", "allreduce"))
+                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {'yes' if v['turns'] else 'no'} | "
+                                 f"{v.get('x', 'fill')} | {v['call_us']:.0f} | {v.get('call_min_us', 0):.0f} | {k} | "
+                                 f"{rk['start_skew_us']:.0f} | "
+                                 + " | ".join(f"{rk.get(p, 0):.0f}" for p in ("enter", "turn", "kernel", "read", "allreduce"))
                                  + f" | {rk['wait_us']:.0f} | {rk['clear']:.0f} | {rk['leave']:.0f} | "
                                  f"{'ok' if v['ok'] else 'MISMATCH'} |")
     paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()

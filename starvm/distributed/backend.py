@@ -30,6 +30,7 @@ from ..runtime.values import Table
 from .partition import layout
 from .collectives import choose as _choose
 from .collectives import cupy_access
+from .gpu_turns import GpuTurns
 from .graph_input import RankCodes
 from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
@@ -56,6 +57,8 @@ class DistributedBackend(Backend):
         # arrays are alike on every rank); on the host path (NumPy, auto: an auto rank's tables
         # may sit on either side) they are brought to the host first
         self.device_arrays = self.coll.path != "host"
+        # ranks sharing this rank's GPU take turns at it for a MIN / MAX's device part (gpu_turns.py)
+        self.gpu_turns = GpuTurns(comm, getattr(self.coll, "gpu_peers", ()))
 
     @property
     def collective_path(self) -> str:

@@ -22,6 +22,9 @@ Python int already (reading it synchronised the device); NCCL would add a copy a
 Only array collectives (the per-iteration reductions of a fused loop, the all-gather of a
 partitioned slice) travel this way; a row of ROW(i, T), a few words, is broadcast on the host.
 
+Ranks that share a GPU (``gpu_peers``, from the same all-gather) take turns at it for the
+device part of a MIN or MAX (gpu_turns.py): the GPU time-slices between their processes.
+
 ``DeviceAccess`` gathers what the paths need of a device (array module, NCCL module, the GPU's
 id, the current stream, what counts as a device array), so that tests run every path on the
 CPU with a stand-in (tests/distributed/nccl_standin.py) in place of CuPy and NCCL.
@@ -98,6 +101,7 @@ def mpi_cuda_aware() -> bool:
 class HostCollectives:
     """``host``: NumPy buffers over mpi4py (comm.py). Device arrays do not come here."""
     path = "host"
+    gpu_peers: tuple = ()      # the ranks (this one among them) on this rank's GPU, if it shares one
 
     def __init__(self, comm, reason: str = ""):
         self.comm = comm
@@ -295,6 +299,20 @@ def choose(comm, dev: DeviceAccess | None, prefer: str = "auto") -> HostCollecti
         return HostCollectives(comm)
     if comm.size == 1:
         return OneRankCollectives(comm)
+    coll = _device_path(comm, dev, prefer, facts)
+    coll.gpu_peers = gpu_peers(facts, comm.rank)
+    return coll
+
+
+def gpu_peers(facts, rank: int) -> tuple:
+    """The ranks whose GPU (host and device id, facts[r][:2]) is rank's, rank among them,
+    when there are two or more (gpu_turns.py); () when rank has its GPU alone."""
+    peers = tuple(r for r, f in enumerate(facts) if f[:2] == facts[rank][:2])
+    return peers if len(peers) > 1 else ()
+
+
+def _device_path(comm, dev: DeviceAccess, prefer: str, facts) -> HostCollectives:
+    """NCCL, CUDA-aware MPI or host staging, as choose() says."""
     why_not = []
     if prefer in ("auto", "nccl"):
         shared = _shared_gpus(facts)

@@ -62,11 +62,11 @@ def _value(B, T, z) -> tuple[int, int]:
     return marked_value.model(T.aux.data, z)
 
 
-# An A/B switch (bench/bench_scale.py's minphases): True, the one-copy read of marked_value.py;
+# An A/B switch (bench/bench_scale.py's --min-phases): True, the one-copy read of marked_value.py;
 # False, FND + ROW + to_bools.
 FUSED_READ = True
-# Per-phase host timestamps of extreme_here (bench_scale's minphases): None, or a list that
-# receives (phase, time.perf_counter()); PHASE_SYNC also waits for the device after the
+# Per-phase host timestamps of extreme_here (bench_scale's --min-phases): None, or a list
+# that receives (phase, time.perf_counter()); PHASE_SYNC also waits for the device after the
 # kernel, so that the kernel's time shows apart from the read's.
 PHASES: list | None = None
 PHASE_SYNC = False
@@ -87,13 +87,16 @@ def extreme_here(B, T, X_v, want_max: bool, extreme):
     phases = PHASES is not None
     if phases:
         _mark(B, "start")
-    if lay.local_n:
-        z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
+    with B.gpu_turns.turn():            # ranks sharing a GPU: one after another (gpu_turns.py)
         if phases:
-            _mark(B, "kernel")
-        found, value = _value(B, T, z)
-    else:
-        z, found, value = B.L.zeros(0), 0, 0
+            _mark(B, "turn")
+        if lay.local_n:
+            z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
+            if phases:
+                _mark(B, "kernel")
+            found, value = _value(B, T, z)
+        else:
+            z, found, value = B.L.zeros(0), 0, 0
     if phases:
         _mark(B, "read")
     B.bytes_moved[0] += 1
@@ -103,7 +106,7 @@ def extreme_here(B, T, X_v, want_max: bool, extreme):
     if phases:
         _mark(B, "allreduce")
     if found and value != best:
-        z = B.L.zeros(lay.local_n)
+        z.fill(0)                       # z is this call's own: cleared in place, no allocation
     if phases:
         _mark(B, "end")
     return Shard(z, T.n)

@@ -50,7 +50,9 @@ def collectives(comm):
     from nccl_standin import standin_access
     from starvm.distributed import wrap
     from starvm.distributed.collectives import choose
-    coll = choose(wrap(comm), standin_access(comm.rank, cuda_aware=path == "cuda-aware-mpi"), path)
+    # DRIVER_SHARED_GPU=1: every rank's stand-in is one GPU (the ranks take turns at it, gpu_turns.py)
+    gpu = "standin-gpu-shared" if os.environ.get("DRIVER_SHARED_GPU") == "1" else None
+    coll = choose(wrap(comm), standin_access(comm.rank, gpu, cuda_aware=path == "cuda-aware-mpi"), path)
     assert coll.path == path, (coll.path, coll.reason)
     return coll
 
@@ -137,7 +139,7 @@ def search_cases(seeds: int, align: int, comm) -> list:
     machine; the results, the steps and how many kernel calls ran."""
     import numpy as np
     from starvm.backends.emulated_device import EmulatedDevice
-    machines = {dist: starvm.Machine(backend=distribute(EmulatedDevice(), comm, align) if dist
+    machines = {dist: starvm.Machine(backend=distribute(EmulatedDevice(), comm, align, collectives(comm)) if dist
                                      else get_backend("numpy"), out=io.StringIO()) for dist in (True, False)}
     cases = []
     for seed in range(seeds):
@@ -166,7 +168,7 @@ def search_cases(seeds: int, align: int, comm) -> list:
             results.append((got, steps, mach.native_timing[0] - calls_before))
         (got, got_steps, calls), (ref, ref_steps, _) = results
         cases.append({"seed": seed, "n": n, "k": k, "same": got == ref, "same_steps": got_steps == ref_steps,
-                      "kernel_calls": calls})
+                      "kernel_calls": calls, "gpu_turns": machines[True].backend.gpu_turns.calls})
     return cases
 
 

@@ -1,15 +1,25 @@
-"""The one-copy read of a distributed MIN / MAX (starvm/distributed/marked_value.py and
-search.extreme_here): the value a marked row holds, against the rows' values read from the
-table's bits; the CUDA body compiled by NVRTC; and MIN / MAX over 1, 2 and 3 ranks (threads
-of this process, the emulated device or the GPU) against one NumPy machine, with the ties and
-the values that equal the all-reduction's neutral element (MIN of all ones, MAX of zeros)."""
+"""The device part of a distributed MIN / MAX (search.extreme_here): the one-copy read of
+marked_value.py (the value a marked row holds, against the rows' values read from the
+table's bits; the CUDA body compiled by NVRTC), and the turns that ranks sharing a GPU take
+at it (gpu_turns.py: the chain's order, an error in a turn); MIN / MAX over 1, 2 and 3 ranks
+(threads of this process, the emulated device or the GPU) against one NumPy machine, with
+ties and the values that equal the all-reduction's neutral element (MIN of all ones, MAX of
+zeros)."""
 from __future__ import annotations
+
+import io
+import queue
+import threading
+import time
 
 import numpy as np
 import pytest
 
-from starvm.distributed import marked_value, search
-from test_rows_device import Ranks
+import starvm
+from starvm.distributed import SelfComm, distribute, marked_value, search
+from starvm.distributed.collectives import gpu_peers
+from starvm.distributed.gpu_turns import TAG, GpuTurns
+from test_rows_device import Ranks, ThreadComm, _device_path, _Hub, on_ranks
 
 
 def _words(bits: np.ndarray) -> np.ndarray:
@@ -141,3 +151,80 @@ def test_min_max_over_gpu_ranks_equal_one_numpy_machine(size, align):
     for T, X in _min_max_cases(size + 10):
         everyone, want = ranks.run(_script(T, X))
         assert everyone == [want] * size
+
+
+# ---------------------------------------------------------------- ranks sharing a GPU take turns
+class _TokenComm(ThreadComm):
+    """ThreadComm with the point-to-point tokens of gpu_turns.py (one queue per pair of ranks)."""
+
+    def __init__(self, hub, rank, queues):
+        super().__init__(hub, rank)
+        self.queues = queues
+
+    def send_token(self, dest, tag):
+        self.queues[self.rank, dest, tag].put(1)
+
+    def recv_token(self, source, tag):
+        self.queues[source, self.rank, tag].get(timeout=60)
+
+
+def _token_ranks(size: int):
+    hub = _Hub(size)
+    queues = {(a, b, TAG): queue.Queue() for a in range(size) for b in range(size)}
+    return hub, [_TokenComm(hub, r, queues) for r in range(size)]
+
+
+def test_gpu_peers_are_the_ranks_on_one_gpu_of_one_host():
+    facts = [("h0", "g0", True, False), ("h0", "g0", True, False), ("h0", "g1", True, False),
+             ("h1", "g0", True, False), ("h0", "g0", True, False)]
+    assert [gpu_peers(facts, r) for r in range(5)] == [(0, 1, 4), (0, 1, 4), (), (), (0, 1, 4)]
+    assert gpu_peers(facts[:1], 0) == ()
+
+
+def test_turns_go_in_a_chain_whose_order_alternates_and_survive_an_error():
+    """Three ranks on one GPU: in each call every rank's turn follows the previous rank's (0, 1,
+    2, then 2, 1, 0, ...); a rank that raises in its turn still hands the GPU on."""
+    hub, comms = _token_ranks(3)
+    log, lock = [], threading.Lock()
+
+    def rank(r):
+        turns = GpuTurns(comms[r], (0, 1, 2))
+        for call in range(4):
+            try:
+                with turns.turn():
+                    time.sleep(0.01 * (2 - r))        # the earlier ranks slower: no order by chance
+                    with lock:
+                        log.append((call, r))
+                    if call == 2 and r == 0:
+                        raise ValueError("rank 0 fails in its turn")
+            except ValueError:
+                pass
+            hub.everyone(r, call)                     # the call's all-reduction
+        return turns.calls
+    assert on_ranks(hub, rank) == [4, 4, 4]
+    assert [r for _, r in log] == [0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0]
+
+
+def test_ranks_alone_on_their_gpu_take_no_turns():
+    turns = GpuTurns(SelfComm(), ())
+    with turns.turn():
+        pass
+    assert turns.calls == 0 and GpuTurns(SelfComm(), (0,)).peers == ()
+
+
+@pytest.mark.parametrize("size, align", [(2, 64), (3, 1)])
+def test_min_max_with_turns_equal_one_numpy_machine(size, align):
+    """MIN and MAX over emulated-device ranks that all share one 'GPU' and take turns."""
+    from starvm.backends.emulated_device import EmulatedDevice
+    hub, comms = _token_ranks(size)
+
+    def make(r):
+        coll = _device_path(comms[r])
+        coll.gpu_peers = tuple(range(size))
+        return starvm.Machine(backend=distribute(EmulatedDevice(), comms[r], align, coll), out=io.StringIO())
+    machines = on_ranks(hub, make)
+    reference = starvm.Machine(backend="numpy", out=io.StringIO())
+    for T, X in _min_max_cases(size + 20):
+        everyone = on_ranks(hub, lambda r: _script(T, X)(machines[r]))
+        assert everyone == [_script(T, X)(reference)] * size
+    assert all(m.backend.gpu_turns.peers == tuple(range(size)) and m.backend.gpu_turns.calls > 0 for m in machines)

@@ -176,6 +176,20 @@ def test_search_kernels_run_on_each_device_rank(tmp_path):
         assert case["same"] and case["same_steps"] and case["kernel_calls"] == 5, case
 
 
+def test_search_kernels_on_ranks_sharing_a_gpu_take_turns(tmp_path):
+    """The same over 2 ranks whose stand-in GPU is one (host staging): MIN and MAX hand the GPU
+    from rank to rank by MPI messages (gpu_turns.py), with the NumPy machine's results."""
+    dest = tmp_path / "search.json"
+    rc, out, err = mpirun(2, [sys.executable, str(DRIVER), str(dest), "64", "--search", "6"], timeout=300,
+                          env={"DRIVER_PATH": "host-staging", "DRIVER_SHARED_GPU": "1"})
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    assert got["same_on_all_ranks"]
+    for case in got["cases"]:
+        assert case["same"] and case["same_steps"] and case["kernel_calls"] == 5, case
+    assert got["cases"][-1]["gpu_turns"] == 2 * len(got["cases"])       # MIN and MAX of every case
+
+
 def test_each_rank_generates_or_reads_its_share_of_the_graph(tmp_path):
     """Per-rank graph input over 3 ranks, rows in blocks of 1 and of 64: R-MAT (undirected,
     directed, scale 0, unweighted) and edge-list files (weights and comments, 0-based, empty,
