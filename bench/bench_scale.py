@@ -185,9 +185,10 @@ def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
 # the phases of a distributed MIN call (starvm/distributed/search.py's marks), in call order
 PHASES = ("enter", "turn", "kernel", "read", "allreduce", "clear", "leave")
 # (read, kernel, GPU turns, X) of each variant --min-phases times
-PHASE_VARIANTS = (("fused", "async", True, "slice"), ("fused", "async", False, "slice"),
-                  ("fused", "split", True, "slice"), ("fused", "split", False, "slice"),
-                  ("fnd-row", "async", False, "slice"), ("fused", "async", True, "fill"))
+PHASE_VARIANTS = (("fused", "async", "token", "slice"), ("fused", "async", "off", "slice"),
+                  ("fused", "split", "token", "slice"), ("fused", "split", "off", "slice"),
+                  ("fnd-row", "async", "off", "slice"), ("fused", "async", "token", "fill"),
+                  ("fused", "async", "event", "slice"))
 
 
 def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
@@ -207,7 +208,7 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
     try:
         for read, kernel, turns, xform in PHASE_VARIANTS:
             search.FUSED_READ, search.PHASE_SYNC = read == "fused", kernel == "split"
-            B.gpu_turns.enabled = turns
+            B.gpu_turns.enabled, B.gpu_turns.mode = turns != "off", "event" if turns == "event" else "token"
             Xv = X if xform == "slice" else bits(B, n, True)
             for _ in range(3):
                 m.call("MIN", T, Xv, bits(B, n, False))
@@ -231,7 +232,10 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
             wall = (every[:, :, -1].max(axis=0) - every[:, :, 0].min(axis=0)) * 1e6
             read_at = every[:, :, 1 + PHASES.index("read")]
             wait = (read_at.max(axis=0)[None, :] - read_at) * 1e6     # the last rank's read done - mine
-            out.append({"read": read, "kernel": kernel, "turns": turns and bool(B.gpu_turns.peers), "x": xform,
+            used = "off" if turns == "off" or not B.gpu_turns.peers else \
+                "token" if turns == "event" and B.gpu_turns.events is None else turns
+            out.append({"read": read, "kernel": kernel, "turns": used, "x": xform,
+                        "events_failed": B.gpu_turns.events_failed,
                         "ok": bool(comm.allreduce(bool(ok), op=r.MPI.LAND)), "call_us": float(np.median(wall)),
                         "call_min_us": float(wall.min()),
                         "ranks": [{**{p: float(np.median(steps[k, :, i])) for i, p in enumerate(PHASES)},
@@ -240,7 +244,7 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
                                   for k in range(len(every))]})
     finally:
         search.FUSED_READ, search.PHASE_SYNC, search.PHASES = True, False, None
-        B.gpu_turns.enabled = True
+        B.gpu_turns.enabled, B.gpu_turns.mode = True, "token"
     return out
 
 
@@ -738,7 +742,8 @@ def markdown(rep: dict) -> str:
     if phases:
         lines += ["", "Where a distributed MIN call's time goes (--min-phases): medians per rank, us, of host "
                   "timestamps: enter = the call to search.extreme_here; turn = waiting for the GPU's token (ranks "
-                  "sharing a GPU, gpu_turns.py); kernel = MIN's kernel launched (async) or launched and waited for "
+                  "sharing a GPU, gpu_turns.py; turns: token = handed on when the work is done, event = when it "
+                  "is queued, behind an interprocess CUDA event, off = none); kernel = MIN's kernel launched (async) or launched and waited for "
                   "(split); read = (found, value) on the host (fused: marked_value.py's one copy; fnd-row: FND, ROW, "
                   "to_bools); allreduce = the MPI all-reduction, of which wait = for the last rank's read; clear = "
                   "a losing rank's zeros; leave = the return and the last wait for the device. call = the median "
@@ -752,12 +757,15 @@ def markdown(rep: dict) -> str:
         for P, variants in phases:
             for v in variants:
                 for k, rk in enumerate(v["ranks"]):
-                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {'yes' if v['turns'] else 'no'} | "
+                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {v['turns']} | "
                                  f"{v.get('x', 'fill')} | {v['call_us']:.0f} | {v.get('call_min_us', 0):.0f} | {k} | "
                                  f"{rk['start_skew_us']:.0f} | "
                                  + " | ".join(f"{rk.get(p, 0):.0f}" for p in ("enter", "turn", "kernel", "read", "allreduce"))
                                  + f" | {rk['wait_us']:.0f} | {rk['clear']:.0f} | {rk['leave']:.0f} | "
                                  f"{'ok' if v['ok'] else 'MISMATCH'} |")
+        failed = sorted({v["events_failed"] for _, vs in phases for v in vs if v.get("events_failed")})
+        if failed:
+            lines += ["", "Turns by CUDA events fell back to tokens: " + "; ".join(failed)]
     paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()
                     if isinstance(res, dict) and res.get("collective_path")})
     if paths:

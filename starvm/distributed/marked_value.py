@@ -63,12 +63,26 @@ def _cupy_parts():
     return parts
 
 
-def on_cupy(table_words, z, k: int) -> tuple[int, int]:
-    """(found, value) of a CuPy rank: one memset, one element-wise pass, one 16-byte copy to
-    pinned memory that waits for the current stream. ``table_words``: k x W (C order), ``z``: W."""
+def launch_on_cupy(table_words, z, k: int):
+    """Queue the read of a CuPy rank (one memset, one element-wise pass, one 16-byte copy to
+    pinned memory) and return finish(), which waits for the stream and gives (found, value).
+    ``table_words``: k x W (C order), ``z``: W."""
     import cupy as cp
     kernel, res, host = _cupy_parts()
+    stream = cp.cuda.get_current_stream()
     res.fill(0)                          # a memset of 16 bytes on the stream
     kernel(z, cp.ascontiguousarray(table_words).ravel(), np.int64(z.size), np.int32(k), res)
-    res.get(out=host)                    # the copy, then the call's one wait
-    return int(host[0]), int(host[1])
+    cp.cuda.runtime.memcpyAsync(host.ctypes.data, res.data.ptr, 16, _DEVICE_TO_HOST, stream.ptr)
+
+    def finish() -> tuple[int, int]:
+        stream.synchronize()             # the call's one wait
+        return int(host[0]), int(host[1])
+    return finish
+
+
+_DEVICE_TO_HOST = 2                      # cudaMemcpyDeviceToHost
+
+
+def on_cupy(table_words, z, k: int) -> tuple[int, int]:
+    """(found, value) of a CuPy rank (launch_on_cupy, then its wait)."""
+    return launch_on_cupy(table_words, z, k)()

@@ -53,13 +53,13 @@ def _value_fnd_row(B, T, z) -> tuple[int, int]:
     return 1, int.from_bytes(np.packbits(bits).tobytes(), "big") >> (-T.k % 8)
 
 
-def _value(B, T, z) -> tuple[int, int]:
-    """(1, the value of a row z marks here) or (0, 0) when it marks none (marked_value.py)."""
-    if not FUSED_READ:
-        return _value_fnd_row(B, T, z)
-    if B.L.name == "cupy":
-        return marked_value.on_cupy(T.aux.data, z, T.k)
-    return marked_value.model(T.aux.data, z)
+def _launch_value(B, T, z):
+    """Queue the read of (1, the value of a row z marks here) or (0, 0) when it marks none
+    (marked_value.py); returns finish(), which waits for it and returns the pair."""
+    if FUSED_READ and B.L.name == "cupy":
+        return marked_value.launch_on_cupy(T.aux.data, z, T.k)
+    pair = marked_value.model(T.aux.data, z) if FUSED_READ else _value_fnd_row(B, T, z)
+    return lambda: pair
 
 
 # An A/B switch (bench/bench_scale.py's --min-phases): True, the one-copy read of marked_value.py;
@@ -87,15 +87,18 @@ def extreme_here(B, T, X_v, want_max: bool, extreme):
     phases = PHASES is not None
     if phases:
         _mark(B, "start")
-    with B.gpu_turns.turn():            # ranks sharing a GPU: one after another (gpu_turns.py)
+    with B.gpu_turns.turn() as handoff:     # ranks sharing a GPU: one after another (gpu_turns.py)
         if phases:
             _mark(B, "turn")
         if lay.local_n:
             z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
             if phases:
                 _mark(B, "kernel")
-            found, value = _value(B, T, z)
+            finish = _launch_value(B, T, z)
+            handoff()                          # the work is queued (mode "event" hands on here)
+            found, value = finish()
         else:
+            handoff()
             z, found, value = B.L.zeros(0), 0, 0
     if phases:
         _mark(B, "read")

@@ -8,7 +8,6 @@ zeros)."""
 from __future__ import annotations
 
 import io
-import queue
 import threading
 import time
 
@@ -18,7 +17,7 @@ import pytest
 import starvm
 from starvm.distributed import SelfComm, distribute, marked_value, search
 from starvm.distributed.collectives import gpu_peers
-from starvm.distributed.gpu_turns import TAG, GpuTurns
+from starvm.distributed.gpu_turns import GpuTurns
 from test_rows_device import Ranks, ThreadComm, _device_path, _Hub, on_ranks
 
 
@@ -154,24 +153,9 @@ def test_min_max_over_gpu_ranks_equal_one_numpy_machine(size, align):
 
 
 # ---------------------------------------------------------------- ranks sharing a GPU take turns
-class _TokenComm(ThreadComm):
-    """ThreadComm with the point-to-point tokens of gpu_turns.py (one queue per pair of ranks)."""
-
-    def __init__(self, hub, rank, queues):
-        super().__init__(hub, rank)
-        self.queues = queues
-
-    def send_token(self, dest, tag):
-        self.queues[self.rank, dest, tag].put(1)
-
-    def recv_token(self, source, tag):
-        self.queues[source, self.rank, tag].get(timeout=60)
-
-
 def _token_ranks(size: int):
     hub = _Hub(size)
-    queues = {(a, b, TAG): queue.Queue() for a in range(size) for b in range(size)}
-    return hub, [_TokenComm(hub, r, queues) for r in range(size)]
+    return hub, [ThreadComm(hub, r) for r in range(size)]
 
 
 def test_gpu_peers_are_the_ranks_on_one_gpu_of_one_host():
@@ -228,3 +212,76 @@ def test_min_max_with_turns_equal_one_numpy_machine(size, align):
         everyone = on_ranks(hub, lambda r: _script(T, X)(machines[r]))
         assert everyone == [_script(T, X)(reference)] * size
     assert all(m.backend.gpu_turns.peers == tuple(range(size)) and m.backend.gpu_turns.calls > 0 for m in machines)
+
+
+def test_event_turns_hand_the_gpu_on_once_the_work_is_queued():
+    """Mode "event": a rank records its event and passes the token right after queueing its
+    work, and the next rank's stream waits for that event before its own work: the next rank
+    queues while the first still waits for the device (in mode "token" it could not)."""
+    hub, comms = _token_ranks(2)
+    log, lock = [], threading.Lock()
+
+    class Events:                                     # stands in for CupyEvents
+        def __init__(self, r):
+            self.r = r
+
+        def record(self):
+            with lock:
+                log.append(("record", self.r))
+
+        def wait_for(self, rank):
+            with lock:
+                log.append(("wait", self.r, rank))
+
+    def rank(r):
+        turns = GpuTurns(comms[r], (0, 1), events=Events(r))
+        turns.mode = "event"
+        for call in range(2):
+            with turns.turn() as handoff:
+                with lock:
+                    log.append(("queue", call, r))
+                handoff()
+                time.sleep(0.05)                      # the wait for the device
+                with lock:
+                    log.append(("done", call, r))
+            hub.everyone(r, call)
+    on_ranks(hub, rank)
+    first = log[:log.index(("done", 0, 0))]
+    assert first == [("queue", 0, 0), ("record", 0), ("wait", 1, 0), ("queue", 0, 1), ("record", 1)]
+    second = log[log.index(("done", 0, 1)) + 1:]
+    assert second[:5] == [("queue", 1, 1), ("record", 1), ("wait", 0, 1), ("queue", 1, 0), ("record", 0)]
+
+
+def test_event_turns_without_ipc_events_fall_back_to_tokens_on_every_rank(monkeypatch):
+    """Where a rank cannot make its CUDA event (here: no CuPy, or a made-up failure on rank 1
+    alone) every rank agrees to pass plain tokens, and MIN / MAX still equal one NumPy machine."""
+    from starvm.backends.emulated_device import EmulatedDevice
+    from starvm.distributed import gpu_turns
+
+    class Fails(gpu_turns.CupyEvents):
+        def __init__(self, peers):
+            if threading.current_thread().name.endswith("rank1"):
+                raise RuntimeError("no IPC here")
+            self.peers, self.handle, self.others = peers, None, {}
+
+        def open(self, handles, rank):
+            pass
+    size = 3
+    hub, comms = _token_ranks(size)
+    monkeypatch.setattr(gpu_turns, "CupyEvents", Fails)
+
+    def make(r):
+        threading.current_thread().name = f"rank{r}"
+        coll = _device_path(comms[r])
+        coll.gpu_peers = tuple(range(size))
+        m = starvm.Machine(backend=distribute(EmulatedDevice(), comms[r], 1, coll), out=io.StringIO())
+        m.backend.gpu_turns.mode = "event"
+        return m
+    machines = on_ranks(hub, make)
+    reference = starvm.Machine(backend="numpy", out=io.StringIO())
+    for T, X in list(_min_max_cases(5))[:6]:
+        everyone = on_ranks(hub, lambda r: (setattr(threading.current_thread(), "name", f"rank{r}"),
+                                            _script(T, X)(machines[r]))[1])
+        assert everyone == [_script(T, X)(reference)] * size
+    assert all(m.backend.gpu_turns.events is None and "rank 1: RuntimeError: no IPC here" == m.backend.gpu_turns.events_failed
+               for m in machines)
