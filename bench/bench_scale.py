@@ -176,6 +176,10 @@ def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
     ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
     out = {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats,
            "native_calls": m.native_timing[0], **collectives(r)}
+    if r.distributed:
+        t = B.gpu_turns
+        out["gpu_turns"] = ("off" if not (t.enabled and t.peers) else
+                            "token" if t.mode == "event" and t.events is None else t.mode)
     from starvm.distributed.search import LOCALS
     if phase_runs and r.distributed and B.L.name in LOCALS:     # MIN's kernel runs on device ranks only
         out["phases"] = min_phases(r, T, X, cnt, first, phase_runs)
@@ -205,6 +209,7 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
     B, m, comm = r.B, r.m, r.comm
     n = T.n
     out = []
+    chosen = B.gpu_turns.enabled, B.gpu_turns.mode            # STARVM_MPI_GPU_TURNS's, restored after
     try:
         for read, kernel, turns, xform in PHASE_VARIANTS:
             search.FUSED_READ, search.PHASE_SYNC = read == "fused", kernel == "split"
@@ -244,7 +249,7 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
                                   for k in range(len(every))]})
     finally:
         search.FUSED_READ, search.PHASE_SYNC, search.PHASES = True, False, None
-        B.gpu_turns.enabled, B.gpu_turns.mode = True, "token"
+        B.gpu_turns.enabled, B.gpu_turns.mode = chosen
     return out
 
 
@@ -696,6 +701,11 @@ def markdown(rep: dict) -> str:
             up = base.get((w, size))
             lines.append(f"| {w} | {size} | {P} | {t:.4f} | {'' if up is None else f'{up / t:.2f}'} | {'' if serial is None else f'{serial:.4f}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
+    turns = [(P, res["gpu_turns"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+             if isinstance(res := e.get("min/distributed"), dict) and res.get("gpu_turns")]
+    if turns:
+        lines += ["", "MIN's turns at a shared GPU (gpu_turns.py, STARVM_MPI_GPU_TURNS): "
+                  + ", ".join(f"P={P} {t}" for P, t in turns)]
     tiers = [(P, key, res["tier"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
              for key, res in e.items() if isinstance(res, dict) and "tier" in res]
     if tiers:

@@ -9,9 +9,10 @@ for it, then hands the GPU to the next. The chain's order alternates from call t
 that the rank that went last in one call goes first in the next and the GPU changes hands
 once a call, not twice. Ranks on distinct GPUs (``peers`` of one rank) take no turns.
 
-Mode "event" (an A/B choice, bench_scale --min-phases) hands the token on as soon as a
-rank's work is queued, behind an interprocess CUDA event that the next rank's stream waits
-for on the GPU: the next rank's launches then overlap this rank's kernels.
+STARVM_MPI_GPU_TURNS (config.mpi_gpu_turns) picks the mode: token (the default), event or
+off. Mode "event" hands the token on as soon as a rank's work is queued, behind an
+interprocess CUDA event that the next rank's stream waits for on the GPU: the next rank's
+launches then overlap this rank's kernels.
 
 Every rank makes the same calls in the same order (the control program is replicated), so
 the call count, and with it the order, agrees on every rank. A rank whose device part
@@ -39,12 +40,17 @@ class GpuTurns:
     GPU, so the next rank's launches overlap this rank's kernels and its kernels still start
     only after them (CupyEvents). Set ``mode`` and ``enabled`` alike on every rank."""
 
-    def __init__(self, comm, peers: tuple[int, ...] = (), events=None):
+    def __init__(self, comm, peers: tuple[int, ...] = (), events=None, mode: str | None = None):
+        from .. import config
+        mode = config.mpi_gpu_turns() if mode is None else mode
+        if mode not in (*MODES, "off"):
+            from ..backends import BackendUnavailable     # a usage error (exit 2), not a bug
+            raise BackendUnavailable(f"STARVM_MPI_GPU_TURNS is token, event or off, not '{mode}'")
         self.comm = comm
         self.peers = tuple(sorted(peers)) if len(peers) > 1 else ()
         self.calls = 0
-        self.enabled = True
-        self.mode = "token"
+        self.enabled = mode != "off"
+        self.mode = "token" if mode == "off" else mode
         self.events = events            # made by the first call in mode "event" (a collective)
         self.events_failed = ""         # why mode "event" fell back to tokens, if it did
 

@@ -285,3 +285,14 @@ def test_event_turns_without_ipc_events_fall_back_to_tokens_on_every_rank(monkey
         assert everyone == [_script(T, X)(reference)] * size
     assert all(m.backend.gpu_turns.events is None and "rank 1: RuntimeError: no IPC here" == m.backend.gpu_turns.events_failed
                for m in machines)
+
+
+def test_turns_mode_from_the_environment(monkeypatch):
+    from starvm.backends import BackendUnavailable
+    for value, enabled, mode in (("", True, "token"), ("Event", True, "event"), ("off", False, "token")):
+        monkeypatch.setenv("STARVM_MPI_GPU_TURNS", value)
+        t = GpuTurns(SelfComm(), ())
+        assert (t.enabled, t.mode) == (enabled, mode)
+    monkeypatch.setenv("STARVM_MPI_GPU_TURNS", "sometimes")
+    with pytest.raises(BackendUnavailable, match="token, event or off, not 'sometimes'"):
+        GpuTurns(SelfComm(), ())
