@@ -1430,6 +1430,7 @@ SWITCHES = {
     "RECOMPUTE": "Y of `Y := E; if SOME(Y) then` computed again in the branch, not kept across the barrier",
     "UNFUSED": "slice logic computed operation by operation into whole vectors (every word of a COL read loaded)",
     "NO_YSH": "Y of `Y := E; if SOME(Y) then` kept in registers across the barrier also where shared memory holds it",
+    "FENCE_BARRIER": "the grid barrier's arrival and spin with full fences (before: no release/acquire forms)",
     "OWN_LOADS": "a pivot loop's iterations loading their own columns from L2 at every pivot (none kept in registers)",
 }
 
@@ -1442,14 +1443,16 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB); MB > 0 (with LB): registers limited so that MB blocks of LB fit an
     SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
-    (keeps_own_columns; -1: as many as 16 words a lane hold, at most 8). ``switches``: names
+    (keeps_own_columns; -1: as many as 12 words a lane hold, at most 8, none above RP = 4). ``switches``: names
     of SWITCHES."""
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    if OWNC < 0:      # a pivot loop's own columns kept a warp: up to 16 words a lane (OWNC * RP)
-        OWNC = min(8, 16 // RP)
+    if OWNC < 0:      # a pivot loop's own columns kept a warp: up to 12 words a lane (OWNC * RP)
+        # (H100, WARSHALL-adapt n = 5000, RP = 4: 3 kept 3.36 us a pivot, 4 3.42, none 3.70;
+        # n = 16384, RP = 8: 2 kept 9.12, none 8.99, more spill)
+        OWNC = min(8, 12 // RP) if RP <= 4 else 0
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
             f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)

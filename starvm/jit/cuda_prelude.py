@@ -107,6 +107,28 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 // The flag is sticky: a block that sees it leaves at this barrier (E_RERUN), and every
 // block sees it at the same barrier, since it arrives with the arrival that completes it.
 #define BAR_COUNT 0xFFFFFFFFFFULL
+// the arrival releases what the block wrote, and the load that sees the barrier complete
+// acquires what the others wrote (atom.add.release.gpu, ld.acquire.gpu; the barrier alone on
+// the H100: 1.01 us against 1.33 with a full fence before the atomicAdd and after the spin of
+// volatile loads, which the switch FENCE_BARRIER brings back; the CPU run of the kernels
+// has no PTX and takes that form)
+#if defined(__CUDA_ARCH__) && !defined(FENCE_BARRIER)
+__device__ __forceinline__ u64 bar_arrive(u64* p, u64 add) {
+    u64 v;
+    asm volatile("atom.add.release.gpu.u64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(add) : "memory");
+    return v;
+}
+__device__ __forceinline__ u64 bar_poll(u64* p) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void bar_after() { }
+#else
+__device__ __forceinline__ u64 bar_arrive(u64* p, u64 add) { __threadfence(); return atomicAdd(p, add); }
+__device__ __forceinline__ u64 bar_poll(u64* p) { return *(volatile u64*)p; }
+__device__ __forceinline__ void bar_after() { __threadfence(); }
+#endif
 __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
     __shared__ int sflag_;
     f = __syncthreads_or(f);
@@ -133,13 +155,11 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
         __threadfence();
         sflag_ = (int)nf;
 #else
-        volatile u64* vb = c.bar;
         c.nb += gridDim.x;
         u64 add = f ? (BAR_COUNT + 2ULL) : 1ULL;
-        __threadfence();
-        u64 v = atomicAdd(c.bar, add) + add;
-        while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = *vb; }
-        __threadfence();
+        u64 v = bar_arrive(c.bar, add) + add;
+        while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = bar_poll(c.bar); }
+        bar_after();
         sflag_ = v > BAR_COUNT ? 1 : 0;
 #endif
     }

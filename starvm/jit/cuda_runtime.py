@@ -39,6 +39,15 @@ OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpr
 NK = len(BASE_OPS)
 
 
+def _lane_words(caps: int) -> int:
+    """RP, the words of a slice of ``caps`` words a lane holds inside parallel for: exactly
+    as many as it needs up to 8 (a power of two, 4 for n = 5000 rows' 79 words, left a
+    quarter of every vector operation to words past the end), then a power of two (fewer
+    instances to build)."""
+    need = max(1, -(-caps // 32))
+    return need if need <= 8 else _pow2(need)
+
+
 def _pow2(x: int) -> int:
     p = 1
     while p < x:
@@ -146,7 +155,7 @@ class GpuRoutine(JitRoutine):
     def kernel_for(self, caps: int, kw: int):
         """(function, threads, blocks, R, RP) for slices of ``caps`` words and words of ``kw``."""
         import cupy as cp
-        rp = _pow2((caps + 31) // 32) if self.plan.has_pfor else 1
+        rp = _lane_words(caps) if self.plan.has_pfor else 1
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
         if caps <= 1024 and not self.plan.has_pfor:

@@ -62,9 +62,10 @@ def _cpp(code: str) -> str:
     the barrier's spin yields (more threads than cores)."""
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+)\[([^\]]+)\];", r"\1* \2 = emu_shm<\1>(\3, __LINE__);", code)
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
-    spin = "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = *vb; }"
+    spin = "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = bar_poll(c.bar); }"
     assert spin in code, "the grid barrier's spin loop changed: update emulate._cpp"
-    code = code.replace(spin, "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { std::this_thread::yield(); v = *vb; }")
+    code = code.replace(spin, "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { std::this_thread::yield(); "
+                              "v = bar_poll(c.bar); }")
     spin = "while ((v = vb[1]) == g) { }"      # the generation-word barrier (GEN_BARRIER)
     assert spin in code, "the generation barrier's spin loop changed: update emulate._cpp"
     code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield(); }")
