@@ -48,10 +48,14 @@ and by GATHER's column path.
             is 1 for the rows that are grow of their group. The last pass counts the groups
             and the 1 bits of their G values (the step report), read in one transfer. G grouped
             by itself (K is G) of up to 63 bits (BORUVKA's dedupe of its 53-bit edge keys): a hash
-            table in device memory (1.5 slots of 16 bytes, key and least row, per marked row;
-            rows_dedupe_insert: linear probing, atomicCAS of the key, atomicMin of the row), then
-            rows_dedupe_mark over the slots marks every key's least row and counts: no sort,
-            one transfer besides the marked count. Other wide groups (up
+            table in device memory, no sort, one transfer besides the marked count. Where the
+            bits fit (DEDUPE_PACKED), 2^tbits >= 1.5 per marked row slots of 8 bytes, one number
+            [rem | distance from home | row] a slot (the key's bijective mix: home slot and rem),
+            so rows_dedupe_insert_packed claims a slot with one atomicCAS and lowers its row with
+            an atomicMin of the same number, and rows_dedupe_mark_packed unmixes the keys for the
+            count of their 1 bits; else (or a key more than DEDUPE_PROBES_MAX slots from home)
+            1.5 slots of 16 bytes, key and least row, per marked row (rows_dedupe_insert: linear
+            probing, atomicCAS of the key, atomicMin of the row; rows_dedupe_mark). Other wide groups (up
             to 64 bits) list the marked rows
             (rows_list), read their G (and K) values (rows_values), sort them stably by G and
             K (cupy.argsort: one radix sort of G when K is G, of one combined number when G
@@ -705,6 +709,78 @@ extern "C" __global__ void rows_dedupe_mark(const u64* tab, i64 S, u64* Z, u64* 
     warp_add(&stats[1], ones);
 }
 
+// GROUPMIN(G, G, X) by 8-byte slots (DEDUPE_PACKED): a table of S = 2^tbits slots, each one number
+// [rem | d | row]: the key's bijective mix x (gk bits) has its top tbits bits as the home slot and
+// the other r = gk - tbits as rem, d is the slot's distance from home (linear probing), row the
+// least row of the key (rowbits). A slot's rem and d name its key, so one atomicCAS claims an
+// empty slot with the row, and an atomicMin of the same number with a smaller row lowers it: one
+// atomic a row, not the 16-byte slots' atomicCAS and atomicMin, and 8 bytes a slot, not 16.
+// r + dbits + rowbits = 64, d <= dmax < 2^dbits - 1, so a filled slot is never all ones.
+__device__ __forceinline__ u64 key_mix(u64 x, u64 M, u64 A, u64 B, int sh) {
+    x = (x * A) & M;                       // multiplications by odd A, B: bijections mod 2^gk
+    x ^= x >> sh;                          // 2 sh >= gk: its own inverse
+    return (x * B) & M;
+}
+
+extern "C" __global__ void rows_dedupe_insert_packed(const u64* G, int gk, i64 W, const u64* X, u64* tab,
+                                                     int tbits, int rowbits, int dbits, u64 dmax, u64 A, u64 B,
+                                                     int sh, u64* stats) {
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+    if (!xm) return;
+    const u64 key = warp_values(G, 0, gk, W, base, lane);
+    if (!((xm >> lane) & 1u)) return;
+    const int r = gk - tbits;
+    const u64 x = key_mix(key, (1ULL << gk) - 1ULL, A, B, sh);     // gk <= 63
+    const u64 top = r ? ((x & ((1ULL << r) - 1ULL)) << (dbits + rowbits)) : 0ULL;
+    const u64 S1 = (1ULL << tbits) - 1ULL;
+    u64 s = x >> r;
+    for (u64 d = 0ULL;; ++d) {
+        if (d > dmax) {                     // too far from home: the host takes the 16-byte slots
+            stats[2] = 1ULL;
+            return;
+        }
+        const u64 mine = top | (d << rowbits) | (u64)(base + lane);
+        const u64 old = atomicCAS(&tab[s], EMPTY_SLOT, mine);
+        if (old == EMPTY_SLOT) return;                                 // claimed, with this row
+        if ((old >> rowbits) == (mine >> rowbits)) {                   // the key's slot
+            if (mine < old) atomicMin(&tab[s], mine);
+            return;
+        }
+        s = (s + 1ULL) & S1;
+    }
+}
+
+// Slot per thread (grid-stride): a filled slot's row is its key's first marked row, marked in Z
+// (zeroed before); stats[0] += the keys, stats[1] += their 1 bits (the key from home and rem,
+// unmixed by the inverses Ainv, Binv).
+extern "C" __global__ void rows_dedupe_mark_packed(const u64* tab, int gk, int tbits, int rowbits, int dbits,
+                                                   u64 Ainv, u64 Binv, int sh, u64* Z, u64* stats) {
+    const i64 S = (i64)1 << tbits;
+    const int r = gk - tbits;
+    const u64 M = (1ULL << gk) - 1ULL;
+    u64 chosen = 0ULL, ones = 0ULL;
+    for (i64 s = (i64)blockIdx.x * blockDim.x + threadIdx.x; s < S; s += (i64)gridDim.x * blockDim.x) {
+        const u64 v = tab[s];
+        if (v == EMPTY_SLOT) continue;
+        const u64 row = v & ((1ULL << rowbits) - 1ULL);
+        const u64 d = (v >> rowbits) & ((1ULL << dbits) - 1ULL);
+        const u64 rem = r ? (v >> (rowbits + dbits)) : 0ULL;
+        const u64 home = ((u64)s - d) & (u64)(S - 1);
+        u64 x = r ? ((home << r) | rem) : home;
+        x = (x * Binv) & M;                                        // key_mix backwards
+        x ^= x >> sh;
+        x = (x * Ainv) & M;
+        atomicOr(&Z[row >> 6], 1ULL << (row & 63));
+        chosen += 1ULL;
+        ones += __popcll(x);
+    }
+    warp_add(&stats[0], chosen);
+    warp_add(&stats[1], ones);
+}
+
 // Thread per word: counts[w] = the rows word w of X marks.
 extern "C" __global__ void rows_popc(const u64* X, i64 W, i64* counts) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -957,7 +1033,8 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_values", "rows_group_first", "rows_gather_list", "rows_expand",
           "rows_dedupe_insert", "rows_dedupe_mark", "rows_values32", "rows_gather_values32",
           "rows_scatter_win_warp", "rows_scatter_write_warp", "rows_expand_words", "rows_compact_start",
-          "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word", "rows_check_sliced")
+          "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word", "rows_check_sliced",
+          "rows_dedupe_insert_packed", "rows_dedupe_mark_packed")
 _modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
 WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
 
@@ -1099,15 +1176,67 @@ GATHER_WORDS = 1            # GATHER by values a warp per 64-row word (0: per 32
 CHECK_SLICED = 1            # GATHER's and SCATTER's check bit-sliced, a thread per word (0: warp transposes)
 
 
+DEDUPE_PACKED = 1           # the dedupe's slots as one 8-byte number where it fits (0: key and row, 16 bytes)
+DEDUPE_PROBES_MAX = 1 << 20  # a key further than this from its home slot: the 16-byte slots instead
+_MIX_A, _MIX_B = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB     # splitmix64's odd multipliers
+
+
+def dedupe_packing(n: int, gk: int, c: int):
+    """(tbits, rowbits, dbits) of the 8-byte slots for c marked rows of n, keys of gk bits, or None
+    when the distance field would have fewer than 8 bits (the 16-byte slots then)."""
+    want = c * max(16, DEDUPE_SLOTS_X16) // 16 + 32
+    tbits = min(gk, max(5, (want - 1).bit_length()))   # 2^tbits >= want, or a slot for every key
+    rowbits = max(1, (n - 1).bit_length())
+    dbits = 64 - (gk - tbits) - rowbits
+    return (tbits, rowbits, dbits) if dbits >= 8 else None
+
+
+def _groupmin_packed(G, X_v, c, Z):
+    """_groupmin_hashed by 8-byte slots (rows_dedupe_insert_packed, rows_dedupe_mark_packed);
+    None where it does not fit or a key lands too far from home (nothing returned written)."""
+    pk = dedupe_packing(G.n, G.k, c)
+    if pk is None:
+        return None
+    tbits, rowbits, dbits = pk
+    fns = _kernels()
+    W = G.data.shape[1]
+    gk = G.k
+    m = (1 << gk) - 1
+    a, b = (_MIX_A & m) | 1, (_MIX_B & m) | 1
+    ainv, binv = pow(a, -1, 1 << gk), pow(b, -1, 1 << gk)
+    sh = (gk + 1) // 2
+    dmax = min((1 << dbits) - 2, DEDUPE_PROBES_MAX)
+    tab = cp.full(1 << tbits, np.iinfo(np.uint64).max, dtype=cp.uint64)
+    stats = cp.zeros(3, dtype=cp.uint64)
+    fns["rows_dedupe_insert_packed"](*_rows_grid(W * 64), (_u64(G.data), np.int32(gk), np.int64(W), _u64(X_v), tab,
+                                                            np.int32(tbits), np.int32(rowbits), np.int32(dbits),
+                                                            np.uint64(dmax), np.uint64(a), np.uint64(b), np.int32(sh),
+                                                            stats))
+    fns["rows_dedupe_mark_packed"](*_stride_grid(1 << tbits), (tab, np.int32(gk), np.int32(tbits), np.int32(rowbits),
+                                                                np.int32(dbits), np.uint64(ainv), np.uint64(binv),
+                                                                np.int32(sh), Z, stats))
+    del tab
+    groups, ones, far = _read(stats)
+    if far:
+        return None
+    return Z, groups, ones
+
+
 def _groupmin_hashed(G, X_v):
     """GROUPMIN(G, G, X): the first marked row of every distinct G value, from a hash table of
-    the keys (about 1.5 slots of 16 bytes per marked row) instead of a sort of them."""
+    the keys (about 1.5 slots of 16 bytes per marked row, or 2^tbits of 8 bytes) instead of a
+    sort of them."""
     fns = _kernels()
     W = G.data.shape[1]
     Z = cp.zeros(W, dtype=cp.uint64)
     c = numb(X_v)
     if not c:
         return Z, 0, 0
+    if DEDUPE_PACKED:
+        got = _groupmin_packed(G, X_v, c, Z)
+        if got is not None:
+            return got
+        Z = cp.zeros(W, dtype=cp.uint64)
     slots = c * max(16, DEDUPE_SLOTS_X16) // 16 + 32      # at least c + 32: never full
     tab = cp.full(2 * slots, np.iinfo(np.uint64).max, dtype=cp.uint64)   # every slot empty: key and row all ones
     fns["rows_dedupe_insert"](*_rows_grid(W * 64), (_u64(G.data), np.int32(G.k), np.int64(W), _u64(X_v), tab,

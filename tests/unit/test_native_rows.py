@@ -465,7 +465,8 @@ def test_cupy_groupmin_ties_and_packing_limit():
 
 
 def test_cupy_groupmin_by_itself_hashed():
-    """GROUPMIN(G, G, X) on the GPU (a hash table of the keys: rows_dedupe_insert, rows_dedupe_mark)
+    """GROUPMIN(G, G, X) on the GPU (a hash table of the keys: 8-byte slots where they fit,
+    rows_dedupe_insert_packed and rows_dedupe_mark_packed, else rows_dedupe_insert, rows_dedupe_mark)
     against the NumPy kernel: widths up to 63 columns (64: sorted), all rows distinct, one value
     for every row, a few values, control slices all ones (BORUVKA's dedupe), random, sparse,
     none, row counts not multiples of 32 or 64; Z, the groups and their 1 bits."""
@@ -487,6 +488,22 @@ def test_cupy_groupmin_by_itself_hashed():
                     what = f"groupmin G=K n={n} gk={gk} distinct={distinct} marked={int(X.sum())}"
                     np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
                     assert (ch, oh) == (cd, od), what
+    # the 8-byte slots' hand-over to the 16-byte ones: a key more than DEDUPE_PROBES_MAX slots from home
+    plain = rc.DEDUPE_PROBES_MAX
+    try:
+        for probes in (0, 1, 3):
+            rc.DEDUPE_PROBES_MAX = probes
+            for n, gk in ((1000, 53), (40_003, 40), (40_003, 63)):
+                G = as_bits(rng.integers(0, 1 << 62, n, dtype=np.uint64) >> np.uint64(62 - min(gk, 62)), gk)
+                X = rng.random(n) < 0.7
+                gh, gd = hb.table(n, gk, G), db.table(n, gk, G)
+                zh, ch, oh = rn.groupmin_counted(gh, gh, hb.from_bools(X))
+                zd, cd, od = rc.groupmin_counted(gd, gd, db.from_bools(X))
+                what = f"groupmin G=K n={n} gk={gk} probes={probes}"
+                np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
+                assert (ch, oh) == (cd, od), what
+    finally:
+        rc.DEDUPE_PROBES_MAX = plain
 
 
 def test_cupy_compact_expand_and_moves_by_width():

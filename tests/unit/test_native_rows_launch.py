@@ -113,6 +113,47 @@ def model(launch) -> None:
                 _set(Z, int(tab[2 * s + 1]), 1)
                 stats[0] += np.uint64(1)
                 stats[1] += np.uint64(bin(int(tab[2 * s])).count("1"))
+    elif name == "rows_dedupe_insert_packed":         # the kernel's steps, row by row (any order)
+        G, gk, W, X, tab, tbits, rowbits, dbits, dmax, A, B, sh, stats = a
+        gk, tbits, rowbits, dbits, sh = int(gk), int(tbits), int(rowbits), int(dbits), int(sh)
+        r, mask = gk - tbits, (1 << gk) - 1
+        for row in _marked(X, int(W)):
+            x = (_value(G, gk, row) * int(A)) & mask
+            x ^= x >> sh
+            x = (x * int(B)) & mask
+            top = (x & ((1 << r) - 1)) << (dbits + rowbits) if r else 0
+            s, d = x >> r, 0
+            while True:
+                if d > int(dmax):
+                    stats[2] = np.uint64(1)
+                    break
+                mine = top | (d << rowbits) | row
+                assert mine != EMPTY
+                old = int(tab[s])
+                if old == EMPTY:
+                    tab[s] = np.uint64(mine)
+                    break
+                if old >> rowbits == mine >> rowbits:
+                    tab[s] = np.uint64(min(old, mine))
+                    break
+                s, d = (s + 1) & ((1 << tbits) - 1), d + 1
+    elif name == "rows_dedupe_mark_packed":
+        tab, gk, tbits, rowbits, dbits, Ainv, Binv, sh, Z, stats = a
+        gk, tbits, rowbits, dbits, sh = int(gk), int(tbits), int(rowbits), int(dbits), int(sh)
+        r, mask = gk - tbits, (1 << gk) - 1
+        for s in range(1 << tbits):
+            v = int(tab[s])
+            if v == EMPTY:
+                continue
+            row, d = v & ((1 << rowbits) - 1), (v >> rowbits) & ((1 << dbits) - 1)
+            home = (s - d) & ((1 << tbits) - 1)
+            x = (home << r) | (v >> (rowbits + dbits)) if r else home
+            x = (x * int(Binv)) & mask
+            x ^= x >> sh
+            x = (x * int(Ainv)) & mask
+            _set(Z, row, 1)
+            stats[0] += np.uint64(1)
+            stats[1] += np.uint64(bin(x).count("1"))
     elif name in ("rows_scatter_win", "rows_scatter_win_warp"):
         IX, ixk, W, X, win = a
         for r in _marked(X, int(W)):
@@ -416,12 +457,47 @@ def test_groupmin_both_paths(rc, n, gk, kk):
                 assert names == ["rows_groupmin_key", "rows_groupmin_row", "rows_groupmin_mark"]
                 assert len(rc.reads) == 1
             elif same and gk <= rc.DEDUPE_BITS_MAX:     # BORUVKA's dedupe: a hash table, no sort
-                assert names == ["rows_popc"] + (["rows_dedupe_insert", "rows_dedupe_mark"] if X.any() else [])
+                packed = rc.dedupe_packing(n, gk, int(X.sum())) is not None
+                assert names == ["rows_popc"] + ([] if not X.any() else
+                                                 ["rows_dedupe_insert_packed", "rows_dedupe_mark_packed"] if packed else
+                                                 ["rows_dedupe_insert", "rows_dedupe_mark"])
             elif X.all():                        # no list of rows
                 assert names == ["rows_popc", "rows_values"] + ["rows_values"] * (not same) + ["rows_group_first"]
             elif X.any():
                 assert names[:3] == ["rows_popc", "rows_popc", "rows_list"] and names[-1] == "rows_group_first"
                 assert len(rc.reads) == 1         # the marked count is the other read (numb)
+
+
+@pytest.mark.parametrize("probes", [1 << 20, 1, 0])
+@pytest.mark.parametrize("n,gk,distinct", [(1, 27, 1), (100, 27, 30), (300, 53, 300), (200, 40, 7), (130, 33, 130),
+                                           (70, 63, 20)])
+def test_dedupe_by_packed_slots(rc, monkeypatch, probes, n, gk, distinct):
+    """GROUPMIN(G, G, X) by 8-byte slots (models run the kernels' steps: the key's mix, its home,
+    the packed slot, the unmixing): equal to the NumPy kernel; keys too far from home (probes: 1,
+    0) hand over to the 16-byte slots; 63-bit keys of 70 rows leave too few distance bits."""
+    monkeypatch.setattr(rc, "DEDUPE_PROBES_MAX", probes)
+    rng = np.random.default_rng([n, gk, distinct])
+    vals = rng.integers(0, 1 << min(gk, 62), distinct, dtype=np.uint64) << np.uint64(gk - min(gk, 62))
+    G = ((vals[rng.integers(0, distinct, n)][:, None] >> np.arange(gk - 1, -1, -1, dtype=np.uint64)) & 1).astype(bool)
+    for X in (np.ones(n, bool), rng.random(n) < 0.5):
+        launched()
+        Gd, Gh = Dev(G), Host(G)
+        z, groups, ones = rc.groupmin_counted(Gd, Gd, dev_vec(X))
+        assert (int.from_bytes(np.asarray(z).tobytes(), "little"), groups, ones) == \
+            rows_numpy.groupmin_counted(Gh, Gh, host_vec(X))
+        names = launched()
+        if not X.any():
+            assert names == ["rows_popc"]
+            continue
+        pk = rc.dedupe_packing(n, gk, int(X.sum()))
+        assert names[:3] == ["rows_popc"] + (["rows_dedupe_insert_packed", "rows_dedupe_mark_packed"] if pk else
+                                             ["rows_dedupe_insert", "rows_dedupe_mark"])
+        assert names[3:] in ([], ["rows_dedupe_insert", "rows_dedupe_mark"])
+        if pk and probes == 1 << 20:
+            assert len(names) == 3                  # no key that far: no second table
+        if (n, distinct, probes) == (300, 300, 0) and X.all():
+            assert len(names) == 5                  # 300 keys, 512 slots, no step from home allowed: a collision
+    assert rc.dedupe_packing(70, 63, 70) is None and rc.dedupe_packing(128311246, 53, 128311246) == (28, 27, 12)
 
 
 @pytest.mark.parametrize("words", [1, 0])
