@@ -31,15 +31,19 @@ from starvm.bench import clock  # noqa: E402
 # (label, environment) of the pivot loop; each runs at every size
 VARIANTS = [
     ("default", {}),
-    ("own columns loaded every pivot (OWN_LOADS, as before)", {"STARVM_GPU_SWITCHES": "OWN_LOADS"}),
+    ("full fences in the barrier (FENCE_BARRIER, as before)", {"STARVM_GPU_SWITCHES": "FENCE_BARRIER"}),
+    ("own columns loaded every pivot (OWN_LOADS)", {"STARVM_GPU_SWITCHES": "OWN_LOADS"}),
     ("OWNC=3", {"STARVM_GPU_OWNC": "3"}),
-    ("OWNC=4", {"STARVM_GPU_OWNC": "4"}),
-    ("OWNC=8", {"STARVM_GPU_OWNC": "8"}),
-    ("1024 threads", {"STARVM_GPU_PFOR_THREADS": "1024"}),
-    ("256 threads, OWNC=6", {"STARVM_GPU_PFOR_THREADS": "256", "STARVM_GPU_OWNC": "6"}),
-    ("2 blocks an SM x 256", {"STARVM_GPU_PFOR_THREADS": "256", "STARVM_GPU_PFOR_BLOCKS_PER_SM": "2",
-                              "STARVM_GPU_OWNC": "3"}),
+    ("16 lanes an iteration", {"STARVM_GPU_LANES": "16"}),
+    ("16 lanes, OWNC=0", {"STARVM_GPU_LANES": "16", "STARVM_GPU_OWNC": "0"}),
+    ("16 lanes, OWNC=1", {"STARVM_GPU_LANES": "16", "STARVM_GPU_OWNC": "1"}),
+    ("16 lanes, 2 blocks an SM x 256", {"STARVM_GPU_LANES": "16", "STARVM_GPU_PFOR_THREADS": "256",
+                                        "STARVM_GPU_PFOR_BLOCKS_PER_SM": "2"}),
+    ("16 lanes, 1024 threads, OWNC=1", {"STARVM_GPU_LANES": "16", "STARVM_GPU_PFOR_THREADS": "1024",
+                                        "STARVM_GPU_OWNC": "1"}),
+    ("8 lanes", {"STARVM_GPU_LANES": "8"}),
 ]
+LARGE = ("default", "full fences in the barrier (FENCE_BARRIER, as before)", "16 lanes an iteration")  # n > 8192
 _KEYS = sorted({k for _label, env in VARIANTS for k in env})
 
 # the grid barrier alone: the arrival (fence + atomicAdd, or one atom.add.release) and the
@@ -111,7 +115,7 @@ def warshall_rows(sizes, only):
         hand.call("WARSHALL-adapt", n, H)
         want[n] = H.to_numpy()
         for label, env in VARIANTS:
-            if only and label not in only:
+            if (only and label not in only) or (n > 8192 and label not in LARGE):
                 continue
             for k in _KEYS:
                 os.environ.pop(k, None)
@@ -160,12 +164,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="5000,16384")
     ap.add_argument("--only", default="", help="variant labels, comma-separated (default: all)")
-    ap.add_argument("--no-barrier", action="store_true")
+    ap.add_argument("--barrier", action="store_true", help="the grid barrier alone under variants, too")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     from starvm.jit.cuda_runtime import _sm_count
     rows = []
-    if not args.no_barrier:
+    if args.barrier:
         sms = _sm_count()
         rows += barrier_rows(((sms, 512), (sms, 1024)))
     rows += warshall_rows([int(x) for x in args.sizes.split(",") if x], [x for x in args.only.split(",") if x])

@@ -142,7 +142,7 @@ class CudaRenderer:
     def set_mode(self, grid: bool) -> None:
         self.grid = grid
         self.SL = "V<R>" if grid else "V<RP>"
-        self.B, self.S = ("c_.gt", "c_.G") if grid else ("ln_", "32")
+        self.B, self.S = ("c_.gt", "c_.G") if grid else ("ln_", "LANES")
         self.GRID = "true" if grid else "false"
 
     def function(self, pyname: str) -> None:
@@ -275,7 +275,7 @@ class CudaRenderer:
                "#pragma unroll\n    for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }\n"
                + "".join(f"    {b}\n" for b in body)
                + f"    f_{root}({', '.join(call)});\n"
-               "    if ((threadIdx.x & 31) == 0) {     // each warp's parallel-for steps, once per call\n"
+               "    if ((threadIdx.x & (LANES - 1)) == 0) {     // each group's parallel-for steps, once per call\n"
                "#pragma unroll\n        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.wn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.wn[k_]);\n"
                "    }\n"
                "    if (c_.gt == 0) {\n"
@@ -743,25 +743,25 @@ class CudaRenderer:
             # (a write through another table parameter counts where both are one table)
             for line_no, t, v in self.col_sets:
                 stores = [f"if ({lv} == nx_{'' if pc.t == t else f' && {t}.d == {pc.t}.d'}) "
-                          f"d_store({pc.buf('1 - pp_')}, {v}, ln_, 32);" for pc in self.precopied.values()]
+                          f"d_store({pc.buf('1 - pp_')}, {v}, ln_, LANES);" for pc in self.precopied.values()]
                 body[line_no] = body[line_no] + " " + " ".join(stores)
             self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
-            self.emit(f"{{ i64 ln_ = threadIdx.x & 31; i64 nx_ = {nx};")
+            self.emit(f"{{ i64 ln_ = threadIdx.x & (LANES - 1); i64 nx_ = {nx};")
         else:
             for line in self.pre:
                 self.emit(line)
             self.emit("gsync(c_);")
-            self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & 31;")
+            self.emit("{ int wf_ = 0; i64 ln_ = threadIdx.x & (LANES - 1);")
         self.ind += 1
         for pc in self.precopied.values():     # the same columns for every iteration: loaded once a block
             self.emit(f"V<RP> {pc.name}; d_load_block({pc.name}, {pc.buf('pp_') if pivot_mode else pc.region}, "
-                      f"{pc.t}.n, ln_, 32);")
+                      f"{pc.t}.n, ln_, LANES);")
         if pivot_mode:
             inside = (f"({b} <= nx_ && nx_ <= {a})" if downto else f"({a} <= nx_ && nx_ <= {b})")
             for pc in self.precopied.values():
-                copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, 32); "
-                        f"d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
-                self.emit(f"if (!{inside} && (c_.gt >> 5) == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
+                copy = (f"{{ V<RP> cq_; d_col_get(cq_, {pc.t}, nx_, ln_, LANES); "
+                        f"d_store({pc.buf('1 - pp_')}, cq_, ln_, LANES); }}")
+                self.emit(f"if (!{inside} && c_.gt / LANES == 0 && 1 <= nx_ && nx_ <= {pc.t}.k) {copy}")
         # the own columns the body reads, loaded at the top of the iteration (no other
         # iteration writes them; skip_unchanged_stores compares against them). Batches of a
         # warp's iterations with their columns loaded together, the first batch's before the
@@ -781,18 +781,18 @@ class CudaRenderer:
             self.emit("#pragma unroll")
             self.emit("    for (int j_ = 0; j_ < OWNC; ++j_) ocv_[j_] = OC_NONE;")
             self.emit("}")
-            self.emit("i64 it_ = c_.gt >> 5;")
+            self.emit("i64 it_ = c_.gt / LANES;")
             self.emit("#pragma unroll")
             self.emit("for (int j_ = 0; j_ < OWNC; ++j_) {")
             self.ind += 1
             self.emit(f"if (it_ >= {m}) break;")
             self.iteration(a, downto, lv, decls, body, pivot_mode, slot="j_")
-            self.emit("it_ += c_.G >> 5;")
+            self.emit("it_ += c_.G / LANES;")
             self.ind -= 1
             self.emit("}")
-            self.emit("for (; it_ < " + m + "; it_ += c_.G >> 5) {")
+            self.emit("for (; it_ < " + m + "; it_ += c_.G / LANES) {")
             self.lines.append("#else")
-        self.emit("for (i64 it_ = c_.gt >> 5; it_ < " + m + "; it_ += c_.G >> 5) {")
+        self.emit("for (i64 it_ = c_.gt / LANES; it_ < " + m + "; it_ += c_.G / LANES) {")
         if cached:
             self.lines.append("#endif")
         self.ind += 1
@@ -827,7 +827,7 @@ class CudaRenderer:
         the next pivot's column copied by its owner, the private variables, the body."""
         self.emit(f"i64 {lv} = {a} {'-' if downto else '+'} it_;")
         for t, oc in self.own_cols.items():
-            load = f"if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, 32);"
+            load = f"if (1 <= {lv} && {lv} <= {t}.k) d_col_get({oc}, {t}, {lv}, ln_, LANES);"
             if slot is None:
                 self.emit(f"V<RP> {oc}; {load}")
             else:
@@ -836,10 +836,10 @@ class CudaRenderer:
             for pc in self.precopied.values():
                 if pc.t in self.own_cols:     # the owner's column is its own column: no second load
                     self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) "
-                              f"d_store({pc.buf('1 - pp_')}, {self.own_cols[pc.t]}, ln_, 32);")
+                              f"d_store({pc.buf('1 - pp_')}, {self.own_cols[pc.t]}, ln_, LANES);")
                 else:
                     self.emit(f"if ({lv} == nx_ && 1 <= nx_ && nx_ <= {pc.t}.k) {{ V<RP> cq_; "
-                              f"d_col_get(cq_, {pc.t}, nx_, ln_, 32); d_store({pc.buf('1 - pp_')}, cq_, ln_, 32); }}")
+                              f"d_col_get(cq_, {pc.t}, nx_, ln_, LANES); d_store({pc.buf('1 - pp_')}, cq_, ln_, LANES); }}")
         for d in decls:
             self.emit(d)
         self.lines.extend(body)
@@ -868,10 +868,10 @@ class CudaRenderer:
             return
         oc = self.own_cols[t]
         for line_no, _t, v in self.col_sets:
-            plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, 32);"
+            plain = f"d_col_set({t}, {self.vars[self.loop_var]}, {v}, ln_, LANES);"
             assert plain in body[line_no], body[line_no]
             body[line_no] = body[line_no].replace(
-                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, 32); {oc} = {v};")
+                plain, f"d_col_set_changed({t}, {self.vars[self.loop_var]}, {v}, {oc}, ln_, LANES); {oc} = {v};")
 
     def region(self) -> str:
         self.nscr += 1
@@ -1180,7 +1180,7 @@ class CudaRenderer:
             gv = self.vars_outer(sym)
             self.pre.append(f"if ({gv}.n >= 0) d_store({reg}, {gv}, c_.gt, c_.G);")
         o = self.new_vec(T.SLICE)
-        self.emit(f"d_load({o}, {self.spilled[sym]}, {self.vars_outer(sym)}.n, ln_, 32);")
+        self.emit(f"d_load({o}, {self.spilled[sym]}, {self.vars_outer(sym)}.n, ln_, LANES);")
         return o
 
     def vars_outer(self, sym) -> str:
@@ -1436,25 +1436,28 @@ SWITCHES = {
 
 
 def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0,
-             OWNC: int = -1) -> str:
+             OWNC: int = -1, LANES: int = 32) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB); MB > 0 (with LB): registers limited so that MB blocks of LB fit an
     SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
-    (keeps_own_columns; -1: as many as 12 words a lane hold, at most 8, none above RP = 4). ``switches``: names
+    (keeps_own_columns; -1: as many as 12 words a lane hold, at most 8, none above RP = 6).
+    LANES: the lanes an iteration of parallel for runs on (32, 16 or 8; RP words each). ``switches``: names
     of SWITCHES."""
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
+    if LANES not in (8, 16, 32):
+        raise ValueError(f"LANES must be 8, 16 or 32, not {LANES}")
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
     if OWNC < 0:      # a pivot loop's own columns kept a warp: up to 12 words a lane (OWNC * RP)
         # (H100, WARSHALL-adapt n = 5000, RP = 4: 3 kept 3.36 us a pivot, 4 3.42, none 3.70;
         # n = 16384, RP = 8: 2 kept 9.12, none 8.99, more spill)
-        OWNC = min(8, 12 // RP) if RP <= 4 else 0
+        OWNC = min(8, 12 // RP) if RP <= 6 else 0
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
-            f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n"
+            f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n#define LANES {LANES}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
 
 

@@ -26,6 +26,9 @@ typedef unsigned long long u64;
 typedef long long i64;
 #define ALL 0xFFFFFFFFFFFFFFFFULL
 #define FULLMASK 0xFFFFFFFFu
+#ifndef LANES
+#define LANES 32
+#endif
 
 // Y := E; if SOME(Y) then ...: with the switch RECOMPUTE the branch computes Y again from E
 // (cuda_lower.recomputable) instead of Y being kept across the barrier; off by default: MIN's
@@ -195,9 +198,22 @@ __device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind) {
     return r;
 }
 
+// inside parallel for an iteration runs on a group of LANES lanes (32: a warp; 16: two
+// iterations a warp at once), its control flow uniform in the group only: its shuffles name
+// the group's lanes alone
+__device__ __forceinline__ unsigned int gmask() {
+    return LANES == 32 ? FULLMASK : (((1u << (LANES & 31)) - 1u) << ((threadIdx.x & 31) & ~(LANES - 1)));
+}
+__device__ __forceinline__ u64 group_red(u64 v, int kind) {
+    for (int o = LANES / 2; o > 0; o >>= 1) {
+        u64 x = __shfl_xor_sync(gmask(), v, o, LANES);
+        v = kind == 0 ? (v | x) : kind == 1 ? (v + x) : (x < v ? x : v);
+    }
+    return v;
+}
 template <bool GRID> __device__ __forceinline__ u64 red(Ctx& c, u64 v, int kind) {
     if (GRID) return grid_red(c, v, kind);
-    return warp_red(v, kind);
+    return group_red(v, kind);
 }
 
 // ---------------------------------------------------------------- distributed vectors (b: first word, s: stride)
@@ -312,10 +328,10 @@ template <int N> __device__ __forceinline__ void d_only_bit(V<N>& o, const V<N>&
 }
 template <int N, bool GRID> __device__ __forceinline__ u64 d_word_at(Ctx& c, const V<N>& x, i64 wi, i64 b, i64 s) {
     u64 v = 0ULL;
-    if (!GRID) {       // a warp's slice: word wi is lane wi & 31's word wi >> 5 (one shuffle, no reduction)
+    if (!GRID) {       // a group's slice: word wi is lane wi % LANES's word wi / LANES (one shuffle)
 #pragma unroll
-        for (int r = 0; r < N; ++r) if (r == (wi >> 5)) v = x.w[r];
-        return __shfl_sync(FULLMASK, v, (int)(wi & 31));
+        for (int r = 0; r < N; ++r) if (r == wi / LANES) v = x.w[r];
+        return __shfl_sync(gmask(), v, (int)(wi % LANES), LANES);
     }
 #pragma unroll
     for (int r = 0; r < N; ++r) if (b + r * s == wi) v = x.w[r];

@@ -34,18 +34,28 @@ PFOR_THREADS = 512
 MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
 MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
 MAX_R = 64
+LANES = "32"           # lanes an iteration of parallel for runs on (STARVM_GPU_LANES; _lanes)
+AUTO_LANES16_WORDS = 6  # LANES=auto: 16 lanes where a lane then holds at most this many words
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
 NK = len(BASE_OPS)
 
 
-def _lane_words(caps: int) -> int:
-    """RP, the words of a slice of ``caps`` words a lane holds inside parallel for: exactly
-    as many as it needs up to 8 (a power of two, 4 for n = 5000 rows' 79 words, left a
-    quarter of every vector operation to words past the end), then a power of two (fewer
-    instances to build)."""
-    need = max(1, -(-caps // 32))
+def _lane_words(caps: int, lanes: int = 32) -> int:
+    """RP, the words of a slice of ``caps`` words a lane of ``lanes`` holds inside parallel
+    for: exactly as many as it needs up to 8 (a power of two, 4 for n = 5000 rows' 79 words
+    on 32 lanes, left a quarter of every vector operation to words past the end), then a
+    power of two (fewer instances to build)."""
+    need = max(1, -(-caps // lanes))
     return need if need <= 8 else _pow2(need)
+
+
+def _lanes(caps: int) -> int:
+    """The lanes an iteration of parallel for runs on (STARVM_GPU_LANES: 32, 16, 8 or auto)."""
+    setting = _setting("STARVM_GPU_LANES", lambda: os.environ.get("STARVM_GPU_LANES", LANES).strip().lower())
+    if setting == "auto":
+        return 16 if -(-caps // 16) <= AUTO_LANES16_WORDS else 32
+    return int(setting) if setting in ("8", "16", "32") else 32
 
 
 def _pow2(x: int) -> int:
@@ -155,7 +165,8 @@ class GpuRoutine(JitRoutine):
     def kernel_for(self, caps: int, kw: int):
         """(function, threads, blocks, R, RP) for slices of ``caps`` words and words of ``kw``."""
         import cupy as cp
-        rp = _lane_words(caps) if self.plan.has_pfor else 1
+        lanes = _lanes(caps) if self.plan.has_pfor else 32
+        rp = _lane_words(caps, lanes) if self.plan.has_pfor else 1
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
         if caps <= 1024 and not self.plan.has_pfor:
@@ -167,7 +178,7 @@ class GpuRoutine(JitRoutine):
             fn, _bound, blocks, R = self.kernels[key]
             return fn, threads, blocks, R
         free_r = _free_r()
-        variant = _variant()
+        variant = _variant() + (lanes,)
         if self.plan.barrier_free and free_r > 0:
             # no grid barrier: an ordinary launch of as many blocks as the slices need, a few
             # words a thread (R = 4: 56 registers for MATCH's body, no spills; R = 64 on a
@@ -203,7 +214,7 @@ class GpuRoutine(JitRoutine):
                 # a pivot: n = 5000 3.87 against 4.06 us a pivot with 256, n = 16384 9.27
                 # against 11.39); STARVM_GPU_PFOR_THREADS sets it (bench --gpu measures others)
                 threads = _pfor_threads() if self.plan.has_pfor else gthreads
-                fn = self.module(R, kw, rp, threads if threads != THREADS or mb else 0, mb=mb)
+                fn = self.module(R, kw, rp, threads if threads != THREADS or mb else 0, mb=mb, lanes=lanes)
                 per_sm = _blocks_per_sm(fn, threads)
                 while per_sm < 1 and self.plan.has_pfor and threads > 32:   # more registers than asked for
                     threads = max(32, threads // 64 * 32)
@@ -266,11 +277,13 @@ class GpuRoutine(JitRoutine):
         self.kernels[key] = (fn, threads, blocks, R)
         return fn, threads, blocks, R
 
-    def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True, mb: int = 0):
+    def module(self, R: int, kw: int, rp: int, bound: int, cooperative: bool = True, mb: int = 0,
+               lanes: int = 32):
         """The kernel; ``bound`` > 0: for at most that many threads a block (their registers fit
-        an SM), and ``mb`` > 0: ``mb`` such blocks on an SM."""
+        an SM), and ``mb`` > 0: ``mb`` such blocks on an SM; ``lanes``: an iteration of
+        parallel for on that many lanes."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc())
+        code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc(), lanes)
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 

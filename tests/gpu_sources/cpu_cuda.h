@@ -18,6 +18,7 @@ dim3e gridDim, blockDim;
 struct BlockEmu {
     std::unique_ptr<std::barrier<>> bar;
     std::vector<std::unique_ptr<std::barrier<>>> wbar;
+    std::map<long, std::unique_ptr<struct LanesEmu>> lanes;   // (warp, lane mask) -> its exchange
     std::vector<unsigned long long> xch;       // [warp][slot][lane]
     std::atomic<int> oracc[3];
     std::map<long, std::vector<char>> shm;
@@ -44,16 +45,34 @@ inline int __syncthreads_or(int p) {
     tb_->bar->arrive_and_wait();
     return tb_->oracc[c % 3].load();
 }
-inline unsigned long long xchg_(unsigned long long v, int src) {
-    int w = threadIdx.x >> 5, l = threadIdx.x & 31;
-    long c = nshfl_++ & 1;
-    unsigned long long* s = &tb_->xch[((size_t)w * 2 + c) * 32];
-    s[l] = v;
-    tb_->wbar[w]->arrive_and_wait();
-    return s[src & 31];
+// the lanes of ``mask`` in this thread's warp (a whole warp, or a group of parallel for's
+// lanes that runs on without the others): their barrier and their own exchange slots, so a
+// group that shuffled more than the rest of its warp does not read another's slots
+struct LanesEmu { std::unique_ptr<std::barrier<>> bar; unsigned long long xch[2 * 32]; };
+thread_local std::map<long, long> nxchg_;       // exchanges this thread made, by (warp, mask)
+inline LanesEmu* lanes_(unsigned mask) {
+    long key = ((long)(threadIdx.x >> 5) << 32) | mask;
+    std::lock_guard<std::mutex> g(tb_->mu);
+    auto& e = tb_->lanes[key];
+    if (!e) { e = std::make_unique<LanesEmu>(); e->bar = std::make_unique<std::barrier<>>(__builtin_popcount(mask)); }
+    return e.get();
 }
-template <class T> T __shfl_sync(unsigned, T v, int src) { return (T)xchg_((unsigned long long)v, src); }
-template <class T> T __shfl_xor_sync(unsigned, T v, int o) { return (T)xchg_((unsigned long long)v, (threadIdx.x & 31) ^ o); }
+inline unsigned long long xchg_(unsigned mask, unsigned long long v, int src) {
+    int l = threadIdx.x & 31;
+    LanesEmu* e = lanes_(mask);
+    long c = nxchg_[((long)(threadIdx.x >> 5) << 32) | mask]++ & 1;
+    e->xch[c * 32 + l] = v;
+    e->bar->arrive_and_wait();
+    return e->xch[c * 32 + (src & 31)];
+}
+template <class T> T __shfl_sync(unsigned m, T v, int src, int width = 32) {
+    int l = threadIdx.x & 31;
+    return (T)xchg_(m, (unsigned long long)v, (l & ~(width - 1)) + (src & (width - 1)));
+}
+template <class T> T __shfl_xor_sync(unsigned m, T v, int o, int width = 32) {
+    int l = threadIdx.x & 31, t = l ^ o;
+    return (T)xchg_(m, (unsigned long long)v, (t & ~(width - 1)) == (l & ~(width - 1)) ? t : l);
+}
 inline unsigned __ballot_sync(unsigned, int p) {
     int w = threadIdx.x >> 5, l = threadIdx.x & 31;
     long c = nshfl_++ & 1;

@@ -85,11 +85,12 @@ def _bits(words, n: int) -> np.ndarray:
 
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
-               left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1) -> KernelRun:
+               left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1,
+               lanes: int = 32) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
-    cuda_lower.SWITCHES) and ownc (its OWNC) as cuda_lower.instance takes them."""
+    cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
     from starvm.jit.cuda_lower import instance
     from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -140,7 +141,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    src = _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc)) + main
+    src = _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main
     _BUILD.mkdir(exist_ok=True)
     digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
     exe = _BUILD / f"k_{digest}"

@@ -110,6 +110,62 @@ def test_own_columns_kept_across_pivots_equal_the_interpreter(name, n, blocks, t
     assert run.barriers == n + 1
 
 
+@pytest.mark.parametrize("name, n, RP, lanes, ownc", [
+    ("U_WARSHALL_adapt", 70, 1, 16, -1),           # two iterations a warp at once
+    ("U_WARSHALL_adapt", 130, 1, 8, 2),            # four, 3 words a lane, 2 kept
+    ("PIV_SWAY", 40, 1, 16, 2),
+    ("PIV_GROW", 23, 1, 8, 1),
+    ("PIV_DOWN", 90, 2, 16, 0)])
+def test_pivot_loops_on_groups_of_lanes_equal_the_interpreter(name, n, RP, lanes, ownc):
+    """Iterations on groups of 16 or 8 lanes (LANES), several a warp at once, each group's
+    control flow its own."""
+    emulate.require()
+    text = LIBRARY if name.startswith("U_") else PIVOTS
+    adj = _graph(n)
+    run = emulate.run_kernel(_plan(text, "r_" + name.lower()), [n, adj], 2, 64, RP=RP, ownc=ownc, lanes=lanes)
+    (*_, want), counts, err = _interpreted(text, name, [n, adj])
+    assert err is None and run.code == 0 and not run.rerun
+    assert np.array_equal(run.tables[0], want) and run.counts == counts
+    assert run.barriers == n + 1
+
+
+GROUPS = """
+proc GRP(n, k: integer; var P: table);
+var V, W: slice; i, c: integer;
+begin
+  parallel for i := 1 to n do
+  begin
+    V := COL(i, P);
+    W := COL(k, P);
+    c := NUMB(V);
+    if c > 40 then V := V or W
+    else if SOME(V and W) then V := V and not W;
+    if V(i + c) = 1 then V(2 * i) := 0;
+    if V = W then V(i) := 1;
+    COL(i, P) := V;
+  end;
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("rows, lanes, RP", [(300, 16, 1), (300, 8, 1), (1100, 16, 2), (1100, 8, 3),
+                                             (1100, 32, 1), (18, 8, 1)])
+def test_reductions_and_branches_on_groups_of_lanes_equal_the_interpreter(rows, lanes, RP):
+    """NUMB, SOME, a bit test and `=` of slices (shuffles among a group's lanes alone) under
+    branches that differ between the groups of one warp; 18 rows: iterations past 18 fail
+    (V(i + c)), so the call runs again interpreted."""
+    emulate.require()
+    rng = np.random.default_rng(rows + lanes)
+    P = rng.random((rows, 20)) < rng.random(20) * 0.3
+    run = emulate.run_kernel(_plan(GROUPS, "r_grp"), [20, 3, P], 2, 64, RP=RP, lanes=lanes)
+    (*_, want), counts, err = _interpreted(GROUPS, "GRP", [20, 3, P])
+    if err is not None:
+        assert "bit index" in err and run.code == E_RERUN
+        return
+    assert run.code == 0 and np.array_equal(run.tables[0], want) and run.counts == counts
+
+
 def test_own_columns_are_kept_only_where_one_table_is_read_and_written():
     """Kept where the body reads its own column of the one table it writes (WARSHALL-adapt);
     not where it writes a second table, which may be the same one under another name."""
