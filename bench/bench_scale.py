@@ -699,7 +699,7 @@ def markdown(rep: dict) -> str:
             if P == "1":
                 base[w, size] = t
             up = base.get((w, size))
-            lines.append(f"| {w} | {size} | {P} | {t:.4f} | {'' if up is None else f'{up / t:.2f}'} | {'' if serial is None else f'{serial:.4f}'} "
+            lines.append(f"| {w} | {size} | {P} | {t:.4g} | {'' if up is None else f'{up / t:.2f}'} | {'' if serial is None else f'{serial:.4g}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
     turns = [(P, res["gpu_turns"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
              if isinstance(res := e.get("min/distributed"), dict) and res.get("gpu_turns")]
@@ -766,13 +766,14 @@ def markdown(rep: dict) -> str:
                   "| ---: | ---: | --- |"]
         for P, variants in phases:
             for v in variants:
+                least = f"{v['call_min_us']:.0f}" if "call_min_us" in v else ""     # not kept before 36bddd4
                 for k, rk in enumerate(v["ranks"]):
-                    lines.append(f"| {P} | {v['read']} | {v['kernel']} | {v['turns']} | "
-                                 f"{v.get('x', 'fill')} | {v['call_us']:.0f} | {v.get('call_min_us', 0):.0f} | {k} | "
-                                 f"{rk['start_skew_us']:.0f} | "
-                                 + " | ".join(f"{rk.get(p, 0):.0f}" for p in ("enter", "turn", "kernel", "read", "allreduce"))
-                                 + f" | {rk['wait_us']:.0f} | {rk['clear']:.0f} | {rk['leave']:.0f} | "
-                                 f"{'ok' if v['ok'] else 'MISMATCH'} |")
+                    cells = [P, v["read"], v["kernel"], v.get("turns", "off"), v.get("x", "fill"),
+                             f"{v['call_us']:.0f}", least, k, f"{rk['start_skew_us']:.0f}",
+                             *(f"{rk[p]:.0f}" if p in rk else "" for p in ("enter", "turn", "kernel", "read", "allreduce")),
+                             f"{rk['wait_us']:.0f}", f"{rk['clear']:.0f}", f"{rk['leave']:.0f}",
+                             "ok" if v["ok"] else "MISMATCH"]
+                    lines.append("| " + " | ".join(str(c) for c in cells) + " |")
         failed = sorted({v["events_failed"] for _, vs in phases for v in vs if v.get("events_failed")})
         if failed:
             lines += ["", "Turns by CUDA events fell back to tokens: " + "; ".join(failed)]

@@ -94,6 +94,14 @@ def jit_threshold() -> int:
     return int(os.environ.get("STARVM_JIT_THRESHOLD", 2_000_000))
 
 
+def jit_gpu_threshold() -> int:
+    """STARVM_JIT_GPU_THRESHOLD: the same for the GPU tier, whose estimate prices a base
+    operation as a launch (about 20 units; jit/estimate.py) and whose compile costs less
+    than Numba's (default 250000: NVRTC compiles a routine's kernel in about a quarter of a
+    second; CuPy keeps the binary on disk for later runs)."""
+    return int(os.environ.get("STARVM_JIT_GPU_THRESHOLD", 250_000))
+
+
 def mpi_device_path() -> str:
     """STARVM_MPI_DEVICE_PATH: how the ranks of a distributed run on GPUs exchange device
     buffers: auto (default: NCCL, else CUDA-aware MPI, else host staging), nccl,
@@ -102,10 +110,11 @@ def mpi_device_path() -> str:
 
 
 def mpi_gpu_turns() -> str:
-    """STARVM_MPI_GPU_TURNS: how ranks that share a GPU take turns at it for a MIN or MAX
-    (starvm/distributed/gpu_turns.py): token (default: the next rank starts once this one's
-    work is done), event (once it is queued, behind a CUDA event) or off (all at once)."""
-    return (os.environ.get("STARVM_MPI_GPU_TURNS", "") or "token").strip().lower()
+    """STARVM_MPI_GPU_TURNS: whether ranks that share a GPU take turns at it for a MIN or MAX
+    (starvm/distributed/gpu_turns.py): off (default: all at once; turns measured no faster),
+    token (the next rank starts once this one's work is done) or event (once it is queued,
+    behind a CUDA event)."""
+    return (os.environ.get("STARVM_MPI_GPU_TURNS", "") or "off").strip().lower()
 
 
 def mpi_error_wait() -> float:

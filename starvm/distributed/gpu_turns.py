@@ -1,23 +1,25 @@
-"""Ranks that share one GPU take turns at it for the device part of an operation.
+"""Ranks that share one GPU taking turns at it for the device part of a MIN or MAX: an A/B
+choice, off by default (STARVM_MPI_GPU_TURNS, config.mpi_gpu_turns: off, token or event).
 
-Without MPS, the kernels of two processes on one GPU do not run side by side: the GPU
-time-slices between their contexts, and on the H100 a rank's turn cost about 130 us more
-than its kernels when both ranks had work queued at once (bench_scale --min-phases at
-bb94f4d: MIN over 2^27 rows a rank, each rank's kernel ~130 us alone). So the ranks of one
-GPU pass a token (one MPI message of 8 bytes) in a chain: each launches its work and waits
-for it, then hands the GPU to the next. The chain's order alternates from call to call, so
-that the rank that went last in one call goes first in the next and the GPU changes hands
-once a call, not twice. Ranks on distinct GPUs (``peers`` of one rank) take no turns.
+Without MPS the kernels of two processes on one GPU do not run side by side: the GPU
+time-slices between their contexts. On the H100 (bench/results/scale_h100_min_36bddd4.md,
+MIN over 2^28 rows, 2^27 a rank) each rank's half of the work, run alone after the other
+rank's, took about as long as the whole table on one rank: a change of context costs about
+the kernel's own time. Turns were meant to cut the changes to one a call:
 
-STARVM_MPI_GPU_TURNS (config.mpi_gpu_turns) picks the mode: token (the default), event or
-off. Mode "event" hands the token on as soon as a rank's work is queued, behind an
-interprocess CUDA event that the next rank's stream waits for on the GPU: the next rank's
-launches then overlap this rank's kernels.
+  token  the ranks of one GPU pass a token (one 8-byte MPI message) in a chain: each
+         launches its work and waits for it, then hands the GPU to the next. The order
+         alternates from call to call, so that the rank that went last goes first next.
+  event  the token goes as soon as a rank's work is queued, behind an interprocess CUDA
+         event that the next rank's stream waits for on the GPU, so that the next rank's
+         launches overlap this rank's kernels.
 
-Every rank makes the same calls in the same order (the control program is replicated), so
-the call count, and with it the order, agrees on every rank. A rank whose device part
-raises still passes the token on (the error then stops every rank, launch.py), so the
-next rank never waits for a token that cannot come.
+Neither was faster than no turns there (the call's median 774 us with tokens, 724 with
+events, 714 without), so they are off unless asked for. Every rank makes the same calls in
+the same order (the control program is replicated), so the call count, and with it the
+order, agrees on every rank. A rank whose device part raises still passes the token on (the
+error then stops every rank, launch.py), so the next rank never waits for a token that
+cannot come. Ranks on distinct GPUs (``peers`` of one rank) take no turns.
 """
 from __future__ import annotations
 

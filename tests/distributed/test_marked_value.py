@@ -172,7 +172,7 @@ def test_turns_go_in_a_chain_whose_order_alternates_and_survive_an_error():
     log, lock = [], threading.Lock()
 
     def rank(r):
-        turns = GpuTurns(comms[r], (0, 1, 2))
+        turns = GpuTurns(comms[r], (0, 1, 2), mode="token")
         for call in range(4):
             try:
                 with turns.turn():
@@ -197,9 +197,10 @@ def test_ranks_alone_on_their_gpu_take_no_turns():
 
 
 @pytest.mark.parametrize("size, align", [(2, 64), (3, 1)])
-def test_min_max_with_turns_equal_one_numpy_machine(size, align):
+def test_min_max_with_turns_equal_one_numpy_machine(size, align, monkeypatch):
     """MIN and MAX over emulated-device ranks that all share one 'GPU' and take turns."""
     from starvm.backends.emulated_device import EmulatedDevice
+    monkeypatch.setenv("STARVM_MPI_GPU_TURNS", "token")
     hub, comms = _token_ranks(size)
 
     def make(r):
@@ -234,8 +235,7 @@ def test_event_turns_hand_the_gpu_on_once_the_work_is_queued():
                 log.append(("wait", self.r, rank))
 
     def rank(r):
-        turns = GpuTurns(comms[r], (0, 1), events=Events(r))
-        turns.mode = "event"
+        turns = GpuTurns(comms[r], (0, 1), events=Events(r), mode="event")
         for call in range(2):
             with turns.turn() as handoff:
                 with lock:
@@ -269,14 +269,13 @@ def test_event_turns_without_ipc_events_fall_back_to_tokens_on_every_rank(monkey
     size = 3
     hub, comms = _token_ranks(size)
     monkeypatch.setattr(gpu_turns, "CupyEvents", Fails)
+    monkeypatch.setenv("STARVM_MPI_GPU_TURNS", "event")
 
     def make(r):
         threading.current_thread().name = f"rank{r}"
         coll = _device_path(comms[r])
         coll.gpu_peers = tuple(range(size))
-        m = starvm.Machine(backend=distribute(EmulatedDevice(), comms[r], 1, coll), out=io.StringIO())
-        m.backend.gpu_turns.mode = "event"
-        return m
+        return starvm.Machine(backend=distribute(EmulatedDevice(), comms[r], 1, coll), out=io.StringIO())
     machines = on_ranks(hub, make)
     reference = starvm.Machine(backend="numpy", out=io.StringIO())
     for T, X in list(_min_max_cases(5))[:6]:
@@ -289,7 +288,8 @@ def test_event_turns_without_ipc_events_fall_back_to_tokens_on_every_rank(monkey
 
 def test_turns_mode_from_the_environment(monkeypatch):
     from starvm.backends import BackendUnavailable
-    for value, enabled, mode in (("", True, "token"), ("Event", True, "event"), ("off", False, "token")):
+    for value, enabled, mode in (("", False, "token"), ("token", True, "token"), ("Event", True, "event"),
+                                 ("off", False, "token")):
         monkeypatch.setenv("STARVM_MPI_GPU_TURNS", value)
         t = GpuTurns(SelfComm(), ())
         assert (t.enabled, t.mode) == (enabled, mode)

@@ -181,7 +181,7 @@ def test_search_kernels_on_ranks_sharing_a_gpu_take_turns(tmp_path):
     from rank to rank by MPI messages (gpu_turns.py), with the NumPy machine's results."""
     dest = tmp_path / "search.json"
     rc, out, err = mpirun(2, [sys.executable, str(DRIVER), str(dest), "64", "--search", "6"], timeout=300,
-                          env={"DRIVER_PATH": "host-staging", "DRIVER_SHARED_GPU": "1"})
+                          env={"DRIVER_PATH": "host-staging", "DRIVER_SHARED_GPU": "1", "STARVM_MPI_GPU_TURNS": "token"})
     assert rc == 0, err[-3000:]
     got = json.loads(dest.read_text())
     assert got["same_on_all_ranks"]
