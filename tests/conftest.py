@@ -36,6 +36,7 @@ keep_library_parses()
 # (tests/jit, the MPI tier tests) choose --jit on or set their own threshold; elsewhere the
 # interpreter runs, as it did before those bodies compiled.
 os.environ.setdefault("STARVM_JIT_THRESHOLD", str(10**12))
+os.environ.setdefault("STARVM_JIT_GPU_THRESHOLD", str(10**12))   # the GPU tier's, likewise
 
 REQUIRE_GPU = os.environ.get("STARVM_REQUIRE_GPU") == "1"
 

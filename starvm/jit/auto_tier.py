@@ -28,7 +28,7 @@ from ..types import T
 from .lower import callees, walk
 
 
-def install_auto(tier, candidates: dict, main, recursive, estimator):
+def install_auto(tier, candidates: dict, main, recursive):
     from .cuda_runtime import GpuRoutine
     from .cuda_tier import install_gpu
     ns = tier.machine.ns
@@ -38,7 +38,7 @@ def install_auto(tier, candidates: dict, main, recursive, estimator):
     host_why = {p: tier.skipped.get(d, "") for p, d in displays.items() if p not in host}
     for p, d in displays.items():
         tier.skipped.pop(d, None)
-    install_gpu(tier, candidates, main, recursive, estimator)
+    install_gpu(tier, candidates, main, recursive)
     gpu = {p: ns[p] for p in candidates if p != "main_" and isinstance(ns.get(p), GpuRoutine)}
     gpu_why = {p: _gpu_part(tier.skipped.get(d, "")) for p, d in displays.items() if p not in gpu}
     bodies = {**tier.bodies, **candidates}

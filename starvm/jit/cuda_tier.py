@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..ir.ops import Op
 from .cuda_lower import render
+from .estimate import DEVICE_PRICES, estimator
 from .lower import Unsupported, callees, walk
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
@@ -37,9 +38,9 @@ def _real_device(backend) -> bool:
     return dev is not None and getattr(dev, "name", "") == "cupy"
 
 
-def install_gpu(tier, candidates: dict, main, recursive, estimator):
+def install_gpu(tier, candidates: dict, main, recursive):
     """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes
-    (``recursive`` and ``estimator`` are tier.py's: passed in, so this module imports no tier)."""
+    (``recursive`` is tier.py's: passed in, so this module imports no tier)."""
     from .cuda_runtime import GpuRoutine
     why_not = gpu_available(tier.machine)
     if why_not is not None:
@@ -77,7 +78,9 @@ def install_gpu(tier, candidates: dict, main, recursive, estimator):
         info, body = candidates[pyname]
         tier.skipped.pop(info.display, None)
         interpreted = tier.machine.ns[pyname]
-        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan, estimator(info, body, tier))
+        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan,
+                             estimator(info, body, tier, DEVICE_PRICES))
+        routine.threshold, routine.threshold_variable = tier.gpu_threshold, "STARVM_JIT_GPU_THRESHOLD"
         tier.routines[pyname] = routine
         tier.machine.ns[pyname] = routine
     return main

@@ -61,12 +61,15 @@ class JitRoutine:
         self.compiled = unit.lowered.routines[pyname]
         self.state = "waiting"            # waiting | compiled | failed
         self.why = ""                     # why it is not compiled (yet)
-        self.work = 0                     # auto: estimated steps run interpreted so far
+        self.work = 0                     # auto: estimated work run interpreted so far
+        self.threshold = tier.threshold   # auto: the work that pays for compiling (GPU tier: its own)
         self.calls = 0
         self.compiled_calls = 0
         self.seconds = 0.0                # in compiled calls
         self.compile_seconds = 0.0
         self.dispatcher = None
+
+    threshold_variable = "STARVM_JIT_THRESHOLD"
 
     # ------------------------------------------------------------------ deciding
     def __call__(self, *args):
@@ -77,9 +80,9 @@ class JitRoutine:
             return self.interpreted(*args)
         if self.tier.mode == "auto":
             self.work += self.estimate(args)
-            if self.work < self.tier.threshold:
+            if self.work < self.threshold:
                 self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
-                            f"(threshold {self.tier.threshold}, STARVM_JIT_THRESHOLD)")
+                            f"(threshold {self.threshold}, {self.threshold_variable})")
                 return self.interpreted(*args)
         converted = self.convert_args(args)
         if converted is None:

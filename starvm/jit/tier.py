@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import time
 
-from ..config import jit_threshold
+from ..config import jit_gpu_threshold, jit_threshold
 from ..native import factory_for
 from ..backends.auto_backend import AutoBackend
 from ..backends.numpy_backend import NumpyBackend
-from ..ir.ops import BASE_OPS, Op
-from ..types import T
+from ..ir.ops import Op
 from ..runtime.forall import fusable
+from .estimate import estimator
 from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .runtime import JitRoutine, Unit, counter_array, output_holder, status_array
 
@@ -30,6 +30,7 @@ class Tier:
         self.machine = machine
         self.mode = mode
         self.threshold = jit_threshold()
+        self.gpu_threshold = jit_gpu_threshold()
         self.bodies: dict = {}                 # pyname -> (info, body) of every routine loaded
         self.routines: dict[str, JitRoutine] = {}
         self.skipped: dict[str, str] = {}      # display -> why it is never compiled
@@ -69,10 +70,10 @@ class Tier:
         if isinstance(self.machine.backend, AutoBackend):
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto
-            return install_auto(self, candidates, main, _recursive, estimator)
+            return install_auto(self, candidates, main, _recursive)
         if not isinstance(self.machine.backend, NumpyBackend):
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
-            return install_gpu(self, candidates, main, _recursive, estimator)
+            return install_gpu(self, candidates, main, _recursive)
         return self.put(self.compile_host(candidates, main), main)
 
     def put(self, routines: dict, main):
@@ -245,101 +246,3 @@ def _on_cycle(graph) -> set[str]:
 
 
 # ------------------------------------------------------------------ auto: how much work is a call
-def estimator(info, body, tier):
-    """args -> the steps one interpreted call is expected to take: loop trip counts from the
-    bounds (evaluated where they are parameters, globals, constants or table sizes), and the
-    largest table dimension for `while`/`repeat` loops and unknown bounds."""
-    params = list(info.params) if info else []
-    globs = sorted(_globals_named(body), key=lambda g: g.pyname)
-    memo: dict = {}
-
-    def estimate(args) -> int:
-        # the estimate depends on the arguments only through integers and sizes: remember it
-        ns = tier.machine.ns
-        pairs = list(zip(params, args)) + [(g, ns.get(g.pyname)) for g in globs]
-        key = tuple(_shape(v) for _s, v in pairs)
-        if key not in memo:
-            if len(memo) > 256:
-                memo.clear()
-            memo[key] = _estimate(pairs)
-        return memo[key]
-
-    def _estimate(pairs) -> int:
-        env, size = {}, 64
-        for sym, value in pairs:
-            env[sym] = value
-            if sym.type is T.TABLE and hasattr(value, "n"):
-                size = max(size, value.n, value.k)
-            elif sym.type.is_vector and isinstance(getattr(value, "n", None), int):
-                size = max(size, value.n)
-        return int(_block_cost(body, env, size, tier.bodies, 0))
-    return estimate
-
-
-def _shape(value):
-    if isinstance(value, (bool, int)):
-        return value
-    n, k = getattr(value, "n", None), getattr(value, "k", None)
-    return (n, k)
-
-
-def _globals_named(body):
-    return {n.arg for n in walk(body) if n.op is Op.VAR and n.arg.scope == "global"}
-
-
-def _value(e, env):
-    op = e.op
-    if op is Op.CONST and isinstance(e.arg, int) and not isinstance(e.arg, bool):
-        return e.arg
-    if op is Op.VAR:
-        v = env.get(e.arg)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-    if op in (Op.NROWS, Op.NCOLS) and e.src[0].op is Op.VAR:
-        t = env.get(e.src[0].arg)
-        return getattr(t, "n" if op is Op.NROWS else "k", None)
-    if op is Op.BINARY and e.arg in ("+", "-", "*", "div"):
-        a, b = _value(e.src[0], env), _value(e.src[1], env)
-        if a is None or b is None:
-            return None
-        if e.arg == "div":
-            return a // b if b else None
-        return a + b if e.arg == "+" else a - b if e.arg == "-" else a * b
-    return None
-
-
-# Units of the estimate: a base operation (about a microsecond interpreted) is 1, plus 1 for
-# every _ROWS_A_UNIT rows of the longest operand (a vector op passes over all its words: STEP
-# over a 400 000-row slice and two ROW moves take about 44 us interpreted); a scalar statement
-# or a loop iteration (about 0.1 us) is _SCALAR.
-_SCALAR = 0.1
-_ROWS_A_UNIT = 32768
-
-
-def _block_cost(node, env, size, bodies, depth) -> float:
-    cost = 0.0
-    for s in node.src if node.op is Op.BLOCK else (node,):
-        cost += _stmt_cost(s, env, size, bodies, depth)
-    return cost
-
-
-def _stmt_cost(s, env, size, bodies, depth) -> float:
-    op = s.op
-    if op in (Op.FOR, Op.PFOR):
-        a, b = _value(s.src[0], env), _value(s.src[1], env)
-        trips = size if a is None or b is None else max(0, (a - b if s.arg[1] else b - a) + 1)
-        return 1 + trips * (_SCALAR + _block_cost(s.src[2], env, size, bodies, depth))
-    if op in (Op.WHILE, Op.REPEAT):
-        body = s.src[1] if op is Op.WHILE else s.src[0]
-        return 1 + size * (_SCALAR + _block_cost(body, env, size, bodies, depth))
-    if op is Op.IF:
-        return 1 + max(_block_cost(s.src[1], env, size, bodies, depth),
-                       _block_cost(s.src[2], env, size, bodies, depth))
-    if op is Op.BLOCK:
-        return _block_cost(s, env, size, bodies, depth)
-    cost = _SCALAR
-    for n in walk(s):
-        if n.op in BASE_OPS:
-            cost += 1.0 + size / _ROWS_A_UNIT
-        elif n.op is Op.CALL and n.arg[0].pyname in bodies and depth < 8:
-            cost += 1.0 + _block_cost(bodies[n.arg[0].pyname][1], {}, size, bodies, depth + 1)
-    return cost
