@@ -32,6 +32,8 @@ then one of these (each well inside the 10-minute limit; the estimates are wall 
     STARVM_REQUIRE_GPU=1 python3 -m pytest tests/distributed/test_collectives.py -q -rs -k "gpus or cupy_ranks" 2>&1 | tee $OUT/collectives_gpu.log
     # MIN at 2^28 rows and the array collectives' alpha/beta, 1 vs 2 ranks sharing the GPU: ~3 min
     python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads comm,min --min-log2 28 --name h100_min --results-dir $OUT --timeout 280
+    # MIN alone, 40 timed calls, and where each call's time goes on each rank (40 more per variant): ~40 s
+    python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads min --min-log2 28 --runs 40 --min-phases 40 --name h100_min_SHA --results-dir $OUT --timeout 75
     # BFS-adapt at R-MAT scale 18, 1 vs 2 ranks sharing the GPU (row moves staged through the host): ~4 min
     python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads bfs --scale 18 --runs 2 --name h100_bfs --results-dir $OUT --timeout 280
     # CPU strong scaling of BFS-adapt beyond 2 ranks, per-rank graphs, no plain-machine reference: ~4 min
@@ -42,7 +44,9 @@ then one of these (each well inside the 10-minute limit; the estimates are wall 
 For every rank count P of --ranks it starts ``mpiexec -n P`` on this script (``--worker``),
 one rank per core, and measures, on the distributed machine (rows in 64-row blocks):
 
-  min       MIN (stdlib/search.star) over 2^--min-log2 rows x 32 bits, X all ones;
+  min       MIN (stdlib/search.star) over 2^--min-log2 rows x 32 bits, X all ones (a slice made
+            once, as on the plain machine); one untimed call first; --min-phases RUNS: the
+            call's phases on each rank (min_phases);
   bfs       BFS-adapt from vertex 1 on an R-MAT graph of 2^--scale vertices (edge factor 16,
             a, b, c = 0.57, 0.19, 0.19, undirected, seed 2015: bench_stdlib's graphs);
   boruvka   BORUVKA on the same graph (weights 1..100);
