@@ -122,25 +122,32 @@ def _script(T, X):
 @pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
 def test_min_max_over_ranks_read_once_and_equal_one_numpy_machine(size, align, monkeypatch):
     """MIN and MAX over emulated-device ranks: the results and steps of one NumPy machine, the
-    same with the FND + ROW read (FUSED_READ off); with it on, no rank calls FND or ROW."""
+    same with the FND + ROW read (FUSED_READ off); with it on, no rank calls FND or ROW, and
+    one rank alone reads nothing at all (its extreme is the extreme)."""
     ranks = Ranks(size, align, "host")
-    calls = {"fnd": 0, "row_get": 0}
+    calls = {"fnd": 0, "row_get": 0, "model": 0}
     for m in ranks.machines:
         L = m.backend.L
-        for name in calls:
+        for name in ("fnd", "row_get"):
             def counted(*a, _f=getattr(L, name), _name=name):
                 calls[_name] += 1
                 return _f(*a)
             monkeypatch.setattr(L, name, counted)
+
+    def model(*a, _f=marked_value.model):
+        calls["model"] += 1
+        return _f(*a)
+    monkeypatch.setattr(marked_value, "model", model)
     for T, X in _min_max_cases(size):
         everyone, want = ranks.run(_script(T, X))
         assert everyone == [want] * size
-    assert calls == {"fnd": 0, "row_get": 0}
+    assert calls["fnd"] == calls["row_get"] == 0
+    assert (calls["model"] > 0) == (size > 1)
     monkeypatch.setattr(search, "FUSED_READ", False)
     for T, X in _min_max_cases(size):
         everyone, want = ranks.run(_script(T, X))
         assert everyone == [want] * size
-    assert calls["fnd"] > 0
+    assert (calls["fnd"] > 0) == (size > 1)
 
 
 @pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
