@@ -37,8 +37,7 @@ and by GATHER's column path.
             that have a winner take T's row at the winner (lane_value, warp_write). SCATTER_WARP
             = 0 selects the thread-per-word kernels they replace (rows_scatter_win/_write).
   GROUPMIN  with NCOLS(G) <= 26 (a scratch of 2^NCOLS(G) entries), warp kernels (a warp per
-            64-row word; GROUP_TILES: a block's 8 warps on a tile of 8 words whose columns the
-            block reads into shared memory first, coalesced; else FOR_WORDS): the lanes of
+            64-row word, FOR_WORDS, as rows_check): the lanes of
             one group in a warp combine first (__match_any_sync, then the least value over
             the peers) and one lane does the atomic, after a plain read shows it lowers the
             minimum (a large component holds most arcs: one address for them all). When K's
@@ -95,9 +94,6 @@ typedef unsigned long long u64;
 typedef long long i64;
 #ifndef WARP_WRITE_BLIND
 #define WARP_WRITE_BLIND 0
-#endif
-#ifndef GROUP_TILES
-#define GROUP_TILES 1
 #endif
 
 // The unsigned number held by row (word w, bit t) of a table of k columns with W words per
@@ -533,74 +529,6 @@ __device__ __forceinline__ void group_word(const u64* G, int gk, const u64* K, i
     }
 }
 
-// GROUP_TILES: the passes read G and K through shared memory, a block of 8 warps taking a tile of
-// 8 words: X's 8 words first, then every column's 8 words of the marked ones, 8 consecutive
-// threads on a column's 64 consecutive bytes (FOR_WORDS' lane c loads column c's word alone, so the
-// 4 words of a 32-byte sector come from 4 warps' separate requests); then warp j reads word j's
-// columns from the tile. TILE_PAD words a column in the tile: lane c's reads of column c spread
-// over the banks.
-#define TILE_WORDS 8                      // the warps of a 256-thread block
-#define TILE_PAD 9
-
-// Columns 0..kc-1 of the tile's marked words (xs[j] != 0: w0 + j < W) into sh[c * TILE_PAD + j].
-__device__ __forceinline__ void tile_load(const u64* T, int kc, i64 W, i64 w0, const u64* xs, u64* sh) {
-    for (int i = threadIdx.x; i < kc * TILE_WORDS; i += blockDim.x) {
-        const int c = i / TILE_WORDS, j = i % TILE_WORDS;
-        if (xs[j]) sh[c * TILE_PAD + j] = T[(i64)c * W + w0 + j];
-    }
-}
-
-// The block's tile at w0 (every thread calls it): shX[j] = X's word w0 + j (0 past W), then G's and
-// K's columns of the marked words.
-__device__ __forceinline__ void group_tile(const u64* G, int gk, const u64* K, int kk, const u64* X, i64 W, i64 w0,
-                                           u64* shX, u64* shG, u64* shK) {
-    __syncthreads();                                            // the last tile's readers are done
-    if (threadIdx.x < TILE_WORDS) shX[threadIdx.x] = w0 + threadIdx.x < W ? X[w0 + threadIdx.x] : 0ULL;
-    __syncthreads();
-    tile_load(G, gk, W, w0, shX, shG);
-    if (K != nullptr) tile_load(K, kk, W, w0, shX, shK);
-    __syncthreads();
-}
-
-// group_word from the tile (word j of it, w = w0 + j).
-__device__ __forceinline__ void group_word_tile(const u64* shG, int gk, const u64* shK, int kk, int rowbits, i64 w,
-                                                int j, int lane, u64 g[2], u64 key[2]) {
-    const u64 ga = lane < gk ? shG[lane * TILE_PAD + j] : 0ULL;
-    const u64 gb = lane + 32 < gk ? shG[(lane + 32) * TILE_PAD + j] : 0ULL;
-    word_values(ga, gb, gk, lane, g[0], g[1]);
-    const u64 r0 = (u64)(w * 64 + lane);
-    if (shK == nullptr) {
-        key[0] = r0;
-        key[1] = r0 + 32ULL;
-        return;
-    }
-    const u64 ka = lane < kk ? shK[lane * TILE_PAD + j] : 0ULL;
-    const u64 kb = lane + 32 < kk ? shK[(lane + 32) * TILE_PAD + j] : 0ULL;
-    word_values(ka, kb, kk, lane, key[0], key[1]);
-    if (rowbits >= 0) {
-        key[0] = (key[0] << rowbits) | r0;
-        key[1] = (key[1] << rowbits) | (r0 + 32ULL);
-    }
-}
-
-// The passes' loop over words w (xw: X's word w) and their reading of word w: by tiles (GROUP_TILES),
-// warp j of the block on word j of each tile (the inner loop runs once: `continue` ends the word),
-// or FOR_WORDS and group_word.
-#if GROUP_TILES
-#define GROUP_LOOP(w, xw, X, W, G, gk, K, kk) \
-    __shared__ u64 shX_[TILE_WORDS], shG_[64 * TILE_PAD], shK_[64 * TILE_PAD]; \
-    const int tj_ = threadIdx.x >> 5; \
-    for (i64 w0_ = (i64)blockIdx.x * TILE_WORDS, w = 0; \
-         w0_ < (W) && (group_tile(G, gk, K, kk, X, W, w0_, shX_, shG_, shK_), (w = w0_ + tj_), true); \
-         w0_ += (i64)gridDim.x * TILE_WORDS) \
-        for (u64 xw = shX_[tj_], once_ = 1ULL; once_; once_ = 0ULL)
-#define GROUP_WORD(G, gk, K, kk, rowbits, W, w, lane, g, key) \
-    group_word_tile(shG_, gk, (K) != nullptr ? shK_ : nullptr, kk, rowbits, w, tj_, lane, g, key)
-#else
-#define GROUP_LOOP(w, xw, X, W, G, gk, K, kk) FOR_WORDS(w, xw, X, W)
-#define GROUP_WORD(G, gk, K, kk, rowbits, W, w, lane, g, key) group_word(G, gk, K, kk, rowbits, W, w, lane, g, key)
-#endif
-
 // gmin[g] = min(gmin[g], the least key among the unit's marked rows of group g): one atomic per
 // group in the warp, after a plain read shows it lowers the minimum (the minimum only falls, so
 // a stale read only lets an atomic through).
@@ -628,10 +556,10 @@ __device__ __forceinline__ void mark_unit(unsigned int* Z32, i64 base, int lane,
 extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, u64* gmin) {
     const int lane = threadIdx.x & 31;
-    GROUP_LOOP(w, xw, X, W, G, gk, K, kk) {
+    FOR_WORDS(w, xw, X, W) {
         if (!xw) continue;
         u64 g[2], kv[2];
-        GROUP_WORD(G, gk, K, kk, -1, W, w, lane, g, kv);
+        group_word(G, gk, K, kk, -1, W, w, lane, g, kv);
         for (int h = 0; h < 2; ++h) {
             const unsigned int xm = (unsigned int)(xw >> (32 * h));
             if (xm) group_min_unit(xm, lane, g[h], kv[h], gmin);
@@ -644,10 +572,10 @@ extern "C" __global__ void rows_groupmin_key(const u64* G, int gk, const u64* K,
 extern "C" __global__ void rows_groupmin_row(const u64* G, int gk, const u64* K, int kk, i64 W,
                                              const u64* X, const u64* gmin, u64* grow) {
     const int lane = threadIdx.x & 31;
-    GROUP_LOOP(w, xw, X, W, G, gk, K, kk) {
+    FOR_WORDS(w, xw, X, W) {
         if (!xw) continue;
         u64 g[2], kv[2];
-        GROUP_WORD(G, gk, K, kk, -1, W, w, lane, g, kv);
+        group_word(G, gk, K, kk, -1, W, w, lane, g, kv);
         for (int h = 0; h < 2; ++h) {
             const unsigned int xm = (unsigned int)(xw >> (32 * h));
             const bool cand = ((xm >> lane) & 1u) && kv[h] == gmin[g[h]];
@@ -668,14 +596,13 @@ extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const
     const int lane = threadIdx.x & 31;
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
-    const u64* none = nullptr;
-    GROUP_LOOP(w, xw, X, W, G, gk, none, 0) {
+    FOR_WORDS(w, xw, X, W) {
         if (!xw) {
-            if (lane == 0 && w < W) Z[w] = 0ULL;
+            if (lane == 0) Z[w] = 0ULL;
             continue;
         }
         u64 g[2], row[2];
-        GROUP_WORD(G, gk, none, 0, -1, W, w, lane, g, row);
+        group_word(G, gk, nullptr, 0, -1, W, w, lane, g, row);
         for (int h = 0; h < 2; ++h) {
             const unsigned int xm = (unsigned int)(xw >> (32 * h));
             mark_unit(Z32, w * 64 + 32 * h, lane, ((xm >> lane) & 1u) && grow[g[h]] == row[h], g[h], chosen, ones);
@@ -691,10 +618,10 @@ extern "C" __global__ void rows_groupmin_mark(const u64* G, int gk, i64 W, const
 extern "C" __global__ void rows_groupmin_packed(const u64* G, int gk, const u64* K, int kk, i64 W,
                                                 const u64* X, int rowbits, u64* gmin) {
     const int lane = threadIdx.x & 31;
-    GROUP_LOOP(w, xw, X, W, G, gk, K, kk) {
+    FOR_WORDS(w, xw, X, W) {
         if (!xw) continue;
         u64 g[2], key[2];
-        GROUP_WORD(G, gk, K, kk, rowbits, W, w, lane, g, key);
+        group_word(G, gk, K, kk, rowbits, W, w, lane, g, key);
         for (int h = 0; h < 2; ++h) {
             const unsigned int xm = (unsigned int)(xw >> (32 * h));
             if (xm) group_min_unit(xm, lane, g[h], key[h], gmin);
@@ -709,13 +636,13 @@ extern "C" __global__ void rows_groupmin_mark_packed(const u64* G, int gk, const
     const int lane = threadIdx.x & 31;
     unsigned int* Z32 = reinterpret_cast<unsigned int*>(Z);
     u64 chosen = 0ULL, ones = 0ULL;
-    GROUP_LOOP(w, xw, X, W, G, gk, K, kk) {
+    FOR_WORDS(w, xw, X, W) {
         if (!xw) {
-            if (lane == 0 && w < W) Z[w] = 0ULL;
+            if (lane == 0) Z[w] = 0ULL;
             continue;
         }
         u64 g[2], key[2];
-        GROUP_WORD(G, gk, K, kk, rowbits, W, w, lane, g, key);
+        group_word(G, gk, K, kk, rowbits, W, w, lane, g, key);
         for (int h = 0; h < 2; ++h) {
             const unsigned int xm = (unsigned int)(xw >> (32 * h));
             mark_unit(Z32, w * 64 + 32 * h, lane, ((xm >> lane) & 1u) && gmin[g[h]] == key[h], g[h], chosen, ones);
@@ -1108,17 +1035,15 @@ _NAMES = ("rows_iota", "rows_check", "rows_gather", "rows_gather_values", "rows_
           "rows_scatter_win_warp", "rows_scatter_write_warp", "rows_expand_words", "rows_compact_start",
           "rows_compact_words", "rows_gather_values_word", "rows_gather_values32_word", "rows_check_sliced",
           "rows_dedupe_insert_packed", "rows_dedupe_mark_packed")
-_modules: dict = {}          # (device, WARP_WRITE_BLIND, GROUP_TILES) -> {kernel name: kernel}
+_modules: dict = {}          # (device, WARP_WRITE_BLIND) -> {kernel name: kernel}
 WARP_WRITE_BLIND = 0        # 1: warp_write stores full half-words without reading them (an A/B switch)
-GROUP_TILES = 1             # GROUPMIN's passes read G and K by tiles in shared memory (0: FOR_WORDS)
-assert _BLOCK == 32 * 8     # GROUP_TILES: a warp per word of a tile of TILE_WORDS = 8
 
 
 def _kernels() -> dict:
-    key = (cp.cuda.runtime.getDevice(), int(WARP_WRITE_BLIND), int(GROUP_TILES))
+    key = (cp.cuda.runtime.getDevice(), int(WARP_WRITE_BLIND))
     fns = _modules.get(key)
     if fns is None:
-        mod = cp.RawModule(code=_SRC, options=(f"-DWARP_WRITE_BLIND={key[1]}", f"-DGROUP_TILES={key[2]}"))
+        mod = cp.RawModule(code=_SRC, options=(f"-DWARP_WRITE_BLIND={key[1]}",))
         fns = _modules[key] = {name: mod.get_function(name) for name in _NAMES}
     return fns
 
