@@ -79,7 +79,7 @@ class Profile:
                 fns[name] = self.wrap_kernel(name, fns[name])
         for name in list(compare_cupy._k):
             compare_cupy._k[name] = self.wrap_kernel(name, compare_cupy._k[name])
-        for name in ("cumsum", "argsort"):
+        for name in ("cumsum", "argsort", "full", "zeros", "ascontiguousarray"):   # the fills and copies too
             setattr(cp, name, self.wrap_kernel("cupy." + name, getattr(cp, name)))
 
     def report(self) -> list[str]:
@@ -117,6 +117,9 @@ def main(argv=None) -> int:
                          "the variants' timed runs alternate with the plain code's, each profiled once")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a constant of starvm.native.rows_cupy changed for every run (the plain code's too)")
+    ap.add_argument("--nosync", action="store_true",
+                    help="a variant whose native routines do not wait for the device at their end (timed_call "
+                         "without synchronize; their own reads still wait): what those waits cost")
     args = ap.parse_args(argv)
     import cupy as cp
     from scipy.sparse.csgraph import minimum_spanning_tree
@@ -156,11 +159,27 @@ def main(argv=None) -> int:
     variants = [("as committed" if not args.set else "as set: " + ",".join(args.set), {})]
     for spec in args.ab:
         variants.append((spec, settings(spec, "ab")))
-    plain = {name: getattr(rows_cupy, name) for _, sets in variants for name in sets}
+    if args.nosync:
+        variants.append(("nosync", {"nosync": 1}))
+    plain = {name: getattr(rows_cupy, name) for _, sets in variants for name in sets if name != "nosync"}
+    from starvm.native import compact_routines, rows_routines, search_routines
+    callers = (rows_routines, compact_routines, search_routines)
+    synced = {mod: mod.timed_call for mod in callers}
+
+    def unsynced(kernel, backend, meter, *a):
+        t0 = time.perf_counter()
+        out = kernel(*a)
+        meter.timing[0] += 1
+        meter.timing[1] += time.perf_counter() - t0
+        return out
+
+    nosync = {mod: unsynced for mod in callers}
 
     def use(sets):
         for name, v in plain.items():
             setattr(rows_cupy, name, sets.get(name, v))
+        for mod in callers:
+            mod.timed_call = (nosync if sets.get("nosync") else synced)[mod]
     times = {label: [] for label, _ in variants}
     sync = synchronizer(m)
     forests = set()
@@ -185,7 +204,10 @@ def main(argv=None) -> int:
             f"{g.m / 2 / med / 1e6:.0f} MTEPS; "
             + (f"equal to SciPy {expect}" if expect else f"forest {got} (not checked)"))
     prof = Profile(cp)
-    prof.install()
+    use({})
+    prof.install()                   # wraps the modules' timed_call: the variants' own, wrapped too
+    synced.update({mod: mod.timed_call for mod in callers})
+    nosync.update({mod: prof.wrap_call(unsynced) for mod in callers})
     for label, sets in variants:
         use(sets)
         prof.events.clear()
