@@ -303,3 +303,13 @@ def test_turns_mode_from_the_environment(monkeypatch):
     monkeypatch.setenv("STARVM_MPI_GPU_TURNS", "sometimes")
     with pytest.raises(BackendUnavailable, match="token, event or off, not 'sometimes'"):
         GpuTurns(SelfComm(), ())
+
+
+def test_unknown_turns_mode_is_a_usage_error_of_star_run(monkeypatch):
+    """`star run --distributed` with STARVM_MPI_GPU_TURNS=sometimes: exit 2 and one line saying
+    what it may be (one rank, in this process: the distributed backend reads it when made)."""
+    from test_mpi import serial
+    monkeypatch.setenv("STARVM_MPI_GPU_TURNS", "sometimes")
+    rc, out, err = serial("run", "programs/bfs.star", "--distributed")
+    assert rc == 2 and out == ""
+    assert "STARVM_MPI_GPU_TURNS is token, event or off, not 'sometimes'" in err and "Traceback" not in err
