@@ -1443,7 +1443,7 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     __launch_bounds__(256) NVRTC gave MIN's body 32 registers and 7.8 KB of spills instead
     of 255 and 1.8 KB); MB > 0 (with LB): registers limited so that MB blocks of LB fit an
     SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
-    (keeps_own_columns; -1: as many as 12 words a lane hold, at most 8, none above RP = 6).
+    (keeps_own_columns; -1: as many as 10 words a lane hold, at most 8, none above RP = 6).
     LANES: the lanes an iteration of parallel for runs on (32, 16 or 8; RP words each). ``switches``: names
     of SWITCHES."""
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
@@ -1452,10 +1452,11 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     unknown = set(switches) - set(SWITCHES)
     if unknown:
         raise ValueError(f"unknown switches {sorted(unknown)}")
-    if OWNC < 0:      # a pivot loop's own columns kept a warp: up to 12 words a lane (OWNC * RP)
-        # (H100, WARSHALL-adapt n = 5000, RP = 4: 3 kept 3.36 us a pivot, 4 3.42, none 3.70;
-        # n = 16384, RP = 8: 2 kept 9.12, none 8.99, more spill)
-        OWNC = min(8, 12 // RP) if RP <= 6 else 0
+    if OWNC < 0:      # a pivot loop's own columns kept a group: up to 10 words a lane (OWNC * RP)
+        # (H100, WARSHALL-adapt n = 5000 on 32 lanes, RP = 4: 3 kept 3.36 us a pivot, 4 3.42,
+        # none 3.70; RP = 3: 3 kept 2.76, 4 2.84; on 16 lanes, RP = 5: 2 kept 2.58, 1 3.00,
+        # none 3.19; n = 16384, RP = 8: 2 kept 9.12, none 8.99, more spill)
+        OWNC = min(8, 10 // RP) if RP <= 6 else 0
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
             f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n#define LANES {LANES}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)

@@ -34,8 +34,12 @@ PFOR_THREADS = 512
 MAX_KW = 256           # words of a word value held by every thread (16 384 bits)
 MAX_RP = 64            # words of a slice per lane inside parallel for (131 072 rows)
 MAX_R = 64
-LANES = "32"           # lanes an iteration of parallel for runs on (STARVM_GPU_LANES; _lanes)
-AUTO_LANES16_WORDS = 6  # LANES=auto: 16 lanes where a lane then holds at most this many words
+# lanes an iteration of parallel for runs on (STARVM_GPU_LANES; _lanes): auto takes 16 (two
+# iterations a warp at once) where a lane then holds at most AUTO_LANES16_WORDS words. H100 at
+# 7604b4c, WARSHALL-adapt body: n = 5000 (79 words) 2.58 us a pivot on 16 lanes against 2.84
+# on 32; n = 16384 (256 words) 9.52 against 8.67
+LANES = "auto"
+AUTO_LANES16_WORDS = 6
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
 NK = len(BASE_OPS)

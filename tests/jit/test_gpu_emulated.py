@@ -6,6 +6,7 @@ failure is checked. No GPU needed; tests/jit/test_gpu_tier.py runs the same kern
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -687,8 +688,8 @@ def test_a_grid_that_spills_takes_a_smaller_r_with_registers_capped(monkeypatch)
             built = {}
             plain_module = cuda_runtime.GpuRoutine.module
 
-            def module(self, R, kw, rp, bound, cooperative=True, mb=0, _plain=plain_module):
-                fn = _plain(self, R, kw, rp, bound, cooperative, mb)
+            def module(self, R, kw, rp, bound, cooperative=True, mb=0, lanes=32, _plain=plain_module):
+                fn = _plain(self, R, kw, rp, bound, cooperative, mb, lanes)
                 built[id(fn)] = mb
                 return fn
             monkeypatch.setattr(cuda_runtime.GpuRoutine, "module", module)
@@ -748,3 +749,23 @@ def test_each_launch_covers_its_calls_slices_and_no_kernel_is_built_twice(monkey
                 assert blocks * threads * R >= caps > (blocks - 1) * threads * R
                 assert len(fake_cupy.MODULES) - modules == next(builds)
         assert {R for _caps, (_f, _t, _b, R) in shapes} == {4, 8, 32}
+
+
+def test_lanes_and_words_a_lane_of_parallel_for(monkeypatch):
+    """16 lanes an iteration where a lane then holds at most 6 words (n = 5000: 79 words, 5 a
+    lane), else 32; a lane's words exact up to 8, then a power of two; kept own columns up
+    to 10 words a lane, none above 6 words; STARVM_GPU_LANES overrides."""
+    from starvm.jit import cuda_runtime as cr
+    from starvm.jit.cuda_lower import instance
+    monkeypatch.delenv("STARVM_GPU_LANES", raising=False)
+    assert [cr._lanes(c) for c in (1, 79, 96, 97, 256)] == [16, 16, 16, 32, 32]
+    assert [cr._lane_words(c) for c in (1, 79, 256, 257, 300)] == [1, 3, 8, 16, 16]
+    assert cr._lane_words(79, 16) == 5 and cr._lane_words(79, 8) == 16 and cr._lane_words(1, 8) == 1
+    monkeypatch.setenv("STARVM_GPU_LANES", "32")
+    assert cr._lanes(79) == 32
+    plan = _plan(LIBRARY, "r_u_warshall_adapt")
+    owned = {rp: re.search(r"#define OWNC (\d+)", instance(plan, 1, 1, rp)).group(1) for rp in (1, 3, 5, 6, 8)}
+    assert owned == {1: "8", 3: "3", 5: "2", 6: "1", 8: "0"}
+    assert "#define LANES 16\n" in instance(plan, 1, 1, 5, LANES=16)
+    with pytest.raises(ValueError, match="LANES"):
+        instance(plan, 1, 1, 1, LANES=4)
