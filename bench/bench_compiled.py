@@ -726,8 +726,9 @@ def gpu_barrier(results):
     from starvm.jit.cuda_prelude import PRELUDE, defines
     from starvm.jit.cuda_runtime import PFOR_THREADS, THREADS, _sm_count
     sms = _sm_count()
-    for gen in (False, True):
-        src = ("#define GEN_BARRIER 1\n" if gen else "") + defines(len(BASE_OPS)) + PRELUDE + r"""
+    for switch, what in (("", "arrival counter, release/acquire"), ("FENCE_BARRIER", "arrival counter, full fences"),
+                         ("GEN_BARRIER", "generation word, as before")):
+        src = (f"#define {switch} 1\n" if switch else "") + defines(len(BASE_OPS)) + PRELUDE + r"""
 extern "C" __global__ void barriers(u64* bar, long long n, u64* out) {
     Ctx c; c.bar = bar; c.nb = 0ULL; c.gen = 0u; c.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     for (long long i = 0; i < n; ++i) if (gsync_or(c, 0)) { out[0] = 1ULL; return; }
@@ -740,7 +741,7 @@ extern "C" __global__ void barriers(u64* bar, long long n, u64* out) {
                 bar.fill(0)
                 fn((blocks,), (threads,), (bar, np.int64(5000), out))
             first, warm = _gpu_times(go, runs=5)
-            row = {"workload": f"grid barrier alone ({'generation word, as before' if gen else 'arrival counter'})",
+            row = {"workload": f"grid barrier alone ({what})",
                    "n": 5000, "cold_s": first, "warm_s": warm, "us_per_barrier": warm / 5000 * 1e6,
                    "blocks": blocks, "threads": threads}
             results.append(row)
@@ -1002,12 +1003,17 @@ def write_gpu(doc, path):
               "- WARSHALL-adapt body: a pivot loop (a FOR whose body is one parallel for): per pivot one grid "
               "barrier (n + 1 in all; `barriers`; the barrier alone is a row of its own), which also carries the OR "
               "of the failure flags; then each block loads the pivot column (the buffer that iteration k of the "
-              "previous pivot filled) into shared memory once, and the n iterations run one per warp, "
-              "ceil(n / warps) of them a warp one after another (n = 5000 on 132 x 512 threads: 3; n = 16384: 8), "
-              "each an L2 round trip for its own column, a shuffle for bit k, an OR, and stores of the words that "
-              "changed. So us/pivot is one barrier plus a few dependent iteration latencies; at n = 16384 the "
-              "table (33.5 MB) is read once a pivot from L2. The rows below the first two change one thing each. "
-              "The hand kernel does 64 pivots per launch in shared memory.",
+              "previous pivot filled) into shared memory once, and the n iterations run on groups of lanes, "
+              "ceil(n / groups) of them a group one after another: n = 5000 on 16 lanes an iteration (5 words a "
+              "lane, two iterations a warp at once, 4224 groups on 132 x 512 threads: 2 a group), each group "
+              "keeping its iterations' own columns in registers from pivot to pivot (no load); n = 16384 on 32 "
+              "lanes (8 words a lane, 8 iterations a warp), each an L2 round trip for its own column (the table, "
+              "33.5 MB, read once a pivot from L2). Each iteration is a shuffle for bit k, an OR, and stores of "
+              "the words that changed, plus the checks and step counts: with the columns in registers the SMs' "
+              "instruction issue, not memory latency, bounds the iterations (at 87b51af, 32 lanes: 132 x 256 "
+              "threads, 6 iterations a warp, 3.40 us a pivot; 132 x 512, 3 a warp, 3.42), so us/pivot is one barrier "
+              "(the barrier alone is a row of its own) plus the iterations' instructions. The rows below the "
+              "first two change one thing each. The hand kernel does 64 pivots per launch in shared memory.",
               "- MIN body: 32 COL reads of rows/64 words each (bytes_read, an upper bound: `Y := Z and not COL(j, T)` "
               "is fused word by word and reads a column's word only where Z's word is not 0, so on random values "
               "the columns after the first few are mostly not read; on equal values every word is read) plus one "
@@ -1046,17 +1052,21 @@ def main_gpu(args) -> int:
         gpu_warshall_adapt(n, results, problems, interp=(n <= 5000))
     # parallel for's grid and the pivot loop, one change each: the barrier's cost grows with the
     # blocks, an iteration's latency with the iterations a warp runs
-    variants = [(", 256 threads a block", {"STARVM_GPU_PFOR_THREADS": "256"}, (5000, 16384)),
-                (", 1024 threads a block (64 registers)", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000, 16384)),
-                (", the generation-word barrier of before (GEN_BARRIER)", {"STARVM_GPU_SWITCHES": "GEN_BARRIER"},
+    variants = [(", 32 lanes an iteration (one iteration a warp, as before)", {"STARVM_GPU_LANES": "32"}, (5000,)),
+                (", 16 lanes an iteration", {"STARVM_GPU_LANES": "16"}, (16384,)),
+                (", own columns loaded every pivot (OWN_LOADS)", {"STARVM_GPU_SWITCHES": "OWN_LOADS"}, (5000,)),
+                (", full fences in the grid barrier (FENCE_BARRIER)", {"STARVM_GPU_SWITCHES": "FENCE_BARRIER"},
                  (5000, 16384)),
+                (", these three as before (32 lanes, OWN_LOADS, FENCE_BARRIER)",
+                 {"STARVM_GPU_LANES": "32", "STARVM_GPU_SWITCHES": "OWN_LOADS,FENCE_BARRIER"}, (5000,)),
+                (", 256 threads a block", {"STARVM_GPU_PFOR_THREADS": "256"}, (5000, 16384)),
+                (", 1024 threads a block (64 registers)", {"STARVM_GPU_PFOR_THREADS": "1024"}, (5000,)),
+                (", the generation-word barrier of before (GEN_BARRIER)", {"STARVM_GPU_SWITCHES": "GEN_BARRIER"},
+                 (5000,)),
                 (", every word of COL(i, P) := V stored (STORE_ALL)", {"STARVM_GPU_SWITCHES": "STORE_ALL"},
                  (5000, 16384)),
                 (", each warp loading the pivot column from L2 (WARP_LOADS)", {"STARVM_GPU_SWITCHES": "WARP_LOADS"},
-                 (5000, 16384)),
-                (", all three as before and 256 threads a block",
-                 {"STARVM_GPU_SWITCHES": "GEN_BARRIER,STORE_ALL,WARP_LOADS", "STARVM_GPU_PFOR_THREADS": "256"},
-                 (5000, 16384)),
+                 (5000,)),
                 (", two barriers a pivot (STARVM_GPU_PIVOT_LOOP=0)", {"STARVM_GPU_PIVOT_LOOP": "0"}, (5000,))]
     for label, env, sizes in variants if "variants" in parts else ():
         os.environ.update(env)
