@@ -1010,8 +1010,11 @@ def gpu_paragraph(data: dict) -> str:
                 f"{GOAL_SCALE} (≈{m22 / 1e6:.0f} M edges) would take ≈{est22:.2f} s, i.e. "
                 f"≈{m22 / est22 / 1e6:,.0f} MTEPS; the goal needs ≈{m22 / GPU_GOAL_MTEPS / 1e3:.0f} ms. ")
     txt += ("What is left between the two: each round still runs its steps one launch (GPU) or one NumPy call "
-            "(CPU) at a time from the interpreter, with a host read per SOME; a round as one fused kernel "
-            "sequence (or a CUDA graph), and labels compressed to the live components, are the next steps.")
+            "(CPU) at a time from the interpreter, with a host read per SOME and a wait for the device at the "
+            "end of every native routine; on the GPU the dedupe's hash table (one random DRAM access a row) "
+            "and the rounds' GROUPMIN passes are the largest kernels "
+            "(bench/results/stdlib_auto_h100_boruvka_kernels.md). A round as one fused kernel sequence (or a "
+            "CUDA graph) is the next step.")
     return txt
 
 
