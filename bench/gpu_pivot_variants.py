@@ -1,17 +1,17 @@
 """WARSHALL-adapt's body under a user's name on the GPU tier, under variants of its pivot loop,
 and the grid barrier alone under variants of its arrival and spin: one compact table.
 
-    python bench/gpu_pivot_variants.py [--sizes 5000,16384] [--out FILE.json] [--only LABEL,...]
+    python bench/gpu_pivot_variants.py [--sizes 5000,16384] [--out PATH] [--only LABEL;...] [--barrier]
 
 Each variant is a set of environment settings (STARVM_GPU_SWITCHES, STARVM_GPU_OWNC,
 STARVM_GPU_PFOR_THREADS, ...) read when its kernel is built; every result is checked
-against the hand kernel's closure of the same graph. For measuring (issue 10: n = 5000 at
-<= 3.0 us a pivot); bench/bench_compiled.py --gpu gives the figures that are reported.
+against the hand kernel's closure of the same graph. --out PATH writes PATH.json and PATH.md
+through the harness (starvm/bench). For measuring (issue 10: n = 5000 at <= 3.0 us a pivot);
+bench/bench_compiled.py --gpu gives the figures that are reported.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench_compiled import WARSHALL_ADAPT, _gpu_sync, random_digraph  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.bench import clock  # noqa: E402
+from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
 
 # (label, environment) of the pivot loop; each runs at every size
 VARIANTS = [
@@ -163,7 +163,7 @@ def table(rows) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="5000,16384")
-    ap.add_argument("--only", default="", help="variant labels, comma-separated (default: all)")
+    ap.add_argument("--only", default="", help="variant labels, separated by ';' (default: all)")
     ap.add_argument("--barrier", action="store_true", help="the grid barrier alone under variants, too")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
@@ -172,12 +172,14 @@ def main(argv=None) -> int:
     if args.barrier:
         sms = _sm_count()
         rows += barrier_rows(((sms, 512), (sms, 1024)))
-    rows += warshall_rows([int(x) for x in args.sizes.split(",") if x], [x for x in args.only.split(",") if x])
+    rows += warshall_rows([int(x) for x in args.sizes.split(",") if x], [x for x in args.only.split(";") if x])
     text = table(rows)
     print(text)
     if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=1))
-        Path(args.out).with_suffix(".txt").write_text(text + "\n")
+        doc = document("gpu_pivot_variants", "WARSHALL-adapt's body under variants of its pivot loop (GPU tier)",
+                       machine=machine_info(("cupy",)), device=device_info(starvm.Machine(backend="cupy")),
+                       results=rows)
+        write_results(doc, Path(args.out).with_suffix(".json"), ["```", text, "```"])
     return 0 if all(r.get("correct", True) and "error" not in r for r in rows) else 1
 
 
