@@ -240,3 +240,6 @@ def gpu_tier_sources():
         # R, KW, RP are array sizes (the text is the same for every shape); three different
         # ones, so that a slice used where a word is held (V<R> for V<KW>) does not compile
         yield CudaSource(f"compiled:{where}", instance(plan, 2, 4, 8, 512), (KERNEL_NAME,), ("-std=c++14",))
+        if plan.has_pfor:     # parallel for on groups of 16 lanes, 5 words a lane, 2 own columns kept
+            yield CudaSource(f"compiled16:{where}", instance(plan, 2, 4, 5, 512, LANES=16), (KERNEL_NAME,),
+                             ("-std=c++14",))
