@@ -131,7 +131,8 @@ class Machine:
         lines += ["-" * len(head), line]
         calls, secs = self.native_timing
         if calls:
-            lines.append(f"{calls} native kernel call(s) replaced standard-library Star bodies in {secs:.4f} s; "
+            timed = f" in {secs:.4f} s" if self._profile else ""      # kernels are waited for only when profiled
+            lines.append(f"{calls} native kernel call(s) replaced standard-library Star bodies{timed}; "
                          "the steps above include the steps those bodies take")
         loops, secs = self.fused_timing
         if loops:
@@ -200,7 +201,8 @@ class Machine:
         """Where native kernels report their calls, time and the steps of the Star bodies they
         replace (starvm/native/steps.py): this machine's counters and --max-steps ticker."""
         if getattr(self, "_meter", None) is None:
-            self._meter = native.Meter(self.native_timing, self.counts, lambda: self.ns.get("_tick"))
+            self._meter = native.Meter(self.native_timing, self.counts, lambda: self.ns.get("_tick"),
+                                       timed=lambda: self._profile)
         return self._meter
 
     def _install_native(self, routines) -> None:

@@ -199,3 +199,28 @@ def test_gpu_warshall_step_count_replays_the_pivots(n):
         P = m.table(a)
         m.call("WARSHALL-adapt", n, P)
         assert _replayed_ors(a) == m.stats.get("OR", 0)
+
+
+# ---------------------------------------------------------------- waiting for the device
+class _CountingBackend:
+    def __init__(self):
+        self.waits = 0
+
+    def synchronize(self):
+        self.waits += 1
+
+
+@pytest.mark.parametrize("profiled", [False, True])
+def test_native_calls_wait_for_the_device_only_when_profiled(profiled):
+    """A kernel's time is only known after a wait for the device: the machine's meter waits
+    under --profile (the report then gives the kernels' seconds) and not otherwise (the next
+    read of the device waits, as after any launch); calls are counted either way."""
+    from starvm.native import timed_call
+    m = starvm.Machine(backend="numpy")
+    m.profile = profiled
+    b = _CountingBackend()
+    assert timed_call(lambda x: x + 1, b, m._native_meter, 41) == 42
+    assert (b.waits, m.native_timing[0]) == (int(profiled), 1)
+    report = m.profile_report()
+    assert "1 native kernel call(s) replaced standard-library Star bodies" in report
+    assert (" s; the steps above" in report) == profiled
