@@ -4,29 +4,23 @@ tier's (STARVM_JIT_GPU_THRESHOLD), whose base operations are launches."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 import starvm
+from gpu_sources.corpus import renamed
 from starvm.jit.estimate import DEVICE_PRICES, HOST_PRICES, estimator
 
-MY_MATCH = """
-proc MY_MATCH(T: table; X: slice(T); v: word(T); var Z: slice(T));
-var j: integer;
-begin
-  Z := X;
-  for j := 1 to NCOLS(T) do
-    if v(j) = 1 then Z := Z and COL(j, T)
-    else Z := Z and not COL(j, T);
-end;
-"""
+# the library's MATCH (and the rest of stdlib/search.star) under a user's name: no native applies
+MY_MATCH = renamed((Path(__file__).resolve().parents[2] / "stdlib" / "search.star").read_text())
 
 
 def _match_estimates(rows: int, cols: int = 32):
     m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO())
     m.load(MY_MATCH, "m.star")
-    info, body = m.jit.bodies["r_my_match"]
+    info, body = m.jit.bodies["r_u_match"]
     args = (SimpleNamespace(n=rows, k=cols), SimpleNamespace(n=rows), SimpleNamespace(n=cols),
             SimpleNamespace(n=rows))
     return (estimator(info, body, m.jit, HOST_PRICES)(args),
@@ -54,7 +48,7 @@ def test_each_tier_has_its_threshold(monkeypatch):
     monkeypatch.setenv("STARVM_JIT_GPU_THRESHOLD", "567")
     m = starvm.Machine(backend="numpy", jit="auto", out=io.StringIO())
     m.load(MY_MATCH, "m.star")
-    routine = m.jit.routines["r_my_match"]
+    routine = m.jit.routines["r_u_match"]
     assert (routine.threshold, routine.threshold_variable) == (1234, "STARVM_JIT_THRESHOLD")
     assert m.jit.gpu_threshold == 567
 
@@ -68,7 +62,7 @@ def test_gpu_routines_weigh_device_prices_against_the_gpu_threshold(monkeypatch)
         from starvm.jit.cuda_runtime import GpuRoutine
         m = starvm.Machine(backend="cupy", jit="auto", native=False, out=io.StringIO())
         m.load(MY_MATCH, "m.star")
-        routine = m.jit.routines["r_my_match"]
+        routine = m.jit.routines["r_u_match"]
         assert isinstance(routine, GpuRoutine)
         assert (routine.threshold, routine.threshold_variable) == (1_000_000, "STARVM_JIT_GPU_THRESHOLD")
         ran = []
