@@ -20,7 +20,7 @@ all-gather of the errors before any NCCL collective runs.
 Scalar reductions (SOME, NUMB, FND, ...) stay on host MPI on every path: their operand is a
 Python int already (reading it synchronised the device); NCCL would add a copy and a launch.
 Only array collectives (the per-iteration reductions of a fused loop, the all-gather of a
-partitioned slice) travel this way; a row of ROW(i, T), a few words, is broadcast on the host.
+partitioned slice, the row moves' all-to-alls) travel this way; a row of ROW(i, T), a few words, is broadcast on the host.
 
 Ranks that share a GPU (``gpu_peers``, from the same all-gather) take turns at it for the
 device part of a MIN or MAX (gpu_turns.py): the GPU time-slices between their processes.
@@ -129,6 +129,24 @@ class HostCollectives:
         self.calls += 1
         return self.comm.allgatherv(np.ascontiguousarray(a))
 
+    def alltoallv(self, a, counts):
+        """An all-to-all of a 1-D array: its first ``counts[0]`` items go to rank 0, the next
+        ``counts[1]`` to rank 1, ...; returns (what every rank sent here, concatenated in rank
+        order; how many items came from each rank)."""
+        self.calls += 1
+        a = np.ascontiguousarray(a)
+        got = self.comm.alltoallv(np.split(a, np.cumsum(counts)[:-1]))
+        return (np.concatenate(got) if got else a[:0]), [int(g.size) for g in got]
+
+    def _counts_here(self, counts) -> tuple:
+        """(send counts, receive counts, send offsets, receive offsets) of an all-to-all: the
+        receive counts by one host all-to-all of the send counts."""
+        scounts = np.asarray(counts, dtype=np.int64)
+        rcounts = np.empty_like(scounts)
+        self.comm.comm.Alltoall(scounts, rcounts)
+        return (scounts, rcounts, np.concatenate(([0], np.cumsum(scounts)[:-1])),
+                np.concatenate(([0], np.cumsum(rcounts)[:-1])))
+
 
 class StagingCollectives(HostCollectives):
     """``host-staging``: a device array is copied to the host, reduced or exchanged there by
@@ -152,6 +170,12 @@ class StagingCollectives(HostCollectives):
 
     def allgatherv(self, a):
         return self._via_host(super().allgatherv, a)
+
+    def alltoallv(self, a, counts):
+        if not self.dev.on_device(a):
+            return super().alltoallv(a, counts)
+        recv, came = super().alltoallv(self.dev.to_host(a), counts)
+        return self.dev.to_device(recv), came
 
 
 class CudaAwareCollectives(StagingCollectives):
@@ -196,6 +220,19 @@ class CudaAwareCollectives(StagingCollectives):
         self.comm.comm.Allgatherv(a, [out, counts, displs, self.comm._mpi_type(a.dtype)])
         return out
 
+    def alltoallv(self, a, counts):
+        if not self.dev.on_device(a):
+            return HostCollectives.alltoallv(self, a, counts)
+        self.calls += 1
+        self.dev.sync()
+        truth = a.dtype == bool
+        a = self.dev.xp.ascontiguousarray(a.view(self.dev.xp.uint8) if truth else a).ravel()
+        scounts, rcounts, sdispl, rdispl = self._counts_here(counts)
+        out = self.dev.xp.empty(int(rcounts.sum()), dtype=a.dtype)
+        t = self.comm._mpi_type(a.dtype)
+        self.comm.comm.Alltoallv([a, scounts, sdispl, t], [out, rcounts, rdispl, t])
+        return (out.view(bool) if truth else out), [int(c) for c in rcounts]
+
 
 class OneRankCollectives(HostCollectives):
     """``one-rank``: a device rank alone; every collective is its input (no host copy)."""
@@ -212,6 +249,10 @@ class OneRankCollectives(HostCollectives):
     def allgatherv(self, a):
         self.calls += 1
         return a.ravel().copy()
+
+    def alltoallv(self, a, counts):
+        self.calls += 1
+        return a.ravel(), [int(a.size)]
 
 
 # NCCL's data types and reductions (cupy.cuda.nccl's constants, by NumPy dtype / op name)
@@ -281,6 +322,31 @@ class NcclCollectives(StagingCollectives):
         if all(c == most for c in counts):
             return out
         return xp.concatenate([out[r * most: r * most + c] for r, c in enumerate(counts)])
+
+    def alltoallv(self, a, counts):
+        """NCCL has no all-to-all of unequal parts: a group of a send and a receive per other
+        rank (NCCL 2.7+), this rank's own part copied on the device."""
+        if not self.dev.on_device(a):
+            return HostCollectives.alltoallv(self, a, counts)
+        self.calls += 1
+        xp = self.dev.xp
+        truth = a.dtype == bool
+        a = xp.ascontiguousarray(a.view(xp.uint8) if truth else a).ravel()
+        scounts, rcounts, sdispl, rdispl = self._counts_here(counts)
+        out = xp.empty(int(rcounts.sum()), dtype=a.dtype)
+        me, size, item = self.comm.rank, len(scounts), a.itemsize
+        out[rdispl[me]: rdispl[me] + rcounts[me]] = a[sdispl[me]: sdispl[me] + scounts[me]]
+        kind, stream, send, recv = self._type(a), self.dev.stream(), _pointer(a), _pointer(out)
+        self.nccl.groupStart()
+        try:
+            for r in range(size):
+                if r != me and scounts[r]:
+                    self.nc.send(send + int(sdispl[r]) * item, int(scounts[r]), kind, r, stream)
+                if r != me and rcounts[r]:
+                    self.nc.recv(recv + int(rdispl[r]) * item, int(rcounts[r]), kind, r, stream)
+        finally:
+            self.nccl.groupEnd()
+        return (out.view(bool) if truth else out), [int(c) for c in rcounts]
 
 
 # ------------------------------------------------------------------ the one choice

@@ -7,10 +7,9 @@ Before, device ranks ran the row moves by staging whole tables through the host 
 argument copied to the host, NumPy's kernel, the written table copied back: k·n/8 bytes each
 way per table and NumPy-on-one-core speed). Now only these exchanged arrays leave the device:
 
-  all-to-all      there is no device all-to-all: the array goes to the host (one copy), MPI's
-                  Alltoallv, the received array back to the device (one copy);
-  all-gather,     device buffers through the rank's array collectives (NCCL, CUDA-aware MPI
-  all-reduction   or host staging, collectives.py) on device paths; host MPI on the host path;
+  all-to-all,     device buffers through the rank's array collectives (NCCL: a group of sends
+  all-gather,     and receives; CUDA-aware MPI; or host staging, collectives.py) on device
+  all-reduction   paths; host MPI on the host path;
   one rank        nothing moves: its arrays stay where they are.
 """
 from __future__ import annotations
@@ -28,13 +27,16 @@ def split(a: np.ndarray, counts) -> list[np.ndarray]:
 def exchange(B, ops, send, counts):
     """An all-to-all: the first ``counts[r]`` items (along axis 0) of ``send`` go to rank r,
     the next to rank r+1, ...; returns (what every rank sent here, concatenated in rank
-    order, on the local side; how many items came from each rank). There is no device
-    all-to-all: device arrays stage through the host, one copy each way; one rank alone
-    keeps its array where it is."""
+    order, on the local side; how many items came from each rank). Device arrays go through
+    the rank's array collectives (the path as for allreduce); one rank alone keeps its array
+    where it is."""
     if B.size == 1:
         return send, [int(send.shape[0])]
     tail = tuple(send.shape[1:])
     width = int(np.prod(tail)) if tail else 1
+    if B.device_arrays:
+        recv, came = B.coll.alltoallv(send.reshape(-1), [int(c) * width for c in counts])
+        return ops.local(recv.reshape(-1, *tail)), [c // width if width else 0 for c in came]
     flat = ops.host(send).reshape(-1)
     got = B.comm.alltoallv(split(flat, [int(c) * width for c in counts]))
     came = [g.size // width if width else 0 for g in got]

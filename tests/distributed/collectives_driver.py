@@ -71,6 +71,16 @@ def results(comm: MpiComm, coll, xp=np) -> list:
             got = host(coll.allgatherv(xp.array(mine)))
             if got.dtype != mine.dtype or not np.array_equal(got, np.concatenate(parts)):
                 bad.append(f"allgatherv {np.dtype(dtype).name} x{size}")
+            # all-to-all of unequal parts (some empty): rank s sends rank d its d-th part
+            cuts = np.sort(rng.integers(0, size + 1, comm.size - 1))
+            counts = np.diff(np.concatenate(([0], cuts, [size]))).astype(int).tolist()
+            sent = comm.allgather(np.split(a, np.cumsum(counts)[:-1]))
+            want = np.concatenate([sent[s][comm.rank] for s in range(comm.size)])
+            got, came = coll.alltoallv(xp.array(a), counts)
+            got = host(got)
+            if (got.dtype != a.dtype or not np.array_equal(got, want)
+                    or came != [int(sent[s][comm.rank].size) for s in range(comm.size)]):
+                bad.append(f"alltoallv {np.dtype(dtype).name} x{size}")
     return bad
 
 
@@ -109,7 +119,10 @@ def main() -> None:
         before = len(nccl_standin.CALLS)
         report["results"][want] = results(comm, coll)
         if want == "nccl":
-            report["nccl_calls"] = len(nccl_standin.CALLS) - before
+            calls = nccl_standin.CALLS[before:]
+            p2p = sum(c[0] in ("send", "recv") for c in calls)      # differs by rank: summed
+            report["nccl_calls"] = len(calls) - p2p
+            report["nccl_point_to_point"] = sum(comm.allgather(p2p))
     everyone = comm.allgather(report)
     if r == 0:
         report["same_on_all_ranks"] = all(x == everyone[0] for x in everyone)

@@ -73,7 +73,7 @@ def row_cases(seeds: int, align: int, comm) -> list:
     import numpy as np
     # one distributed machine and one NumPy machine for all the cases: loading the library
     # routines (parse, check, the compiled tier's analysis) is most of a machine's cost
-    machines = {dist: starvm.Machine(backend=distribute(local_backend(), comm, align) if dist
+    machines = {dist: starvm.Machine(backend=distribute(local_backend(), comm, align, collectives(comm)) if dist
                                      else get_backend("numpy"), out=io.StringIO()) for dist in (True, False)}
     cases = []
     for seed in range(seeds):
@@ -249,9 +249,13 @@ def main() -> None:
     if files[0] == "--rows":
         cases = row_cases(int(files[1]), align, comm)
         everyone = comm.allgather(cases)
+        # the NCCL stand-in's sends and receives (DRIVER_PATH=nccl: the all-to-alls), all ranks
+        p2p = sum(comm.allgather(sum(c[0] in ("send", "recv") for c in sys.modules["nccl_standin"].CALLS)
+                                 if "nccl_standin" in sys.modules else 0))
         if comm.rank == 0:
             with open(dest, "w") as fh:
-                json.dump({"cases": cases, "same_on_all_ranks": all(c == everyone[0] for c in everyone)}, fh)
+                json.dump({"cases": cases, "same_on_all_ranks": all(c == everyone[0] for c in everyone),
+                           "nccl_point_to_point": p2p}, fh)
         return
     results = {}
     for f in files:

@@ -23,6 +23,7 @@ _DTYPES = {NCCL_INT8: np.int8, NCCL_UINT8: np.uint8, NCCL_INT32: np.int32, NCCL_
 _OPS = {NCCL_SUM: MPI.SUM, NCCL_PROD: MPI.PROD, NCCL_MAX: MPI.MAX, NCCL_MIN: MPI.MIN}
 
 CALLS: list = []            # (method, count, datatype) of every collective run
+_GROUP: list | None = None  # the point-to-point calls of an open group (groupStart .. groupEnd)
 REFUSE_ON_RANK = None       # a rank whose communicator refuses to start (after the others' exchange)
 
 
@@ -62,6 +63,39 @@ class NcclCommunicator:
         CALLS.append(("allGather", count, datatype))
         send = _memory(sendbuf, count, datatype).copy()
         self.comm.Allgather(send, _memory(recvbuf, count * self.size, datatype))
+
+    def send(self, sendbuf, count, datatype, peer, stream):
+        CALLS.append(("send", count, datatype))
+        if peer == self.comm.rank:
+            raise RuntimeError("the stand-in expects no send to the rank itself")
+        _in_group(lambda: self.comm.Isend(_memory(sendbuf, count, datatype), dest=peer, tag=77))
+
+    def recv(self, recvbuf, count, datatype, peer, stream):
+        CALLS.append(("recv", count, datatype))
+        _in_group(lambda: self.comm.Irecv(_memory(recvbuf, count, datatype), source=peer, tag=77))
+
+
+def groupStart():
+    global _GROUP
+    if _GROUP is not None:
+        raise RuntimeError("ncclInvalidUsage: groupStart inside a group")
+    _GROUP = []
+
+
+def groupEnd():
+    """Runs the group's sends and receives at once (as NCCL does), so that no order of them
+    between ranks can deadlock."""
+    global _GROUP
+    calls, _GROUP = _GROUP, None
+    if calls is None:
+        raise RuntimeError("ncclInvalidUsage: groupEnd without groupStart")
+    MPI.Request.Waitall([call() for call in calls])
+
+
+def _in_group(call):
+    if _GROUP is None:          # NCCL would run it alone; the stand-in only groups point-to-point
+        raise RuntimeError("the stand-in runs send/recv inside groupStart/groupEnd only")
+    _GROUP.append(call)
 
 
 def standin_access(rank: int, gpu: str | None = None, nccl: bool = True, cuda_aware: bool = False):

@@ -20,8 +20,9 @@ def test_path_choice_and_every_path_against_a_reference(tmp_path):
     """3 ranks: NCCL where the GPUs are distinct; host staging (or CUDA-aware MPI) where two
     ranks share one, saying which; what STARVM_MPI_DEVICE_PATH asks for; a rank without NCCL
     or an NCCL start refused on one rank makes every rank fall back alike. Then all-reduce
-    (sum, min, max), broadcast from every root and all-gather of unequal parts, on each path,
-    equal a reference made from a pickled all-gather; NCCL calls did run."""
+    (sum, min, max), broadcast from every root, all-gather and all-to-all of unequal parts, on
+    each path, equal a reference made from a pickled all-gather; NCCL calls did run (the
+    all-to-all's as a group of sends and receives)."""
     dest = tmp_path / "coll.json"
     rc, out, err = mpirun(3, [sys.executable, str(HERE / "collectives_driver.py"), str(dest)], timeout=120)
     assert rc == 0, err[-3000:]
@@ -40,6 +41,7 @@ def test_path_choice_and_every_path_against_a_reference(tmp_path):
     assert c["host backend"] == ["host", ""]
     assert got["results"] == {"nccl": [], "host-staging": [], "cuda-aware-mpi": [], "host": []}
     assert got["nccl_calls"] > 50
+    assert got["nccl_point_to_point"] > 10
 
 
 def _loop_programs() -> list[str]:

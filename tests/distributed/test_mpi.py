@@ -127,6 +127,22 @@ def test_row_moving_kernels_exchange_rows(tmp_path, local, align):
         assert case["kernel_calls"] == (8 if local == "numpy" else 7), case
 
 
+def test_row_moves_exchange_device_arrays_over_nccl(tmp_path):
+    """The row moves' all-to-alls on a device path: device-style arrays (the emulated device)
+    through the NCCL stand-in's grouped sends and receives (collectives.NcclCollectives.alltoallv),
+    3 ranks, blocks of one row: the same tables and steps as one NumPy machine."""
+    dest = tmp_path / "rows.json"
+    rc, out, err = mpirun(3, [sys.executable, str(DRIVER), str(dest), "1", "--rows", "8"], timeout=300,
+                          env={"DRIVER_LOCAL": "emulated", "DRIVER_PATH": "nccl"})
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    assert got["same_on_all_ranks"]
+    for case in got["cases"]:
+        assert case["same"] and case["same_steps"], case
+        assert case["kernel_calls"] == 7, case
+    assert got["nccl_point_to_point"] > 0
+
+
 @pytest.mark.parametrize("ranks, align", [(2, 64), (3, 1)], ids=["2ranks", "3ranks-rows1"])
 def test_every_program_same_on_gpu_ranks(tmp_path, reference, ranks, align):
     """Every program and language test over ranks whose local backend is CuPy on real GPUs
