@@ -20,10 +20,6 @@ import numpy as np
 ROUTINES = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
 
 
-def split(a: np.ndarray, counts) -> list[np.ndarray]:
-    return np.split(a, np.cumsum(counts)[:-1])
-
-
 def exchange(B, ops, send, counts):
     """An all-to-all: the first ``counts[r]`` items (along axis 0) of ``send`` go to rank r,
     the next to rank r+1, ...; returns (what every rank sent here, concatenated in rank
@@ -34,14 +30,9 @@ def exchange(B, ops, send, counts):
         return send, [int(send.shape[0])]
     tail = tuple(send.shape[1:])
     width = int(np.prod(tail)) if tail else 1
-    if B.device_arrays:
-        recv, came = B.coll.alltoallv(send.reshape(-1), [int(c) * width for c in counts])
-        return ops.local(recv.reshape(-1, *tail)), [c // width if width else 0 for c in came]
-    flat = ops.host(send).reshape(-1)
-    got = B.comm.alltoallv(split(flat, [int(c) * width for c in counts]))
-    came = [g.size // width if width else 0 for g in got]
-    recv = np.concatenate(got).reshape(-1, *tail) if got else flat[:0].reshape(-1, *tail)
-    return ops.local(recv), came
+    flat = (send if B.device_arrays else ops.host(send)).reshape(-1)
+    recv, came = B.coll.alltoallv(flat, [int(c) * width for c in counts])
+    return ops.local(recv.reshape(-1, *tail)), [c // width if width else 0 for c in came]
 
 
 def allreduce(B, ops, a, op: str):
