@@ -34,6 +34,8 @@ then one of these (each well inside the 10-minute limit; the estimates are wall 
     python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads comm,min --min-log2 28 --name h100_min --results-dir $OUT --timeout 280
     # MIN alone, 40 timed calls, and where each call's time goes on each rank (40 more per variant): ~40 s
     python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads min --min-log2 28 --runs 40 --min-phases 40 --name h100_min_SHA --results-dir $OUT --timeout 75
+    # the same with CUDA's Multi-Process Service (a private daemon for these runs): the ranks' kernels run at once
+    python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads min --min-log2 28 --runs 200 --min-phases 40 --mps --name h100_min_mps_SHA --results-dir $OUT --timeout 120
     # BFS-adapt at R-MAT scale 18, 1 vs 2 ranks sharing the GPU (row moves staged through the host): ~4 min
     python3 bench/bench_scale.py --backend cupy --ranks 1,2 --workloads bfs --scale 18 --runs 2 --name h100_bfs --results-dir $OUT --timeout 280
     # CPU strong scaling of BFS-adapt beyond 2 ranks, per-rank graphs, no plain-machine reference: ~4 min
@@ -46,7 +48,9 @@ one rank per core, and measures, on the distributed machine (rows in 64-row bloc
 
   min       MIN (stdlib/search.star) over 2^--min-log2 rows x 32 bits, X all ones (a slice made
             once, as on the plain machine); one untimed call first; --min-phases RUNS: the
-            call's phases on each rank (min_phases);
+            call's phases on each rank (min_phases); --mps: every mpiexec runs under a
+            private CUDA MPS control daemon (ranks sharing a GPU then run their kernels at
+            once instead of taking turns);
   bfs       BFS-adapt from vertex 1 on an R-MAT graph of 2^--scale vertices (edge factor 16,
             a, b, c = 0.57, 0.19, 0.19, undirected, seed 2015: bench_stdlib's graphs);
   boruvka   BORUVKA on the same graph (weights 1..100);
@@ -79,12 +83,14 @@ another folder), written by the harness (starvm/bench/) with its common header.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -181,9 +187,9 @@ def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
     out = {"rows": n, "bits": 32, "times_s": times, "ok": bool(ok), "steps": m.last_call_stats,
            "native_calls": m.native_timing[0], **collectives(r)}
     if r.distributed:
-        t = B.gpu_turns
-        out["gpu_turns"] = ("off" if not (t.enabled and t.peers) else
-                            "token" if t.mode == "event" and t.events is None else t.mode)
+        from starvm.distributed.collectives import mps_running
+        out["gpu_peers"] = list(getattr(B.coll, "gpu_peers", ()))
+        out["mps"] = mps_running()
     from starvm.distributed.search import LOCALS
     if phase_runs and r.distributed and B.L.name in LOCALS:     # MIN's kernel runs on device ranks only
         out["phases"] = min_phases(r, T, X, cnt, first, phase_runs)
@@ -191,33 +197,26 @@ def work_min(r: Rank, log2: int, runs: int, phase_runs: int = 0) -> dict:
 
 
 # the phases of a distributed MIN call (starvm/distributed/search.py's marks), in call order
-PHASES = ("enter", "turn", "kernel", "read", "allreduce", "clear", "leave")
-# (read, kernel, GPU turns, X) of each variant --min-phases times
-PHASE_VARIANTS = (("fused", "async", "token", "slice"), ("fused", "async", "off", "slice"),
-                  ("fused", "split", "token", "slice"), ("fused", "split", "off", "slice"),
-                  ("fnd-row", "async", "off", "slice"), ("fused", "async", "token", "fill"),
-                  ("fused", "async", "event", "slice"))
+PHASES = ("enter", "kernel", "read", "allreduce", "clear", "leave")
+# (kernel, X) of each variant --min-phases times
+PHASE_VARIANTS = (("async", "slice"), ("split", "slice"), ("async", "fill"))
 
 
 def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
     """Where a distributed MIN call's time goes on each rank: host timestamps (perf_counter,
     one clock for every process of the host) at the call, at search.extreme_here's marks and
-    after the last wait. Variants (PHASE_VARIANTS): the read of marked_value.py (fused) or
-    FND + ROW + to_bools; the kernel launched only (async) or also waited for (split: its own
-    time, which shows how the ranks' kernels share the GPU); ranks sharing the GPU taking
-    turns at it or not (gpu_turns.py); X a slice made once or all ones made anew each call
-    (a Fill). Per variant and rank: the medians of each phase (us), the call's median from the
-    first rank's start to the last rank's end, and the wait in the all-reduction for the
-    slowest rank."""
+    after the last wait. Variants (PHASE_VARIANTS): the kernel launched only (async) or also
+    waited for (split: its own time, which shows how the ranks' kernels share the GPU); X a
+    slice made once or all ones made anew each call (a Fill). Per variant and rank: the
+    medians of each phase (us), the call's median from the first rank's start to the last
+    rank's end, and the wait in the all-reduction for the slowest rank."""
     from starvm.distributed import search
     B, m, comm = r.B, r.m, r.comm
     n = T.n
     out = []
-    chosen = B.gpu_turns.enabled, B.gpu_turns.mode            # STARVM_MPI_GPU_TURNS's, restored after
     try:
-        for read, kernel, turns, xform in PHASE_VARIANTS:
-            search.FUSED_READ, search.PHASE_SYNC = read == "fused", kernel == "split"
-            B.gpu_turns.enabled, B.gpu_turns.mode = turns != "off", "event" if turns == "event" else "token"
+        for kernel, xform in PHASE_VARIANTS:
+            search.PHASE_SYNC = kernel == "split"
             Xv = X if xform == "slice" else bits(B, n, True)
             for _ in range(3):
                 m.call("MIN", T, Xv, bits(B, n, False))
@@ -232,19 +231,15 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
                 B.synchronize()
                 t1 = time.perf_counter()
                 search.PHASES = None
-                at = dict(marks)              # a rank without rows has no kernel mark
-                recs.append([t0, at["start"], at["turn"], at.get("kernel", at["turn"]), at["read"],
-                             at["allreduce"], at["end"], t1])
+                at = dict(marks)
+                recs.append([t0, at["start"], at["kernel"], at["read"], at["allreduce"], at["end"], t1])
             ok = B.numb(Z.v) == cnt and B.fnd(Z.v) == first + 1
-            every = np.array(comm.allgather(recs))       # ranks x runs x 8 timestamps
+            every = np.array(comm.allgather(recs))       # ranks x runs x 7 timestamps
             steps = np.diff(every, axis=2) * 1e6
             wall = (every[:, :, -1].max(axis=0) - every[:, :, 0].min(axis=0)) * 1e6
             read_at = every[:, :, 1 + PHASES.index("read")]
             wait = (read_at.max(axis=0)[None, :] - read_at) * 1e6     # the last rank's read done - mine
-            used = "off" if turns == "off" or not B.gpu_turns.peers else \
-                "token" if turns == "event" and B.gpu_turns.events is None else turns
-            out.append({"read": read, "kernel": kernel, "turns": used, "x": xform,
-                        "events_failed": B.gpu_turns.events_failed,
+            out.append({"kernel": kernel, "x": xform,
                         "ok": bool(comm.allreduce(bool(ok), op=r.MPI.LAND)), "call_us": float(np.median(wall)),
                         "call_min_us": float(wall.min()),
                         "ranks": [{**{p: float(np.median(steps[k, :, i])) for i, p in enumerate(PHASES)},
@@ -252,8 +247,7 @@ def min_phases(r: Rank, T, X, cnt: int, first: int, runs: int) -> list[dict]:
                                    "start_skew_us": float(np.median((every[k, :, 0] - every[:, :, 0].min(axis=0)) * 1e6))}
                                   for k in range(len(every))]})
     finally:
-        search.FUSED_READ, search.PHASE_SYNC, search.PHASES = True, False, None
-        B.gpu_turns.enabled, B.gpu_turns.mode = chosen
+        search.PHASE_SYNC, search.PHASES = False, None
     return out
 
 
@@ -594,7 +588,7 @@ def run_all(args) -> int:
                    "python": report["machine"]["python"],
                    "backend": args.backend, "params": {"min_log2": args.min_log2, "scale": args.scale,
                                                         "warshall_n": args.warshall_n, "runs": args.runs,
-                                                        "min_phases": args.min_phases,
+                                                        "min_phases": args.min_phases, "mps": args.mps,
                                                         "jit": args.jit},
                    "mpi": mpi_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                    "load_average_at_start": report["machine"]["load_average_1min"],
@@ -603,6 +597,33 @@ def run_all(args) -> int:
 
 
 def run_ranks(args, report: dict, stem: Path) -> int:
+    if args.mps:
+        with mps_daemon() as env:
+            return _run_ranks(args, report, stem, env)
+    return _run_ranks(args, report, stem, None)
+
+
+@contextlib.contextmanager
+def mps_daemon():
+    """A private CUDA MPS control daemon (``nvidia-cuda-mps-control -d``) for the runs: its pipe
+    and log folders in a new temporary folder, passed to the ranks in the environment this
+    yields; told to quit afterwards (it stops its server). The GPU's settings are untouched."""
+    exe = shutil.which("nvidia-cuda-mps-control")
+    if exe is None:
+        raise SystemExit("bench_scale: --mps needs nvidia-cuda-mps-control (CUDA's MPS), not found on PATH")
+    folder = Path(tempfile.mkdtemp(prefix="mps", dir="/tmp"))      # short: the pipe path is a socket's
+    env = {**os.environ, "CUDA_MPS_PIPE_DIRECTORY": str(folder / "pipe"), "CUDA_MPS_LOG_DIRECTORY": str(folder / "log")}
+    for sub in ("pipe", "log"):
+        (folder / sub).mkdir()
+    subprocess.run([exe, "-d"], env=env, check=True)
+    try:
+        yield env
+    finally:
+        subprocess.run([exe], input="quit\n", text=True, env=env, timeout=60, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_ranks(args, report: dict, stem: Path, env) -> int:
     out = stem.parent
     status = 0
     for P in [int(x) for x in args.ranks.split(",")]:
@@ -617,7 +638,7 @@ def run_ranks(args, report: dict, stem: Path) -> int:
             if args.min_phases:
                 cmd += ["--min-phases", str(args.min_phases)]
             print(" ".join(cmd[:4]), w, flush=True)
-            proc = subprocess.Popen(cmd, start_new_session=True)
+            proc = subprocess.Popen(cmd, start_new_session=True, env=env)
             try:
                 rc = proc.wait(timeout=args.timeout)
             except subprocess.TimeoutExpired:
@@ -705,11 +726,13 @@ def markdown(rep: dict) -> str:
             up = base.get((w, size))
             lines.append(f"| {w} | {size} | {P} | {t:.4g} | {'' if up is None else f'{up / t:.2f}'} | {'' if serial is None else f'{serial:.4g}'} "
                          f"| {sum(res.get('steps', {}).values()):,} | {'ok' if res['ok'] else 'MISMATCH'} |")
-    turns = [(P, res["gpu_turns"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
-             if isinstance(res := e.get("min/distributed"), dict) and res.get("gpu_turns")]
-    if turns:
-        lines += ["", "MIN's turns at a shared GPU (gpu_turns.py, STARVM_MPI_GPU_TURNS): "
-                  + ", ".join(f"P={P} {t}" for P, t in turns)]
+    shared = [(P, res["gpu_peers"], res.get("mps")) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
+              if isinstance(res := e.get("min/distributed"), dict) and res.get("gpu_peers")]
+    if shared or rep.get("params", {}).get("mps"):
+        lines += ["", "Ranks sharing a GPU: " + ("; ".join(
+            f"P={P}: ranks {', '.join(map(str, peers))} on one GPU, CUDA MPS {'running' if mps else 'not running'}"
+            for P, peers, mps in shared) or "none") + (" (--mps: a private MPS control daemon for every mpiexec)"
+                                                        if rep.get("params", {}).get("mps") else "")]
     tiers = [(P, key, res["tier"]) for P, e in sorted(rep["ranks"].items(), key=lambda kv: int(kv[0]))
              for key, res in e.items() if isinstance(res, dict) and "tier" in res]
     if tiers:
@@ -755,32 +778,27 @@ def markdown(rep: dict) -> str:
               if isinstance(res := e.get("min/distributed"), dict) and res.get("phases")]
     if phases:
         lines += ["", "Where a distributed MIN call's time goes (--min-phases): medians per rank, us, of host "
-                  "timestamps: enter = the call to search.extreme_here; turn = waiting for the GPU's token (ranks "
-                  "sharing a GPU, gpu_turns.py; turns: token = handed on when the work is done, event = when it "
-                  "is queued, behind an interprocess CUDA event, off = none); kernel = MIN's kernel launched (async) or launched and waited for "
-                  "(split); read = (found, value) on the host (fused: marked_value.py's one copy; fnd-row: FND, ROW, "
-                  "to_bools); allreduce = the MPI all-reduction, of which wait = for the last rank's read; clear = "
+                  "timestamps: enter = the call to search.extreme_here; kernel = MIN's kernels launched (async) or "
+                  "launched and waited for (split); read = (found, value) on the host (the kernels' 16-byte copy and "
+                  "its wait); allreduce = the MPI all-reduction, of which wait = for the last rank's read; clear = "
                   "a losing rank's zeros; leave = the return and the last wait for the device. call = the median "
                   "(and the least) from the first rank's start to the last rank's end; start skew = how much later "
                   "than the first this rank left the barrier; X: a slice made once, or a Fill of ones made by each "
-                  "call.", "",
-                  "| P | read | kernel | turns | X | call, us | least, us | rank | start skew | enter | turn | kernel "
+                  "call. (Files from before the kernels gave their extreme also show a turn phase and other reads.)", "",
+                  "| P | kernel | X | call, us | least, us | rank | start skew | enter | kernel "
                   "| read | allreduce | wait | clear | leave | check |",
-                  "| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
                   "| ---: | ---: | --- |"]
         for P, variants in phases:
             for v in variants:
                 least = f"{v['call_min_us']:.0f}" if "call_min_us" in v else ""     # not kept before 36bddd4
                 for k, rk in enumerate(v["ranks"]):
-                    cells = [P, v["read"], v["kernel"], v.get("turns", "off"), v.get("x", "fill"),
-                             f"{v['call_us']:.0f}", least, k, f"{rk['start_skew_us']:.0f}",
-                             *(f"{rk[p]:.0f}" if p in rk else "" for p in ("enter", "turn", "kernel", "read", "allreduce")),
+                    cells = [P, v["kernel"], v.get("x", "fill"), f"{v['call_us']:.0f}", least, k,
+                             f"{rk['start_skew_us']:.0f}",
+                             *(f"{rk[p]:.0f}" if p in rk else "" for p in ("enter", "kernel", "read", "allreduce")),
                              f"{rk['wait_us']:.0f}", f"{rk['clear']:.0f}", f"{rk['leave']:.0f}",
                              "ok" if v["ok"] else "MISMATCH"]
                     lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-        failed = sorted({v["events_failed"] for _, vs in phases for v in vs if v.get("events_failed")})
-        if failed:
-            lines += ["", "Turns by CUDA events fell back to tokens: " + "; ".join(failed)]
     paths = sorted({res["collective_path"] for e in rep["ranks"].values() for res in e.values()
                     if isinstance(res, dict) and res.get("collective_path")})
     if paths:
@@ -799,7 +817,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--min-phases", type=int, default=0, metavar="RUNS",
                     help="min: also time RUNS calls phase by phase on each rank (search.extreme_here's marks), "
-                         "for the one-copy read and for FND + ROW, the kernel launched only and waited for")
+                         "the kernel launched only and waited for, X made once and made by each call")
+    ap.add_argument("--mps", action="store_true",
+                    help="run every mpiexec under a private CUDA MPS control daemon (ranks sharing a GPU)")
     ap.add_argument("--jit", default="auto", choices=("auto", "on", "off"),
                     help="the compiled tier of the workloads' machines (default auto; the jit workload runs both)")
     ap.add_argument("--backend", default="numpy",

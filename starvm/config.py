@@ -109,14 +109,6 @@ def mpi_device_path() -> str:
     return (os.environ.get("STARVM_MPI_DEVICE_PATH", "") or "auto").strip().lower()
 
 
-def mpi_gpu_turns() -> str:
-    """STARVM_MPI_GPU_TURNS: whether ranks that share a GPU take turns at it for a MIN or MAX
-    (starvm/distributed/gpu_turns.py): off (default: all at once; turns measured no faster),
-    token (the next rank starts once this one's work is done) or event (once it is queued,
-    behind a CUDA event)."""
-    return (os.environ.get("STARVM_MPI_GPU_TURNS", "") or "off").strip().lower()
-
-
 def mpi_error_wait() -> float:
     """STARVM_MPI_ERROR_WAIT: seconds a rank of `star run --distributed` that failed waits for
     the others to fail too (an error of the program) before it stops them all as failed

@@ -29,8 +29,7 @@ from ..errors import StarRuntimeError
 from ..runtime.values import Table
 from .partition import layout
 from .collectives import choose as _choose
-from .collectives import cupy_access
-from .gpu_turns import GpuTurns
+from .collectives import cupy_access, mps_running
 from .graph_input import RankCodes
 from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
@@ -57,8 +56,6 @@ class DistributedBackend(Backend):
         # arrays are alike on every rank); on the host path (NumPy, auto: an auto rank's tables
         # may sit on either side) they are brought to the host first
         self.device_arrays = self.coll.path != "host"
-        # ranks sharing this rank's GPU take turns at it for a MIN / MAX's device part (gpu_turns.py)
-        self.gpu_turns = GpuTurns(comm, getattr(self.coll, "gpu_peers", ()))
 
     @property
     def collective_path(self) -> str:
@@ -67,8 +64,15 @@ class DistributedBackend(Backend):
 
     def profile_lines(self) -> list[str]:
         """What --profile says of the ranks (Machine.profile_report)."""
-        return [f"{self.size} rank(s); {self.bytes_moved[0]} collectives carried {self.bytes_moved[1]} bytes "
-                f"from this rank; array collectives: {self.collective_path}"]
+        lines = [f"{self.size} rank(s); {self.bytes_moved[0]} collectives carried {self.bytes_moved[1]} bytes "
+                 f"from this rank; array collectives: {self.collective_path}"]
+        peers = getattr(self.coll, "gpu_peers", ())
+        if peers:
+            lines.append(f"ranks {', '.join(map(str, peers))} share one GPU; CUDA MPS " +
+                         ("runs: their kernels run at once" if mps_running() else
+                          "does not run: the GPU takes turns between them (start nvidia-cuda-mps-control -d "
+                          "before mpiexec, docs/scale.md)"))
+        return lines
 
     def __repr__(self) -> str:
         return f"<DistributedBackend {self.name}, rank {self.rank} of {self.size}>"

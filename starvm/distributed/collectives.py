@@ -22,8 +22,9 @@ Python int already (reading it synchronised the device); NCCL would add a copy a
 Only array collectives (the per-iteration reductions of a fused loop, the all-gather of a
 partitioned slice, the row moves' all-to-alls) travel this way; a row of ROW(i, T), a few words, is broadcast on the host.
 
-Ranks that share a GPU (``gpu_peers``, from the same all-gather) take turns at it for the
-device part of a MIN or MAX (gpu_turns.py): the GPU time-slices between their processes.
+Ranks that share a GPU (``gpu_peers``, from the same all-gather) run their kernels at once
+where CUDA's Multi-Process Service runs (``mps_running``); without it the GPU time-slices
+between their processes (docs/scale.md), which --profile says.
 
 ``DeviceAccess`` gathers what the paths need of a device (array module, NCCL module, the GPU's
 id, the current stream, what counts as a device array), so that tests run every path on the
@@ -31,6 +32,7 @@ CPU with a stand-in (tests/distributed/nccl_standin.py) in place of CuPy and NCC
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -370,9 +372,17 @@ def choose(comm, dev: DeviceAccess | None, prefer: str = "auto") -> HostCollecti
     return coll
 
 
+def mps_running(environ=None) -> bool:
+    """Whether CUDA's Multi-Process Service serves this process: its control daemon's socket
+    is in the pipe directory (CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps). Ranks sharing
+    a GPU without it take turns at the GPU, each switch costing about a short kernel's time."""
+    environ = os.environ if environ is None else environ
+    return os.path.exists(os.path.join(environ.get("CUDA_MPS_PIPE_DIRECTORY") or "/tmp/nvidia-mps", "control"))
+
+
 def gpu_peers(facts, rank: int) -> tuple:
     """The ranks whose GPU (host and device id, facts[r][:2]) is rank's, rank among them,
-    when there are two or more (gpu_turns.py); () when rank has its GPU alone."""
+    when there are two or more; () when rank has its GPU alone."""
     peers = tuple(r for r, f in enumerate(facts) if f[:2] == facts[rank][:2])
     return peers if len(peers) > 1 else ()
 

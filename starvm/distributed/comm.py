@@ -38,12 +38,6 @@ class SelfComm:
     def alltoallv(self, parts: list[np.ndarray]) -> list[np.ndarray]:
         return [np.ascontiguousarray(parts[0])]
 
-    def send_token(self, dest: int, tag: int) -> None:
-        raise RuntimeError("one rank alone has no other rank to send to")
-
-    def recv_token(self, source: int, tag: int) -> None:
-        raise RuntimeError("one rank alone has no other rank to receive from")
-
     def agree_on_failure(self, failed: bool, timeout: float) -> bool | None:
         return True
 
@@ -66,7 +60,6 @@ class MpiComm:
         self._ops = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}
         self._one = np.zeros(1, dtype=np.int64)
         self._out = np.zeros(1, dtype=np.int64)
-        self._token = np.zeros(1, dtype=np.int64)
 
     def allreduce(self, x: int, op: str) -> int:
         self._one[0] = x
@@ -113,14 +106,6 @@ class MpiComm:
         t = self._mpi_type(dtype)
         self.comm.Alltoallv([send, scounts, sdispl, t], [recv, rcounts, rdispl, t])
         return [recv[d:d + c] for d, c in zip(rdispl, rcounts)]
-
-    def send_token(self, dest: int, tag: int) -> None:
-        """One 8-byte message to ``dest`` (eager: returns without waiting for the receiver)."""
-        self.comm.Send(self._token, dest=dest, tag=tag)
-
-    def recv_token(self, source: int, tag: int) -> None:
-        """Wait for ``source``'s token."""
-        self.comm.Recv(self._token, source=source, tag=tag)
 
     def _mpi_type(self, dtype):
         return self.MPI._typedict[np.dtype(dtype).char]

@@ -4,11 +4,11 @@ emulated device, which stands in for a GPU on the CPU): the local backend's own 
 block of rows.
 
   MATCH, HIT, SETMIN  row by row: each rank's kernel on its rows is the whole answer there;
-  MIN, MAX            each rank's kernel finds the extreme of its marked rows; the rank reads
-                      that value (marked_value.py: one pass over Z and one 16-byte copy, the
-                      call's one wait for the device), one all-reduction of one 8-byte word
-                      gives the global extreme, and a rank whose value is not it clears its
-                      result.
+  MIN, MAX            each rank's kernel finds the extreme of its marked rows and hands it
+                      to the host (``extreme_with_value``: on a GPU one 16-byte copy queued
+                      behind the kernel, the call's one wait for the device); one
+                      all-reduction of one 8-byte word gives the global extreme, and a rank
+                      whose value is not it clears its result.
 
 The steps reported are the Star bodies' (native/steps.py), as on one machine. Arguments the
 kernels do not take (tables wider than 64 columns, lengths that do not match) run the Star
@@ -21,50 +21,26 @@ from time import perf_counter
 import numpy as np
 
 from ..native import steps, timed_call
-from . import marked_value
-from .vectors import Shard, _host
+from .vectors import Shard
 
 NAMES = ("match", "min", "max", "hit", "setmin")
 LOCALS = ("cupy", "emulated")
 
 
 def _kernels(local: str):
-    """(match, extreme, compare) of the local backend's native kernels."""
+    """(match, (extreme, extreme_with_value), compare) of the local backend's native kernels."""
     if local == "cupy":
         from ..native import compare_cupy, search_cupy
-        return search_cupy.match, search_cupy.extreme, compare_cupy.compare_rows
+        return (search_cupy.match, (search_cupy.extreme, search_cupy.extreme_with_value),
+                compare_cupy.compare_rows)
     from ..native import emulated
-    return emulated.match, emulated.extreme, emulated.compare
+    return emulated.match, (emulated.extreme, emulated.extreme_with_value), emulated.compare
 
 
 def _usable(B, T, X, Z) -> bool:
     return (T.backend is B and 0 < T.k <= 64 and T.n > 0 and X.n == T.n and Z.n == T.n)
 
 
-def _value_fnd_row(B, T, z) -> tuple[int, int]:
-    """(1, the number row FND(z) of this rank's rows holds, column 1 the most significant
-    bit), or (0, 0) when z marks none here: FND, ROW and to_bools (two waits for the device).
-    The read before marked_value.py, kept for A/B runs (FUSED_READ = False)."""
-    first = B.L.fnd(z)                 # 0 when none: one read of the device, not SOME's too
-    if not first:
-        return 0, 0
-    row = B.L.row_get(T.aux, first - 1)
-    bits = np.asarray(_host(B.L.to_bools(row, T.k)), dtype=bool)
-    return 1, int.from_bytes(np.packbits(bits).tobytes(), "big") >> (-T.k % 8)
-
-
-def _launch_value(B, T, z):
-    """Queue the read of (1, the value of a row z marks here) or (0, 0) when it marks none
-    (marked_value.py); returns finish(), which waits for it and returns the pair."""
-    if FUSED_READ and B.L.name == "cupy":
-        return marked_value.launch_on_cupy(T.aux.data, z, T.k)
-    pair = marked_value.model(T.aux.data, z) if FUSED_READ else _value_fnd_row(B, T, z)
-    return lambda: pair
-
-
-# An A/B switch (bench/bench_scale.py's --min-phases): True, the one-copy read of marked_value.py;
-# False, FND + ROW + to_bools.
-FUSED_READ = True
 # Per-phase host timestamps of extreme_here (bench_scale's --min-phases): None, or a list
 # that receives (phase, time.perf_counter()); PHASE_SYNC also waits for the device after the
 # kernel, so that the kernel's time shows apart from the read's.
@@ -88,24 +64,20 @@ def extreme_here(B, T, X_v, want_max: bool, extreme):
     if phases:
         _mark(B, "start")
     if B.size == 1:                     # one rank alone: its extreme is the extreme, nothing to read
-        z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
+        z = extreme[0](T.aux, B.local_part(X_v, T.n), want_max)
         if phases:
-            for phase in ("turn", "kernel", "read", "allreduce", "end"):
+            for phase in ("kernel", "read", "allreduce", "end"):
                 _mark(B, phase)
         return Shard(z, T.n)
-    with B.gpu_turns.turn() as handoff:     # ranks sharing a GPU: one after another (gpu_turns.py)
+    if lay.local_n:
+        z, finish = extreme[1](T.aux, B.local_part(X_v, T.n), want_max)
         if phases:
-            _mark(B, "turn")
-        if lay.local_n:
-            z = extreme(T.aux, B.local_part(X_v, T.n), want_max)
-            if phases:
-                _mark(B, "kernel")
-            finish = _launch_value(B, T, z)
-            handoff()                          # the work is queued (mode "event" hands on here)
-            found, value = finish()
-        else:
-            handoff()
-            z, found, value = B.L.zeros(0), 0, 0
+            _mark(B, "kernel")
+        found, value = finish()
+    else:
+        z, found, value = B.L.zeros(0), 0, 0
+        if phases:
+            _mark(B, "kernel")
     if phases:
         _mark(B, "read")
     B.bytes_moved[0] += 1

@@ -28,8 +28,10 @@ registers, branch-free, and goes on to the next batch only while the word can st
          its words whose key is m, and enters (m, block) in a list.
          kernel 2 (extreme_fix): the listed blocks whose m is not the final g (a few: those
          that were the best so far when they ran) are zeroed, and the last block of kernel 2
-         resets g, the list length and its own counter, so that the scratch (one per device
-         and stream) is ready for the next call with no host work.
+         resets g, the list length and its own counter, so that the scratch (one per device,
+         stream and thread) is ready for the next call with no host work. Asked for
+         (extreme_with_value, a distributed rank's MIN / MAX), that block also writes
+         (found, g) to a 16-byte buffer: the extreme itself, copied to the host in one copy.
   MAX    mirrors MIN.
 
 Each call: one allocation (Z), one or two launches, no host synchronisation, no copy.
@@ -37,6 +39,8 @@ The results are the Star bodies' results bit for bit (tests/unit/test_native_sea
 bench/check_search_gpu.py). Words of more than 64 bits (k > 64) run the Star body.
 """
 from __future__ import annotations
+
+import threading
 
 import cupy as cp
 import numpy as np
@@ -187,10 +191,10 @@ extreme_local(const u64* __restrict__ T, const u64* __restrict__ X, long long W,
 }
 
 // One warp per listed block: zero its words unless its key is the final g. The last block
-// to finish resets ctrl for the next call.
+// to finish writes (found, g) to out (when not null) and resets ctrl for the next call.
 extern "C" __global__ void extreme_fix(u64* ctrl, const u64* __restrict__ list_key,
                                        const u64* __restrict__ list_block, long long W,
-                                       long long span, u64* __restrict__ Z) {
+                                       long long span, u64* __restrict__ Z, u64* out) {
     const u64 g = load_relaxed(ctrl);
     const u64 count = load_relaxed(ctrl + 1);
     const int lane = threadIdx.x & 31;
@@ -208,6 +212,10 @@ extern "C" __global__ void extreme_fix(u64* ctrl, const u64* __restrict__ list_k
     if (threadIdx.x == 0) {
         const u64 done = atomicAdd(ctrl + 2, 1ULL);
         if (done == gridDim.x - 1) {                    // every block has read g and the list
+            if (out) {                                  // a block listed itself iff a row was marked
+                out[0] = count ? 1ULL : 0ULL;
+                out[1] = g;
+            }
             ctrl[0] = ~0ULL;
             ctrl[1] = 0ULL;
             ctrl[2] = 0ULL;
@@ -227,7 +235,10 @@ _FIX_BLOCK = 256
 _FIX_GRID_MAX = 128
 
 _modules: dict = {}      # (device, k, batch, wpt, block) -> {"match", "min", "max", "fix"} kernels
-_scratch: dict = {}      # (device, stream) -> [ctrl, list_key, list_block]
+# (device, stream, thread) -> [ctrl, list_key, list_block]: ranks that are threads of one
+# process (tests) share a stream, and each call needs its own ctrl
+_scratch: dict = {}
+_values: dict = {}       # (device, stream, thread) -> (device (found, key), pinned host copy)
 
 
 def configure(block: int = 256, words_per_thread: int = 1, batch: int = 8) -> None:
@@ -263,7 +274,7 @@ def _words_grid(W: int):
 
 
 def _scratch_for(blocks: int):
-    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr)
+    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr, threading.get_ident())
     s = _scratch.get(key)
     if s is None:
         ctrl = cp.asarray(np.array([np.iinfo(np.uint64).max, 0, 0, 0], dtype=np.uint64))  # g, count, done
@@ -273,6 +284,15 @@ def _scratch_for(blocks: int):
         s[1] = cp.empty(cap, dtype=cp.uint64)
         s[2] = cp.empty(cap, dtype=cp.uint64)
     return s
+
+
+def _value_buffers():
+    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr, threading.get_ident())
+    v = _values.get(key)
+    if v is None:
+        pinned = np.ndarray((2,), dtype=np.uint64, buffer=cp.cuda.alloc_pinned_memory(16))
+        v = _values[key] = (cp.zeros(2, dtype=cp.uint64), pinned)
+    return v
 
 
 def _u64(a):
@@ -289,6 +309,34 @@ def match(T, X, v, k: int):
 
 def extreme(T, X, want_max: bool):
     """Z words for MIN (want_max False) or MAX (True)."""
+    return _extreme(T, X, want_max, None)
+
+
+def extreme_with_value(T, X, want_max: bool):
+    """(Z, finish) for MIN or MAX on a distributed rank, which must tell the other ranks its
+    extreme: finish() waits for the stream and returns (1, the extreme of the marked rows,
+    column 1 the most significant bit) or (0, 0) where X marks no row. The extreme comes from
+    kernel 2 by one 16-byte copy to pinned memory, queued behind it: no other launch."""
+    value, pinned = _value_buffers()
+    Z = _extreme(T, X, want_max, value)
+    stream = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(pinned.ctypes.data, value.data.ptr, 16, _DEVICE_TO_HOST, stream.ptr)
+    mask = (1 << T.k) - 1
+
+    def finish() -> tuple[int, int]:
+        stream.synchronize()             # the call's one wait
+        if not pinned[0]:
+            return 0, 0
+        key = int(pinned[1])
+        return 1, (~key & mask) if want_max else key     # MAX's key is its complement
+    return Z, finish
+
+
+_DEVICE_TO_HOST = 2         # cudaMemcpyDeviceToHost
+
+
+def _extreme(T, X, want_max: bool, value):
+    """Z words for MIN or MAX; kernel 2 also writes (found, key) to ``value`` unless None."""
     W = T.data.shape[1]
     fns = _kernels(T.k)
     grid, block = _words_grid(W)
@@ -297,7 +345,8 @@ def extreme(T, X, want_max: bool):
     fns["max" if want_max else "min"](grid, block, (_u64(T.data), _u64(X), np.int64(W), Z, ctrl,
                                                     list_key, list_block))
     fix_grid = max(1, min(_FIX_GRID_MAX, -(-grid[0] // (_FIX_BLOCK // 32))))
-    fns["fix"]((fix_grid,), (_FIX_BLOCK,), (ctrl, list_key, list_block, np.int64(W), np.int64(_BLOCK * _WPT), Z))
+    fns["fix"]((fix_grid,), (_FIX_BLOCK,), (ctrl, list_key, list_block, np.int64(W), np.int64(_BLOCK * _WPT), Z,
+                                            np.uint64(0) if value is None else value))
     return Z
 
 

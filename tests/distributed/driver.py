@@ -50,7 +50,7 @@ def collectives(comm):
     from nccl_standin import standin_access
     from starvm.distributed import wrap
     from starvm.distributed.collectives import choose
-    # DRIVER_SHARED_GPU=1: every rank's stand-in is one GPU (the ranks take turns at it, gpu_turns.py)
+    # DRIVER_SHARED_GPU=1: every rank's stand-in is one GPU (--profile says they share it)
     gpu = "standin-gpu-shared" if os.environ.get("DRIVER_SHARED_GPU") == "1" else None
     coll = choose(wrap(comm), standin_access(comm.rank, gpu, cuda_aware=path == "cuda-aware-mpi"), path)
     assert coll.path == path, (coll.path, coll.reason)
@@ -168,7 +168,7 @@ def search_cases(seeds: int, align: int, comm) -> list:
             results.append((got, steps, mach.native_timing[0] - calls_before))
         (got, got_steps, calls), (ref, ref_steps, _) = results
         cases.append({"seed": seed, "n": n, "k": k, "same": got == ref, "same_steps": got_steps == ref_steps,
-                      "kernel_calls": calls, "gpu_turns": machines[True].backend.gpu_turns.calls})
+                      "kernel_calls": calls, "shared_gpu": [line for line in machines[True].backend.profile_lines() if "share one GPU" in line]})
     return cases
 
 

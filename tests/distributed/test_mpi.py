@@ -192,18 +192,20 @@ def test_search_kernels_run_on_each_device_rank(tmp_path):
         assert case["same"] and case["same_steps"] and case["kernel_calls"] == 5, case
 
 
-def test_search_kernels_on_ranks_sharing_a_gpu_take_turns(tmp_path):
-    """The same over 2 ranks whose stand-in GPU is one (host staging): MIN and MAX hand the GPU
-    from rank to rank by MPI messages (gpu_turns.py), with the NumPy machine's results."""
+def test_search_kernels_on_ranks_sharing_a_gpu(tmp_path):
+    """The same over 2 ranks whose stand-in GPU is one (host staging): MIN and MAX give the
+    NumPy machine's results, and --profile's lines name the ranks that share the GPU and
+    whether CUDA MPS runs for them (here it does not: an empty pipe directory)."""
     dest = tmp_path / "search.json"
     rc, out, err = mpirun(2, [sys.executable, str(DRIVER), str(dest), "64", "--search", "6"], timeout=300,
-                          env={"DRIVER_PATH": "host-staging", "DRIVER_SHARED_GPU": "1", "STARVM_MPI_GPU_TURNS": "token"})
+                          env={"DRIVER_PATH": "host-staging", "DRIVER_SHARED_GPU": "1",
+                               "CUDA_MPS_PIPE_DIRECTORY": str(tmp_path)})
     assert rc == 0, err[-3000:]
     got = json.loads(dest.read_text())
     assert got["same_on_all_ranks"]
     for case in got["cases"]:
         assert case["same"] and case["same_steps"] and case["kernel_calls"] == 5, case
-    assert got["cases"][-1]["gpu_turns"] == 2 * len(got["cases"])       # MIN and MAX of every case
+    assert got["cases"][-1]["shared_gpu"][0].startswith("ranks 0, 1 share one GPU; CUDA MPS does not run")
 
 
 def test_each_rank_generates_or_reads_its_share_of_the_graph(tmp_path):

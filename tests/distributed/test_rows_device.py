@@ -9,7 +9,6 @@ device buffers (a staging path that treats every array as a device one, as NCCL 
 from __future__ import annotations
 
 import io
-import queue
 import threading
 
 import numpy as np
@@ -33,8 +32,6 @@ class _Hub:
         self.size = size
         self.slots = [None] * size
         self.barrier = threading.Barrier(size, timeout=120)
-        # the point-to-point tokens of ranks sharing a GPU (gpu_turns.py), per (from, to)
-        self.tokens = {(a, b): queue.Queue() for a in range(size) for b in range(size)}
 
     def everyone(self, rank: int, obj) -> list:
         self.slots[rank] = obj
@@ -73,12 +70,6 @@ class ThreadComm(SelfComm):
     def alltoallv(self, parts):
         every = self.hub.everyone(self.rank, [np.array(p, copy=True) for p in parts])
         return [every[r][self.rank] for r in range(self.size)]
-
-    def send_token(self, dest: int, tag: int) -> None:
-        self.hub.tokens[self.rank, dest].put(tag)
-
-    def recv_token(self, source: int, tag: int) -> None:
-        assert self.hub.tokens[source, self.rank].get(timeout=120) == tag
 
     def agree_on_failure(self, failed: bool, timeout: float):
         return True
