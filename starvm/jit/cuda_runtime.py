@@ -86,8 +86,11 @@ class GpuUnit:
 
 
 class GpuRoutine(JitRoutine):
+    threshold_variable = "STARVM_JIT_GPU_THRESHOLD"
+
     def __init__(self, tier, pyname, display, interpreted, plan: KernelPlan, estimate):
         super().__init__(tier, pyname, display, interpreted, GpuUnit(plan), estimate)
+        self.threshold = tier.gpu_threshold   # auto: a launch costs more than a host operation
         self.plan = plan
         self.kernels: dict = {}          # (R, KW, RP, ...) -> (function, threads per block, blocks, R)
         self.fits: dict = {}             # grid kernels built: key -> (function, threads, resident blocks)

@@ -80,7 +80,6 @@ def install_gpu(tier, candidates: dict, main, recursive):
         interpreted = tier.machine.ns[pyname]
         routine = GpuRoutine(tier, pyname, info.display, interpreted, plan,
                              estimator(info, body, tier, DEVICE_PRICES))
-        routine.threshold, routine.threshold_variable = tier.gpu_threshold, "STARVM_JIT_GPU_THRESHOLD"
         tier.routines[pyname] = routine
         tier.machine.ns[pyname] = routine
     return main
