@@ -664,19 +664,27 @@ __device__ __forceinline__ u64 key_hash(u64 x) {            // splitmix64's fina
 
 #define EMPTY_SLOT 0xFFFFFFFFFFFFFFFFULL
 
+// The dedupes' warp per 32 rows: false for a thread whose row X does not mark (or past the
+// table); else its row number and key (G's value). The warp leaves together or not at all
+// before warp_values, whose shuffles need all 32 lanes.
+__device__ __forceinline__ bool marked_key(const u64* G, int gk, i64 W, const u64* X, u64& row, u64& key) {
+    const int lane = threadIdx.x & 31;
+    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+    if (base >= W * 64) return false;
+    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
+    if (!xm) return false;
+    key = warp_values(G, 0, gk, W, base, lane);
+    row = (u64)(base + lane);
+    return (xm >> lane) & 1u;
+}
+
 // Warp per 32 rows: every marked row finds its key's slot (linear probing from the key's hash
 // scaled to 0..S-1; atomicCAS claims an empty one) and atomicMin's its row number into it,
 // after a plain read shows it lowers it (a slot's key never changes once set, and its row only
 // falls, so a stale read only lets an atomic through).
 extern "C" __global__ void rows_dedupe_insert(const u64* G, int gk, i64 W, const u64* X, u64* tab, i64 S) {
-    const int lane = threadIdx.x & 31;
-    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
-    if (base >= W * 64) return;
-    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-    if (!xm) return;
-    const u64 key = warp_values(G, 0, gk, W, base, lane);
-    if (!((xm >> lane) & 1u)) return;
-    const u64 row = (u64)(base + lane);
+    u64 row, key;
+    if (!marked_key(G, gk, W, X, row, key)) return;
     i64 s = (i64)__umul64hi(key_hash(key), (u64)S);
     for (;;) {
         u64 k0 = ((volatile u64*)tab)[2 * s];
@@ -725,13 +733,8 @@ __device__ __forceinline__ u64 key_mix(u64 x, u64 M, u64 A, u64 B, int sh) {
 extern "C" __global__ void rows_dedupe_insert_packed(const u64* G, int gk, i64 W, const u64* X, u64* tab,
                                                      int tbits, int rowbits, int dbits, u64 dmax, u64 A, u64 B,
                                                      int sh, u64* stats) {
-    const int lane = threadIdx.x & 31;
-    const i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
-    if (base >= W * 64) return;
-    const unsigned int xm = (unsigned int)(X[base >> 6] >> (base & 63));
-    if (!xm) return;
-    const u64 key = warp_values(G, 0, gk, W, base, lane);
-    if (!((xm >> lane) & 1u)) return;
+    u64 row, key;
+    if (!marked_key(G, gk, W, X, row, key)) return;
     const int r = gk - tbits;
     const u64 x = key_mix(key, (1ULL << gk) - 1ULL, A, B, sh);     // gk <= 63
     const u64 top = r ? ((x & ((1ULL << r) - 1ULL)) << (dbits + rowbits)) : 0ULL;
@@ -742,7 +745,7 @@ extern "C" __global__ void rows_dedupe_insert_packed(const u64* G, int gk, i64 W
             stats[2] = 1ULL;
             return;
         }
-        const u64 mine = top | (d << rowbits) | (u64)(base + lane);
+        const u64 mine = top | (d << rowbits) | row;
         const u64 old = atomicCAS(&tab[s], EMPTY_SLOT, mine);
         if (old == EMPTY_SLOT) return;                                 // claimed, with this row
         if ((old >> rowbits) == (mine >> rowbits)) {                   // the key's slot
