@@ -5,12 +5,20 @@ the module's text, the backend, and the versions of starvm, Numba and Python; it
 imported from there, so Numba's ``cache=True`` keeps the machine code beside it
 (``__pycache__``) and a later process loads it instead of compiling. Numba checks each
 cached entry against the file's time stamp, so an existing file is never rewritten.
+
+``load_overload`` puts a routine's cached machine code in its dispatcher without Numba's
+start-up: Numba's own cache load first refreshes its typing and target registries (imports
+most of numba.np and numba.cpython: 0.4 s, the first load in a process), which rebuilding a
+compiled function from the cache does not use. It touches Numba internals, so it runs only on
+the Numba versions it was checked on and gives way to Numba's load (``Dispatcher.compile``)
+on any failure.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import os
+import pickle
 import re
 import sys
 import tempfile
@@ -46,6 +54,114 @@ def _version() -> str:
     text = (Path(__file__).parents[1] / "__init__.py").read_text()
     found = re.search(r'__version__ = "([^"]+)"', text)
     return found.group(1) if found else "?"
+
+
+# Numba versions (major, minor) whose internals load_overload was checked against (its
+# CachedDispatcher's _cache._load_overload, targetctx, add_overload, _cache_hits)
+DIRECT_NUMBA = ((0, 68), (0, 68))
+# False: every load goes through Numba (tests/jit/test_cache_load.py checks both paths)
+direct_loads_allowed = True
+# how overloads came into dispatchers in this process: "direct" (load_overload), "numba"
+# (Numba's compile: its own cache load, or a compile)
+LOADS = {"direct": 0, "numba": 0}
+
+
+def load_overload(dispatcher, sig: tuple) -> bool:
+    """Give the dispatcher its overload for these argument types from Numba's disk cache, as
+    Numba's ``Dispatcher.compile`` does on a cache hit, but without refreshing its registries;
+    True if it has the overload now. False (nothing changed) where the entry is missing or
+    stale, the Numba version unchecked, or anything fails: the caller compiles as usual."""
+    if not (direct_loads_allowed and _direct_numba()):
+        return False
+    try:
+        from numba.core import sigutils
+        from numba.core.compiler_lock import global_compiler_lock
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(args) in dispatcher.overloads:
+                return True
+            ctx = dispatcher.targetctx
+            _start_nrt(ctx)       # the one part of the refresh a loaded function needs: Numba's runtime
+            cres = dispatcher._cache._load_overload(sig, ctx)
+            if cres is None or cres.objectmode:
+                return False
+            ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            dispatcher.add_overload(cres)
+            dispatcher._cache_hits[sig] += 1
+    except Exception:  # noqa: BLE001 - an internal that moved or a bad entry: Numba's own path decides
+        return False
+    LOADS["direct"] += 1
+    return True
+
+
+def compile_overload(dispatcher, sig: tuple) -> str:
+    """The dispatcher's overload for these argument types: loaded directly where it can be,
+    else through Numba (its cache load with the registries' refresh, or a compile); returns
+    which ("direct" or "numba")."""
+    if load_overload(dispatcher, sig):
+        return "direct"
+    LOADS["numba"] += 1
+    dispatcher.compile(sig)
+    return "numba"
+
+
+def _start_nrt(ctx) -> None:
+    """Numba's runtime (NRT) started as ``rtsys.initialize`` starts it, but its small LLVM
+    module (reference counts, atomics: 40-70 ms to compile, in every process) is compiled once
+    and its machine code loaded from the cache folder after that. The caller holds Numba's
+    compiler lock."""
+    from numba.core.runtime import nrt
+    rt = nrt.rtsys
+    if rt._init:
+        return
+    import llvmlite
+    import numba
+    from llvmlite import binding as ll
+    from numba.core import config
+    from numba.core.runtime import _nrt_python, nrtdynmod
+    codegen = ctx.codegen()
+    stamp = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple()))
+    path = Path(jit_cache_dir()) / f"nrt_{hashlib.sha256(stamp.encode()).hexdigest()[:32]}.pickle"
+    try:
+        saved = pickle.loads(path.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        saved = None
+    # rtsys.initialize's steps, its library compiled with object caching or unserialized
+    if config.NRT_STATS:
+        _nrt_python.memsys_enable_stats()
+    for py_name, c_address in _nrt_python.c_helpers.items():
+        ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, c_address)
+    if isinstance(saved, tuple) and len(saved) == 2 and saved[0] == stamp:
+        library = codegen.unserialize_library(saved[1])
+    else:
+        ir_module, library = nrtdynmod.create_nrt_module(ctx)
+        library.enable_object_caching()
+        library.add_ir_module(ir_module)
+        library.finalize()
+        _write_once(path, pickle.dumps((stamp, library.serialize_using_object_code())))
+    rt._library = library
+    rt._init = True
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """The file written whole or not at all (other processes may read it meanwhile)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass      # a read-only cache folder: compiled again next time
+
+
+def _direct_numba() -> bool:
+    import numba
+    try:
+        version = tuple(int(p) for p in numba.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    return DIRECT_NUMBA[0] <= version <= DIRECT_NUMBA[1]
 
 
 def load(source: str, backend: str):

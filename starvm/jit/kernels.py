@@ -18,6 +18,8 @@ interpreter's message from them (``errors.py``).
 """
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import sys
 
 import numpy as np
@@ -35,25 +37,45 @@ from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_IND
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
                      S_CODE, S_D, S_FREE, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK)
 
-def _without_blas_probe():
-    """Import numba.np.arraymath without its import-time BLAS probe. Numba imports that module
-    at its first compile or cache load in a process, and the probe imports scipy.linalg
-    (0.4 s here, a third of the first compiled call) only to pick the inner product of
-    np.convolve/np.correlate (a plain loop without it). np.dot and the rest of numba's linear
-    algebra check for BLAS when they are compiled, so they import SciPy then as before."""
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    blocked = "scipy.linalg.cython_blas" not in sys.modules
-    if blocked:
-        sys.modules["scipy.linalg.cython_blas"] = None     # makes that import raise ImportError
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
+class _WithoutBlasProbe(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Numba imports numba.np.arraymath at its first compile (or its own cache load) in a
+    process; its import-time BLAS probe imports scipy.linalg (0.4 s, a third of the first
+    compiled call) only to pick the inner product of np.convolve/np.correlate (a plain loop
+    without it). This finder runs that import with the probe's import refused. np.dot and the
+    rest of Numba's linear algebra check for BLAS when they are compiled, so they import SciPy
+    then as before. It waits for the import instead of importing arraymath here: a routine
+    loaded from the cache (cache.load_overload) never imports it."""
+
+    NAME = "numba.np.arraymath"
+
+    def find_spec(self, name, path, target=None):
+        if name != self.NAME:
+            return None
+        sys.meta_path.remove(self)           # once; the finders after it find the module
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or "scipy.linalg" in sys.modules:
+            return spec                      # with SciPy's BLAS already imported the probe costs nothing
+        self.inner = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        module.__loader__ = module.__spec__.loader = self.inner     # as if imported without this finder
+        blocked = "scipy.linalg.cython_blas" not in sys.modules
         if blocked:
-            del sys.modules["scipy.linalg.cython_blas"]
+            sys.modules["scipy.linalg.cython_blas"] = None     # makes that import raise ImportError
+        try:
+            self.inner.exec_module(module)
+        finally:
+            if blocked:
+                del sys.modules["scipy.linalg.cython_blas"]
 
 
-_without_blas_probe()
+if _WithoutBlasProbe.NAME not in sys.modules and not any(isinstance(f, _WithoutBlasProbe) for f in sys.meta_path):
+    sys.meta_path.insert(0, _WithoutBlasProbe())
 
 # How generated code reaches a kernel (issue 10: the cost of a cold compile). Numba's
 # inline="always" copies the kernel's IR into each call site and runs Numba's passes on it

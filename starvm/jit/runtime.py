@@ -67,6 +67,7 @@ class JitRoutine:
         self.compiled_calls = 0
         self.seconds = 0.0                # in compiled calls
         self.compile_seconds = 0.0
+        self.loaded_by = ""               # "direct": from Numba's cache without its start-up; "numba" (cache.py)
         self.dispatcher = None
 
     threshold_variable = "STARVM_JIT_THRESHOLD"
@@ -95,11 +96,12 @@ class JitRoutine:
         t0 = perf_counter()
         try:
             import numba
+            from .cache import compile_overload
             with _room_to_compile():
                 fn = self.unit.function(self.pyname)
                 cnt, st, ob = self.tier.buffers()
                 sig = tuple(numba.typeof(a) for a in (*converted, cnt, st, ob))
-                fn.compile(sig)
+                self.loaded_by = compile_overload(fn, sig)
         except Exception as e:  # noqa: BLE001 - any failure to compile means: interpret this routine
             self.state, self.why = "failed", f"Numba could not compile it: {type(e).__name__}: {_first_line(e)}"
             return False
@@ -223,7 +225,6 @@ class JitRoutine:
             tick_many(tick, left - max(int(st[S_LEFT]), 0))
         n = int(st[S_OUT])
         if n:
-            from .kernels import output_records
             write_records(self.tier.machine, output_records(ob)[:n], self.unit.lowered.strings)
 
     def results(self, args, result):
@@ -349,5 +350,16 @@ def output_holder():
     """The output records' holder (kernels.Output): compiled code replaces its array when it
     grows it, so the host finds the records even after a failure in the same call. The grown
     array stays for the next calls."""
+    from numba import types
+    from .cache import compile_overload
     from .kernels import new_output
+    compile_overload(new_output, (types.int64,))    # without it, the first call would start Numba's compiler
     return new_output(1024)
+
+
+def output_records(ob):
+    """The record array an output holder holds now."""
+    from .cache import compile_overload
+    from .kernels import OUTPUT, output_records as records
+    compile_overload(records, (OUTPUT,))
+    return records(ob)

@@ -1,0 +1,157 @@
+"""A routine compiled in one process loads in the next from the disk cache without Numba's
+start-up (starvm/jit/cache.py, load_overload: Numba's own cache load first refreshes its
+typing and target registries, 0.4 s), and runs exactly as the interpreter runs it: results,
+`var` values, steps by kind, output and errors. When the direct load is refused (a switch,
+or an internal of Numba that moved and raises), Numba's load takes over with the same
+results. Which path ran is read from the runtime (``JitRoutine.loaded_by``, ``cache.LOADS``),
+not from a time; the times are bench/bench_compiled.py's (--cache-only).
+
+The CPU tier runs on the NumPy backend and on auto's host side, so these run there (the GPU
+tier, cupy, uses CuPy's cache of CUDA modules, not Numba's).
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from conftest import subprocess_env, usable
+
+# writes output, returns `var` results (a table in place, an integer), counts each kind of
+# step; the second call of FILL fails (column 7 of 6) after writing lines
+PROGRAM = """
+proc WC(n: integer; var P: table; var hops: integer);
+var X: word; V, W: slice; i, j: integer;
+begin
+  hops := 0;
+  for i := 1 to n do
+  begin
+    X := ROW(i, P);
+    W := COL(i, P);
+    j := STEP(X);
+    while j > 0 do
+    begin
+      V := COL(j, P); V := V or W; COL(j, P) := V;
+      hops := hops + 1;
+      j := STEP(X);
+    end;
+  end;
+  writeln('hops ', hops, ' last ', COL(n, P));
+end;
+
+proc FILL(n: integer; var P: table);
+var i: integer; X: slice;
+begin
+  for i := 1 to n do
+  begin
+    X := COL(i, P);
+    X(i) := 1;
+    COL(i, P) := X;
+    writeln(i, ' ', X);
+  end;
+end;
+"""
+
+PROBE = r"""
+import io, json, sys
+import numpy as np
+import starvm
+from starvm.jit import cache
+source, jit, mode, backend = sys.argv[1:5]
+if mode == "refused":
+    cache.direct_loads_allowed = False
+elif mode == "broken":           # a Numba internal the direct load uses is gone: it raises inside
+    def moved(ctx):
+        raise AttributeError("moved")
+    cache._start_nrt = moved
+out = io.StringIO()
+m = starvm.Machine(backend=backend, jit=jit, out=out, native=False)
+m.load(source, "load.star")
+rng = np.random.default_rng(5)
+P = m.table(rng.random((6, 6)) < 0.3)
+hops = m.call("WC", 6, P, 0)
+runs = [{"value": hops, "table": P.to_numpy().astype(int).tolist(), "steps": m.last_call_stats}]
+Q = m.table(rows=6, cols=6)
+m.call("FILL", 6, Q)
+runs.append({"table": Q.to_numpy().astype(int).tolist(), "steps": m.last_call_stats})
+try:
+    m.call("FILL", 7, Q)
+    error = None
+except starvm.StarError as e:
+    error = str(e)
+runs.append({"error": error, "table": Q.to_numpy().astype(int).tolist(), "steps": m.last_call_stats})
+routines = {} if m.jit is None else m.jit.routines
+print(json.dumps({"runs": runs, "output": out.getvalue(), "loads": cache.LOADS,
+                  "loaded_by": {r.display: getattr(r, "loaded_by", None) for r in routines.values()},
+                  "registries_refreshed": "numba.np.arraymath" in sys.modules}))
+"""
+
+
+def probe(cache_dir, jit: str, backend: str, mode: str = "direct") -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, PROGRAM, jit, mode, backend], capture_output=True, text=True,
+                         timeout=600, env=subprocess_env(STARVM_JIT_CACHE=str(cache_dir)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module", params=["numpy", "auto"])
+def warm_cache(request, tmp_path_factory):
+    """(backend, cache folder, the interpreter's run): the folder holds the routines
+    compiled by a first process."""
+    usable(request.param)
+    folder = tmp_path_factory.mktemp(f"cache_{request.param}")
+    first = probe(folder, "on", request.param)
+    assert first["loads"]["numba"] >= 2, first        # compiled there: WC and FILL
+    return request.param, folder, probe(folder, "off", request.param)
+
+
+def same_as_interpreter(run: dict, interpreted: dict) -> None:
+    assert run["runs"] == interpreted["runs"]
+    assert run["output"] == interpreted["output"]
+
+
+def test_the_interpreter_run_is_what_the_routines_should_do(warm_cache):
+    _backend, _folder, interpreted = warm_cache
+    wc, fill, failing = interpreted["runs"]
+    assert wc["value"][0] > 0 and wc["steps"]["STEP"] > 6
+    assert failing["error"] and "column index 7" in failing["error"], failing
+    assert interpreted["output"].count("\n") == 1 + 6 + 6        # the failing call's lines are printed
+
+
+def test_a_second_process_loads_the_routines_directly(warm_cache):
+    backend, folder, interpreted = warm_cache
+    run = probe(folder, "on", backend)
+    same_as_interpreter(run, interpreted)
+    assert run["loads"]["numba"] == 0 and run["loads"]["direct"] >= 2, run["loads"]
+    assert not run["registries_refreshed"]          # Numba's start-up never ran
+    if backend == "numpy":
+        assert run["loaded_by"] == {"WC": "direct", "FILL": "direct"}
+
+
+@pytest.mark.parametrize("mode", ["refused", "broken"])
+def test_numba_loads_them_when_the_direct_load_is_refused(warm_cache, mode):
+    backend, folder, interpreted = warm_cache
+    run = probe(folder, "on", backend, mode)
+    same_as_interpreter(run, interpreted)
+    assert run["loads"]["direct"] == 0 and run["loads"]["numba"] >= 2, run["loads"]
+    assert run["registries_refreshed"]
+    if backend == "numpy":
+        assert run["loaded_by"] == {"WC": "numba", "FILL": "numba"}
+
+
+def test_a_stale_or_corrupt_runtime_module_is_compiled_again(warm_cache):
+    """The NRT module's machine code (cache.py _start_nrt): a file of another stamp or of no
+    pickle at all is compiled again and rewritten; the routines still load directly."""
+    backend, folder, interpreted = warm_cache
+    saved = list(folder.glob("nrt_*.pickle"))
+    assert len(saved) == 1
+    stale = pickle.dumps(("another Numba", pickle.loads(saved[0].read_bytes())[1]))
+    for bad in (b"not a pickle", stale):
+        saved[0].write_bytes(bad)
+        run = probe(folder, "on", backend)
+        same_as_interpreter(run, interpreted)
+        assert run["loads"]["numba"] == 0, run["loads"]
+        assert saved[0].read_bytes() != bad
