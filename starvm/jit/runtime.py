@@ -96,11 +96,11 @@ class JitRoutine:
         t0 = perf_counter()
         try:
             import numba
-            from .cache import compile_overload
+            from .cache import argument_type, compile_overload
             with _room_to_compile():
                 fn = self.unit.function(self.pyname)
                 cnt, st, ob = self.tier.buffers()
-                sig = tuple(numba.typeof(a) for a in (*converted, cnt, st, ob))
+                sig = tuple(argument_type(a) or numba.typeof(a) for a in (*converted, cnt, st, ob))
                 self.loaded_by = compile_overload(fn, sig)
         except Exception as e:  # noqa: BLE001 - any failure to compile means: interpret this routine
             self.state, self.why = "failed", f"Numba could not compile it: {type(e).__name__}: {_first_line(e)}"

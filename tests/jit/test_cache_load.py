@@ -73,6 +73,7 @@ m.load(source, "load.star")
 rng = np.random.default_rng(5)
 P = m.table(rng.random((6, 6)) < 0.3)
 hops = m.call("WC", 6, P, 0)
+masked_arrays_imported = "numpy.ma" in sys.modules    # by Numba's typeof of an array (cache.argument_type)
 runs = [{"value": hops, "table": P.to_numpy().astype(int).tolist(), "steps": m.last_call_stats}]
 Q = m.table(rows=6, cols=6)
 m.call("FILL", 6, Q)
@@ -86,7 +87,8 @@ runs.append({"error": error, "table": Q.to_numpy().astype(int).tolist(), "steps"
 routines = {} if m.jit is None else m.jit.routines
 print(json.dumps({"runs": runs, "output": out.getvalue(), "loads": cache.LOADS,
                   "loaded_by": {r.display: getattr(r, "loaded_by", None) for r in routines.values()},
-                  "registries_refreshed": "numba.np.arraymath" in sys.modules}))
+                  "registries_refreshed": "numba.np.arraymath" in sys.modules,
+                  "masked_arrays_imported": masked_arrays_imported}))
 """
 
 
@@ -129,6 +131,7 @@ def test_a_second_process_loads_the_routines_directly(warm_cache):
     assert not run["registries_refreshed"]          # Numba's start-up never ran
     if backend == "numpy":
         assert run["loaded_by"] == {"WC": "direct", "FILL": "direct"}
+        assert not run["masked_arrays_imported"]
 
 
 @pytest.mark.parametrize("mode", ["refused", "broken"])
@@ -155,3 +158,22 @@ def test_a_stale_or_corrupt_runtime_module_is_compiled_again(warm_cache):
         same_as_interpreter(run, interpreted)
         assert run["loads"]["numba"] == 0, run["loads"]
         assert saved[0].read_bytes() != bad
+
+
+def test_argument_types_are_numbas():
+    """cache.argument_type gives Numba's typeof for the arguments compiled code takes (plain
+    arrays of any layout and writability, in tuples with integers and booleans) and leaves
+    everything else to Numba."""
+    import numba
+    import numpy as np
+    from starvm.jit.cache import argument_type
+    frozen = np.zeros((3, 4), np.uint64)
+    frozen.flags.writeable = False
+    values = [np.zeros(5, np.uint64), np.zeros((3, 4), np.uint64), np.zeros((3, 4), np.uint64)[:, ::2],
+              np.asfortranarray(np.zeros((3, 4), np.int64)), frozen, np.zeros(0, np.int64), np.zeros(3, np.bool_),
+              (np.zeros(2, np.uint64), 70), (np.zeros((2, 2), np.uint64), -(1 << 40)), (np.zeros(1, np.uint64), True),
+              ((np.zeros(1, np.uint64), 3), np.zeros(2, np.int64))]
+    for v in values:
+        assert argument_type(v) == numba.typeof(v), v
+    for other in (3, True, "text", [1, 2], np.ma.zeros(3), (np.ma.zeros(3), 1), (1 << 70, np.zeros(1)), None):
+        assert argument_type(other) is None, other
