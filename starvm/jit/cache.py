@@ -66,44 +66,63 @@ direct_loads_allowed = True
 LOADS = {"direct": 0, "numba": 0}
 
 
-def load_overload(dispatcher, sig: tuple) -> bool:
+def load_overload(dispatcher, sig: tuple) -> str:
     """Give the dispatcher its overload for these argument types from Numba's disk cache, as
-    Numba's ``Dispatcher.compile`` does on a cache hit, but without refreshing its registries;
-    True if it has the overload now. False (nothing changed) where the entry is missing or
-    stale, the Numba version unchecked, or anything fails: the caller compiles as usual."""
+    Numba's ``Dispatcher.compile`` does on a cache hit, but without refreshing its registries.
+    Returns "loaded" (it has the overload now), "unreadable" (the entry is there but did not
+    load: a corrupt file) or "not loaded" (no entry, a stale one, the Numba version unchecked,
+    or a failure before the entry was read); in the last two nothing changed."""
     if not (direct_loads_allowed and _direct_numba()):
-        return False
+        return "not loaded"
     try:
         from numba.core import sigutils
         from numba.core.compiler_lock import global_compiler_lock
         with global_compiler_lock:
             args, _ = sigutils.normalize_signature(sig)
             if tuple(args) in dispatcher.overloads:
-                return True
+                return "loaded"
             ctx = dispatcher.targetctx
             _start_nrt(ctx)       # the one part of the refresh a loaded function needs: Numba's runtime
-            cres = dispatcher._cache._load_overload(sig, ctx)
+            try:
+                cres = dispatcher._cache._load_overload(sig, ctx)
+            except Exception:  # noqa: BLE001 - a file that does not unpickle or rebuild
+                return "unreadable"
             if cres is None or cres.objectmode:
-                return False
+                return "not loaded"
             ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
             dispatcher.add_overload(cres)
             dispatcher._cache_hits[sig] += 1
             _type_plain_arrays(dispatcher)
-    except Exception:  # noqa: BLE001 - an internal that moved or a bad entry: Numba's own path decides
-        return False
+    except Exception:  # noqa: BLE001 - an internal that moved: Numba's own path decides
+        return "not loaded"
     LOADS["direct"] += 1
-    return True
+    return "loaded"
 
 
 def compile_overload(dispatcher, sig: tuple) -> str:
     """The dispatcher's overload for these argument types: loaded directly where it can be,
-    else through Numba (its cache load with the registries' refresh, or a compile); returns
-    which ("direct" or "numba")."""
-    if load_overload(dispatcher, sig):
+    else through Numba (its cache load with the registries' refresh, or a compile; a compile
+    written over an unreadable entry); returns which ("direct" or "numba")."""
+    found = load_overload(dispatcher, sig)
+    if found == "loaded":
         return "direct"
     LOADS["numba"] += 1
-    dispatcher.compile(sig)
+    if found == "unreadable":
+        _compile_over_the_entry(dispatcher, sig)
+    else:
+        dispatcher.compile(sig)
     return "numba"
+
+
+def _compile_over_the_entry(dispatcher, sig: tuple) -> None:
+    """Numba compiles without reading its cache entry (Numba's own load would fail on it as
+    the direct load did) and saves the result under the same key, replacing the entry."""
+    cache = dispatcher._cache
+    cache.load_overload = lambda *args, **kw: None        # shadows the method for this compile
+    try:
+        dispatcher.compile(sig)
+    finally:
+        del cache.load_overload
 
 
 def argument_type(value):

@@ -177,3 +177,24 @@ def test_argument_types_are_numbas():
         assert argument_type(v) == numba.typeof(v), v
     for other in (3, True, "text", [1, 2], np.ma.zeros(3), (np.ma.zeros(3), 1), (1 << 70, np.zeros(1)), None):
         assert argument_type(other) is None, other
+
+
+def test_a_corrupt_routine_entry_is_compiled_again(warm_cache, tmp_path):
+    """A routine's machine code that does not unpickle (a truncated file): Numba compiles the
+    routine again and writes it over the entry, so the next process loads it directly."""
+    import shutil
+    backend, folder, interpreted = warm_cache
+    copy = tmp_path / "cache"
+    shutil.copytree(folder, copy)
+    entries = list(copy.glob("__pycache__/star_*.f_r_wc-*.nbc"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:100])
+    run = probe(copy, "on", backend)
+    same_as_interpreter(run, interpreted)
+    assert run["loads"]["numba"] == 1, run["loads"]           # WC compiled, FILL loaded directly
+    if backend == "numpy":
+        assert run["loaded_by"] == {"WC": "numba", "FILL": "direct"}
+    again = probe(copy, "on", backend)
+    same_as_interpreter(again, interpreted)
+    assert again["loads"]["numba"] == 0, again["loads"]
