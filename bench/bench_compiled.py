@@ -501,6 +501,8 @@ def write(doc, path, quick):
              "",
              "| workload | n | compiled cold, s | compiled warm, s | compile, s | interpreter, s (at n) | hand Numba, s | NumPy, s |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    if not any("cold_s" in r and "ratio" not in r for r in results):     # a file of --cache-only rows alone
+        lines = [doc.get("note", "`python bench/bench_compiled.py --cache-only`.")]
     for r in results:
         if "cold_s" not in r or "ratio" in r:
             continue
@@ -529,8 +531,10 @@ def write(doc, path, quick):
     for r in results:
         if "load_s" in r:
             second = r.get("second_routine_load_s")
+            direct = all(how == "direct" for how in r.get("loaded_by", [""]))
             lines.append(f"- {r['workload']}: `import numba` {r['numba_import_s']:.2f} s, then the first routine's "
-                         f"load {r['load_s']:.3f} s (with Numba's start-up)"
+                         f"load {r['load_s']:.3f} s "
+                         + ("(cache.load_overload, without Numba's start-up)" if direct else "(with Numba's start-up)")
                          + (f", the second's {second:.3f} s" if second is not None else "")
                          + (f"; from the first call to its result {r['first_call_s']:.3f} s (fresh processes: "
                             + ", ".join(f"{t:.3f}" for t in r.get("runs_first_call_s", [r["first_call_s"]]))
