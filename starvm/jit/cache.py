@@ -22,6 +22,7 @@ import pickle
 import re
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..config import jit_cache_dir
@@ -84,7 +85,8 @@ def load_overload(dispatcher, sig: tuple) -> str:
             ctx = dispatcher.targetctx
             _start_nrt(ctx)       # the one part of the refresh a loaded function needs: Numba's runtime
             try:
-                cres = dispatcher._cache._load_overload(sig, ctx)
+                with _numba_environments_unimported():
+                    cres = dispatcher._cache._load_overload(sig, ctx)
             except Exception:  # noqa: BLE001 - a file that does not unpickle or rebuild
                 return "unreadable"
             if cres is None or cres.objectmode:
@@ -123,6 +125,31 @@ def _compile_over_the_entry(dispatcher, sig: tuple) -> None:
         dispatcher.compile(sig)
     finally:
         del cache.load_overload
+
+
+@contextmanager
+def _numba_environments_unimported():
+    """While a cached function unpickles: the environment of each of Numba's own functions
+    linked into it (np.empty's and np.zeros's overloads in numba.np.arrayobj) made without
+    importing its module (30 ms: numba.cpython.unicode and charseq come with it) where it
+    holds no constants. An environment's module globals serve only object-mode code (Numba's
+    pylowering); compiled nopython code reads its constants alone."""
+    from numba.core import environment
+    numba_rebuild = environment._rebuild_env
+
+    def rebuild(modname, consts, env_name):
+        if (consts or modname in sys.modules or not modname.startswith("numba.")
+                or environment.lookup_environment(env_name) is not None):
+            return numba_rebuild(modname, consts, env_name)
+        env = environment.Environment({"__name__": modname})
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+        return env
+    environment._rebuild_env = rebuild       # what the pickled data names (numba.core.environment._rebuild_env)
+    try:
+        yield
+    finally:
+        environment._rebuild_env = numba_rebuild
 
 
 def argument_type(value):

@@ -74,6 +74,7 @@ rng = np.random.default_rng(5)
 P = m.table(rng.random((6, 6)) < 0.3)
 hops = m.call("WC", 6, P, 0)
 masked_arrays_imported = "numpy.ma" in sys.modules    # by Numba's typeof of an array (cache.argument_type)
+arrayobj_imported = "numba.np.arrayobj" in sys.modules    # for its functions' environments (cache.py)
 runs = [{"value": hops, "table": P.to_numpy().astype(int).tolist(), "steps": m.last_call_stats}]
 Q = m.table(rows=6, cols=6)
 m.call("FILL", 6, Q)
@@ -88,7 +89,7 @@ routines = {} if m.jit is None else m.jit.routines
 print(json.dumps({"runs": runs, "output": out.getvalue(), "loads": cache.LOADS,
                   "loaded_by": {r.display: getattr(r, "loaded_by", None) for r in routines.values()},
                   "registries_refreshed": "numba.np.arraymath" in sys.modules,
-                  "masked_arrays_imported": masked_arrays_imported}))
+                  "masked_arrays_imported": masked_arrays_imported, "arrayobj_imported": arrayobj_imported}))
 """
 
 
@@ -132,6 +133,7 @@ def test_a_second_process_loads_the_routines_directly(warm_cache):
     if backend == "numpy":
         assert run["loaded_by"] == {"WC": "direct", "FILL": "direct"}
         assert not run["masked_arrays_imported"]
+        assert not run["arrayobj_imported"]
 
 
 @pytest.mark.parametrize("mode", ["refused", "broken"])
@@ -198,3 +200,60 @@ def test_a_corrupt_routine_entry_is_compiled_again(warm_cache, tmp_path):
     again = probe(copy, "on", backend)
     same_as_interpreter(again, interpreted)
     assert again["loads"]["numba"] == 0, again["loads"]
+
+
+# a routine no process compiled before: allocates slices (np.empty's overload, whose cached
+# copies the direct load linked without importing numba.np.arrayobj), writes them, fails
+FRESH = """
+proc SPREAD(n: integer; var P: table);
+var i: integer; X, Y: slice;
+begin
+  for i := 1 to n do
+  begin
+    X := COL(i, P);
+    Y := X or COL(1, P);
+    X(i) := 1;
+    COL(i, P) := X or Y;
+    writeln(i, ' ', COL(i, P));
+  end;
+end;
+"""
+
+AFTER_A_DIRECT_LOAD = r"""
+import io, json, sys
+import starvm
+from starvm.jit import cache
+program, fresh, backend = sys.argv[1:4]
+runs = []
+for jit in ("on", "off"):
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, jit=jit, out=out, native=False)
+    m.load(program, "load.star")
+    m.call("WC", 4, m.table(rows=4, cols=4), 0)       # loaded directly (jit on)
+    m.load(fresh, "fresh.star")
+    P = m.table(rows=6, cols=6)
+    steps = []
+    for n in (6, 7):
+        try:
+            m.call("SPREAD", n, P)
+            error = None
+        except starvm.StarError as e:
+            error = str(e)
+        steps.append((m.last_call_stats, error))
+    runs.append({"table": P.to_numpy().astype(int).tolist(), "steps": steps, "output": out.getvalue(),
+                 "loads": dict(cache.LOADS)})
+print(json.dumps(runs))
+"""
+
+
+def test_a_routine_compiled_after_a_direct_load_runs_as_interpreted(warm_cache):
+    """Numba's compiler starts (its registries refreshed, numba.np.arrayobj imported) after a
+    direct load put Numba's array functions' environments in place without that module."""
+    backend, folder, _interpreted = warm_cache
+    out = subprocess.run([sys.executable, "-c", AFTER_A_DIRECT_LOAD, PROGRAM, FRESH, backend], capture_output=True,
+                         text=True, timeout=600, env=subprocess_env(STARVM_JIT_CACHE=str(folder)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    on, off = json.loads(out.stdout.strip().splitlines()[-1])
+    assert on["loads"]["direct"] >= 1 and on["loads"]["numba"] >= 1, on["loads"]
+    assert {k: v for k, v in on.items() if k != "loads"} == {k: v for k, v in off.items() if k != "loads"}
+    assert "column index 7 out of range" in on["steps"][1][1]
