@@ -68,10 +68,11 @@ begin
   P := Q;
 end;
 
-var P: table(N_ROWS, 5); t, f, i, s: integer; Z: slice(P); x: word(P);
+var P: table(N_ROWS, 5); t, f, i, s, n: integer; Z: slice(P); x: word(P);
 begin
+  n := NROWS(P);
   s := 7;
-  for i := 1 to N_ROWS do
+  for i := 1 to n do
   begin
     s := (s * 1103 + 12345) mod 32749;
     x := BITS('00000');
@@ -82,7 +83,7 @@ begin
     if i mod 9 = 0 then x(5) := 1;
     ROW(i, P) := x;
   end;
-  COUNTER(P, N_ROWS, t, f);
+  COUNTER(P, n, t, f);
   FLIP(P, t);
   parallel for i := 2 to 5 do begin Z := COL(i, P); Z := Z xor COL(i - 1, P); COL(i, P) := Z end;
   writeln(t, ' ', f);
@@ -116,14 +117,15 @@ end.
 # bit read; SOME, NUMB, FND, STEP, <> and a bit write of a slice, ROW of the snapshot of a table
 # written by COL; ROW reads and writes of a table written by ROW; = of words and NUMB in a condition
 PFOR = warshall_adapt("MY-WARSHALL-ADAPT") + """
-var P: table(N_ROWS, N_ROWS); Q, U: table(N_ROWS, 4); i, j: integer; r: word(P); w: word(Q);
+var P: table(N_ROWS, N_ROWS); Q, U: table(N_ROWS, 4); i, j, n: integer; r: word(P); w: word(Q);
     S, H: slice(Q); B: slice(P);
 begin
-  for i := 1 to N_ROWS - 1 do if i mod 3 <> 0 then begin r := ROW(i, P); r(i + 1) := 1; ROW(i, P) := r end;
-  for i := 2 to N_ROWS do if i mod 5 = 0 then begin r := ROW(i, P); r(1) := 1; ROW(i, P) := r end;
-  MY-WARSHALL-ADAPT(N_ROWS, P);
+  n := NROWS(P);
+  for i := 1 to n - 1 do if i mod 3 <> 0 then begin r := ROW(i, P); r(i + 1) := 1; ROW(i, P) := r end;
+  for i := 2 to n do if i mod 5 = 0 then begin r := ROW(i, P); r(1) := 1; ROW(i, P) := r end;
+  MY-WARSHALL-ADAPT(n, P);
   writeln(P);
-  for i := 1 to N_ROWS do ROW(i, Q) := TRIM(1, 4, ROW(i, P));
+  for i := 1 to n do ROW(i, Q) := TRIM(1, 4, ROW(i, P));
   U := Q;
   parallel for i := 1 to 4 do
   begin
@@ -136,9 +138,9 @@ begin
   end;
   writeln(Q);
   writeln(H);
-  parallel for i := 2 to N_ROWS do ROW(i, U) := ROW(i - 1, Q) or ROW(i, U) or ROW(N_ROWS + 1 - i, U);
+  parallel for i := 2 to n do ROW(i, U) := ROW(i - 1, Q) or ROW(i, U) or ROW(n + 1 - i, U);
   writeln(U);
-  parallel for i := 1 to N_ROWS do if (NUMB(COL(i, P)) > 2) or (ROW(i, P) = ROW(1, P)) then B(i) := 1;
+  parallel for i := 1 to n do if (NUMB(COL(i, P)) > 2) or (ROW(i, P) = ROW(1, P)) then B(i) := 1;
   writeln(B);
 end.
 """
@@ -162,6 +164,8 @@ begin SET(X); POKE(X, N_ROWS, s); writeln(s) end.
 
 
 def programs() -> dict[str, str]:
+    # the size is only in the declarations (the bodies read it with NROWS): a literal in a compiled
+    # body would make each size its own module, compiled again (seconds each, on a cold cache)
     out = {}
     for n in (1, 2, 70, 130):
         out[f"counter{n}"] = COUNTER.replace("N_ROWS", str(n))
