@@ -57,8 +57,9 @@ def _version() -> str:
     return found.group(1) if found else "?"
 
 
-# Numba versions (major, minor) whose internals load_overload was checked against (its
-# CachedDispatcher's _cache._load_overload, targetctx, add_overload, _cache_hits)
+# Numba versions (major, minor) whose internals load_overload was checked against (the
+# dispatcher's _cache._load_overload, targetctx, add_overload, _cache_hits, _types_active_call
+# and typeof_pyval; rtsys.initialize's steps; environment._rebuild_env)
 DIRECT_NUMBA = ((0, 68), (0, 68))
 # False: every load goes through Numba (tests/jit/test_cache_load.py checks both paths)
 direct_loads_allowed = True
@@ -84,11 +85,11 @@ def load_overload(dispatcher, sig: tuple) -> str:
                 return "loaded"
             ctx = dispatcher.targetctx
             _start_nrt(ctx)       # the one part of the refresh a loaded function needs: Numba's runtime
-            try:
-                with _numba_environments_unimported():
+            with _numba_environments_unimported():
+                try:
                     cres = dispatcher._cache._load_overload(sig, ctx)
-            except Exception:  # noqa: BLE001 - a file that does not unpickle or rebuild
-                return "unreadable"
+                except Exception:  # noqa: BLE001 - a file that does not unpickle or rebuild
+                    return "unreadable"
             if cres is None or cres.objectmode:
                 return "not loaded"
             ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
