@@ -86,10 +86,19 @@ class Kernel:
             effect(launch)
 
 
+# PTX of each (code, options, name expressions) this process compiled: NVRTC gives the same PTX
+# for the same input, and each test that installs the stand-in builds the same modules again
+# (0.8 s a test for the row-move kernels); a failing compile is not kept, so it fails every time
+_PTX: dict[tuple, nvrtc.Ptx] = {}
+
+
 class RawModule:
     def __init__(self, code=None, options=(), name_expressions=None, **_):
         self.code, self.options, self.name_expressions = code, tuple(options), tuple(name_expressions or ())
-        self.ptx = nvrtc.compile_ptx(code, "fake_cupy.cu", self.options, self.name_expressions)
+        key = (code, self.options, self.name_expressions)
+        if key not in _PTX:
+            _PTX[key] = nvrtc.compile_ptx(code, "fake_cupy.cu", self.options, self.name_expressions)
+        self.ptx = _PTX[key]
         MODULES.append(self)
 
     def get_function(self, name: str) -> Kernel:
