@@ -7,6 +7,8 @@ import pytest
 
 from jit_differential import compiled_routines, jit_cache, run  # noqa: F401  (jit_cache: fixture)
 
+# the limits come as table sizes (NROWS), not literals in the compiled main block, so every
+# limit runs one compiled module (a literal would make each its own Numba compile)
 GUARDED = """
 proc CHECK(k, limit: integer; var S: slice);
 begin
@@ -32,10 +34,11 @@ end;
 
 var T: table(70, 2);
 var S: slice(T);
+var FIRST: table({first}, 1); LIMIT: table({limit} + 1, 1);
 begin
   CLR(S);
-  writeln('first above: ', FIRST_ABOVE(70, {first}));
-  OUTER(70, {limit}, S);
+  writeln('first above: ', FIRST_ABOVE(70, NROWS(FIRST)));
+  OUTER(70, NROWS(LIMIT) - 1, S);
   writeln('done ', NUMB(S))
 end.
 """
