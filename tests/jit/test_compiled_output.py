@@ -30,13 +30,14 @@ def ran_compiled(machine) -> set[str]:
 
 
 # `lines` lines of an n-bit slice (⌈n/64⌉ + 2 words each, plus a newline record), then a bit
-# index one past the end: 1024 words of buffer first, doubled as often as needed.
-GROW_THEN_FAIL = """var T: table({n}, 3); X: slice(T); i: integer;
+# index one past the end: 1024 words of buffer first, doubled as often as needed. The sizes
+# are tables' (NROWS), not literals in the compiled main block: every size runs one module.
+GROW_THEN_FAIL = """var T: table({n}, 3); L: table({lines}, 1); X: slice(T); i: integer;
 begin
   X := COL(1, T);
   X(1) := 1;
-  for i := 1 to {lines} do writeln(i, ' ', X);
-  X({n} + 1) := 1
+  for i := 1 to NROWS(L) do writeln(i, ' ', X);
+  X(NROWS(T) + 1) := 1
 end.
 """
 
@@ -52,12 +53,13 @@ def test_output_grown_many_times_before_an_error_is_printed(backend, n, lines):
 
 # A procedure writes enough to grow the buffer, returns, is called again and fails in a
 # callee two compiled calls deep; the records of every call before the error are printed.
-NESTED = """var T: table(700, 2); X: slice(T); k: integer;
+# fail_at and rounds are tables' sizes less one (globals F and R), not literals: one module.
+NESTED = """var T: table(700, 2); X: slice(T); k: integer; F: table({fail_at} + 1, 1); R: table({rounds} + 1, 1);
 proc leaf(var X: slice; d: integer);
 var i: integer;
 begin
   for i := 1 to 12 do writeln(d, ' ', i, ' ', X);
-  if d = {fail_at} then X(701) := 1
+  if d = NROWS(F) - 1 then X(701) := 1
 end;
 proc middle(var X: slice; d: integer);
 var j: integer;
@@ -67,7 +69,7 @@ end;
 proc outer(var X: slice);
 var d: integer;
 begin
-  for d := 1 to {rounds} do middle(X, d)
+  for d := 1 to NROWS(R) - 1 do middle(X, d)
 end;
 begin
   X := COL(2, T);
