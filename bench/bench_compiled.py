@@ -975,22 +975,17 @@ def gpu_warshall_c_auto(n, results, problems):
                 m = starvm.Machine(backend=AutoBackend(get_backend("numpy"), get_backend("cupy"), gpu_rows,
                                                        1 << 20), jit="on")
             m.load(WARSHALL_C, "bench.star")
-            if gpu_rows is None:     # interpreted (tens of seconds at n = 5000): only say why, at n = 64
-                m.call("MY_WARSHALL_C", 64, m.table(random_digraph(64)))
-                r = m.jit.routines.get("r_my_warshall_c")
-                results.append({"workload": "WARSHALL-C as printed, --backend auto, default placement", "n": 64,
-                                "ran_compiled": bool(r and r.compiled_calls),
-                                "why": (r.why if r else "") or "; ".join(f"{k}: {v}" for k, v in m.jit.skipped.items())})
-                print(results[-1], flush=True)
-                continue
             box = {}
             first, warm = _gpu_times(lambda: m.call("MY_WARSHALL_C", n, box["P"]),
                                      lambda: box.__setitem__("P", m.table(adj)), runs=3)
             if not np.array_equal(box["P"].to_numpy(), want):
                 problems.append(f"WARSHALL-C on auto (gpu_rows={gpu_rows}) wrong")
             r = m.jit.routines.get("r_my_warshall_c")
-            row = {"workload": f"WARSHALL-C as printed, --backend auto, STARVM_AUTO_GPU_ROWS={gpu_rows} "
-                               "(the table made on the device)",
+            row = {"workload": "WARSHALL-C as printed, --backend auto, " +
+                               ("default placement (the table on the host: the CPU tier)" if gpu_rows is None else
+                                f"STARVM_AUTO_GPU_ROWS={gpu_rows} (the table made on the device)"),
+                   "tier_calls": {"cpu": getattr(getattr(r, "host", None), "compiled_calls", 0),
+                                  "gpu": getattr(getattr(r, "gpu", None), "compiled_calls", 0)},
                    "n": n, "cold_s": first, "warm_s": warm, "target_s": 0.5,
                    "ran_compiled": bool(r and r.compiled_calls), "why": r.why if r else "",
                    **(_kernel_shape(m, "r_my_warshall_c") if r is not None and hasattr(r, "kernels") else {})}
