@@ -23,6 +23,7 @@ import re
 import sys
 import tempfile
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from ..config import jit_cache_dir
@@ -248,6 +249,7 @@ def _write_once(path: Path, data: bytes) -> None:
         pass      # a read-only cache folder: compiled again next time
 
 
+@lru_cache(maxsize=None)
 def _direct_numba() -> bool:
     import numba
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import sys
 from contextlib import contextmanager
+from functools import lru_cache
 from time import perf_counter
 
 import numpy as np
@@ -359,7 +360,15 @@ def output_holder():
 
 def output_records(ob):
     """The record array an output holder holds now."""
+    return _records_kernel()(ob)
+
+
+@lru_cache(maxsize=None)
+def _records_kernel():
+    """kernels.output_records, its one overload loaded once (a call of an overload-less
+    dispatcher would start Numba's compiler; loading it again at every call is lock and
+    signature work on the path of every compiled call that wrote output)."""
     from .cache import compile_overload
     from .kernels import OUTPUT, output_records as records
     compile_overload(records, (OUTPUT,))
-    return records(ob)
+    return records
