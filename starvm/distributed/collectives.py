@@ -179,6 +179,19 @@ class StagingCollectives(HostCollectives):
         recv, came = super().alltoallv(self.dev.to_host(a), counts)
         return self.dev.to_device(recv), came
 
+    def _device_alltoallv(self, a, counts, move):
+        """The all-to-all of a device array on a device path (bools as bytes): the counts by
+        one host all-to-all, then ``move(a, out, scounts, rcounts, sdispl, rdispl)`` carries
+        the parts into ``out``."""
+        self.calls += 1
+        xp = self.dev.xp
+        truth = a.dtype == bool
+        a = xp.ascontiguousarray(a.view(xp.uint8) if truth else a).ravel()
+        scounts, rcounts, sdispl, rdispl = self._counts_here(counts)
+        out = xp.empty(int(rcounts.sum()), dtype=a.dtype)
+        move(a, out, scounts, rcounts, sdispl, rdispl)
+        return (out.view(bool) if truth else out), [int(c) for c in rcounts]
+
 
 class CudaAwareCollectives(StagingCollectives):
     """``cuda-aware-mpi``: mpi4py hands device buffers (``__cuda_array_interface__``) to a
@@ -225,15 +238,12 @@ class CudaAwareCollectives(StagingCollectives):
     def alltoallv(self, a, counts):
         if not self.dev.on_device(a):
             return HostCollectives.alltoallv(self, a, counts)
-        self.calls += 1
-        self.dev.sync()
-        truth = a.dtype == bool
-        a = self.dev.xp.ascontiguousarray(a.view(self.dev.xp.uint8) if truth else a).ravel()
-        scounts, rcounts, sdispl, rdispl = self._counts_here(counts)
-        out = self.dev.xp.empty(int(rcounts.sum()), dtype=a.dtype)
-        t = self.comm._mpi_type(a.dtype)
-        self.comm.comm.Alltoallv([a, scounts, sdispl, t], [out, rcounts, rdispl, t])
-        return (out.view(bool) if truth else out), [int(c) for c in rcounts]
+
+        def move(a, out, scounts, rcounts, sdispl, rdispl):
+            self.dev.sync()                  # MPI reads the device buffer once the stream has written it
+            t = self.comm._mpi_type(a.dtype)
+            self.comm.comm.Alltoallv([a, scounts, sdispl, t], [out, rcounts, rdispl, t])
+        return self._device_alltoallv(a, counts, move)
 
 
 class OneRankCollectives(HostCollectives):
@@ -330,12 +340,9 @@ class NcclCollectives(StagingCollectives):
         rank (NCCL 2.7+), this rank's own part copied on the device."""
         if not self.dev.on_device(a):
             return HostCollectives.alltoallv(self, a, counts)
-        self.calls += 1
-        xp = self.dev.xp
-        truth = a.dtype == bool
-        a = xp.ascontiguousarray(a.view(xp.uint8) if truth else a).ravel()
-        scounts, rcounts, sdispl, rdispl = self._counts_here(counts)
-        out = xp.empty(int(rcounts.sum()), dtype=a.dtype)
+        return self._device_alltoallv(a, counts, self._send_and_receive)
+
+    def _send_and_receive(self, a, out, scounts, rcounts, sdispl, rdispl):
         me, size, item = self.comm.rank, len(scounts), a.itemsize
         out[rdispl[me]: rdispl[me] + rcounts[me]] = a[sdispl[me]: sdispl[me] + scounts[me]]
         kind, stream, send, recv = self._type(a), self.dev.stream(), _pointer(a), _pointer(out)
@@ -348,7 +355,6 @@ class NcclCollectives(StagingCollectives):
                     self.nc.recv(recv + int(rdispl[r]) * item, int(rcounts[r]), kind, r, stream)
         finally:
             self.nccl.groupEnd()
-        return (out.view(bool) if truth else out), [int(c) for c in rcounts]
 
 
 # ------------------------------------------------------------------ the one choice
