@@ -273,8 +273,13 @@ def _words_grid(W: int):
     return (max(1, (W + per_block - 1) // per_block),), (_BLOCK,)
 
 
+def _here() -> tuple:
+    """The key of this call's scratch and value buffers: device, stream and thread."""
+    return cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr, threading.get_ident()
+
+
 def _scratch_for(blocks: int):
-    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr, threading.get_ident())
+    key = _here()
     s = _scratch.get(key)
     if s is None:
         ctrl = cp.asarray(np.array([np.iinfo(np.uint64).max, 0, 0, 0], dtype=np.uint64))  # g, count, done
@@ -287,7 +292,7 @@ def _scratch_for(blocks: int):
 
 
 def _value_buffers():
-    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr, threading.get_ident())
+    key = _here()
     v = _values.get(key)
     if v is None:
         pinned = np.ndarray((2,), dtype=np.uint64, buffer=cp.cuda.alloc_pinned_memory(16))
