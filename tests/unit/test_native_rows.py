@@ -457,11 +457,19 @@ def test_cupy_groupmin_ties_and_packing_limit():
                 ties = rng.integers(0, 3, n, dtype=np.uint64) << np.uint64(kk - 2 if kk > 2 else 0)
                 K = as_bits(ties, kk)                                 # three K values: many ties
                 for X in (np.ones(n, bool), rng.random(n) < 0.3):
-                    zh, gh, oh = rn.groupmin_counted(hb.table(n, gk, G), hb.table(n, kk, K), hb.from_bools(X))
-                    zd, gd, od = rc.groupmin_counted(db.table(n, gk, G), db.table(n, kk, K), db.from_bools(X))
-                    what = f"groupmin n={n} gk={gk} kk={kk} marked={int(X.sum())}"
-                    np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
-                    assert (gh, oh) == (gd, od), what
+                    _groupmin_agrees(rn, rc, hb, db, n, G, gk, X,
+                                     f"groupmin n={n} gk={gk} kk={kk} marked={int(X.sum())}", K, kk)
+
+
+def _groupmin_agrees(rn, rc, hb, db, n, G, gk, X, what, K=None, kk=0):
+    """GROUPMIN(G, K, X)'s Z, groups and their 1 bits by the CUDA kernels (rc) and the NumPy
+    kernel (rn) on the same bits; K None: G itself (the same table, as BORUVKA's dedupe)."""
+    gh, gd = hb.table(n, gk, G), db.table(n, gk, G)
+    kh, kd = (gh, gd) if K is None else (hb.table(n, kk, K), db.table(n, kk, K))
+    zh, ch, oh = rn.groupmin_counted(gh, kh, hb.from_bools(X))
+    zd, cd, od = rc.groupmin_counted(gd, kd, db.from_bools(X))
+    np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
+    assert (ch, oh) == (cd, od), what
 
 
 def test_cupy_groupmin_by_itself_hashed():
@@ -482,12 +490,8 @@ def test_cupy_groupmin_by_itself_hashed():
                 vals >>= np.uint64(64 - gk)
                 G = as_bits(vals[rng.integers(0, distinct, n)], gk)
                 for X in (np.ones(n, bool), rng.random(n) < 0.5, rng.random(n) < 0.01, np.zeros(n, bool)):
-                    gh, gd = hb.table(n, gk, G), db.table(n, gk, G)
-                    zh, ch, oh = rn.groupmin_counted(gh, gh, hb.from_bools(X))
-                    zd, cd, od = rc.groupmin_counted(gd, gd, db.from_bools(X))
-                    what = f"groupmin G=K n={n} gk={gk} distinct={distinct} marked={int(X.sum())}"
-                    np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
-                    assert (ch, oh) == (cd, od), what
+                    _groupmin_agrees(rn, rc, hb, db, n, G, gk, X,
+                                     f"groupmin G=K n={n} gk={gk} distinct={distinct} marked={int(X.sum())}")
     # the 8-byte slots' hand-over to the 16-byte ones: a key more than DEDUPE_PROBES_MAX slots from home
     plain = rc.DEDUPE_PROBES_MAX
     try:
@@ -496,12 +500,7 @@ def test_cupy_groupmin_by_itself_hashed():
             for n, gk in ((1000, 53), (40_003, 40), (40_003, 63)):
                 G = as_bits(rng.integers(0, 1 << 62, n, dtype=np.uint64) >> np.uint64(62 - min(gk, 62)), gk)
                 X = rng.random(n) < 0.7
-                gh, gd = hb.table(n, gk, G), db.table(n, gk, G)
-                zh, ch, oh = rn.groupmin_counted(gh, gh, hb.from_bools(X))
-                zd, cd, od = rc.groupmin_counted(gd, gd, db.from_bools(X))
-                what = f"groupmin G=K n={n} gk={gk} probes={probes}"
-                np.testing.assert_array_equal(hb.to_bools(zh, n), db.to_bools(zd, n), err_msg=what)
-                assert (ch, oh) == (cd, od), what
+                _groupmin_agrees(rn, rc, hb, db, n, G, gk, X, f"groupmin G=K n={n} gk={gk} probes={probes}")
     finally:
         rc.DEDUPE_PROBES_MAX = plain
 
