@@ -18,7 +18,9 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / ".ci"))
 import check_counts  # noqa: E402  (.ci/check_counts.py)
 
-README_OK = "# x\n\n```sh\npython3 -m pip install \".[test]\" && star run programs/warshall_c.star\npython3 -m pytest\n```\n"
+RUN = "python3 -m pip install . && star run programs/warshall_c.star"
+TEST = 'python3 -m pip install ".[test]" && python3 -m pytest -n auto'
+README_OK = f"# x\n\n```sh\n{RUN}\n{TEST}\n```\n"
 
 
 def run_commands(tmp_path, readme: str):
@@ -32,20 +34,37 @@ def run_commands(tmp_path, readme: str):
 def test_the_readme_commands_are_found_by_name(tmp_path):
     r = run_commands(tmp_path, (ROOT / "README.md").read_text())
     assert r.returncode == 0, r.stderr
-    assert re.search(r"^install: .*pip install .*star run programs/warshall_c\.star$", r.stdout, re.M)
-    assert re.search(r"^test: +python3 -m pytest", r.stdout, re.M)
+    assert re.search(r"^run: +python3 -m pip install \. && star run programs/warshall_c\.star$", r.stdout, re.M)
+    assert re.search(r'^test: +python3 -m pip install "\.\[test\]" && python3 -m pytest', r.stdout, re.M)
 
 
 @pytest.mark.parametrize("readme, message", [
     ("# no commands at all\n", "no ```sh block"),
-    ("```bash\npython3 -m pip install .\npython3 -m pytest\n```\n", "no ```sh block"),
-    ("```sh\npython3 -m pip install \".[test]\"\n```\n", "no pytest line"),
+    (f"```bash\n{RUN}\n{TEST}\n```\n", "no ```sh block"),
+    ("```sh\npython3 -m pip install \".[test]\" && star run programs/warshall_c.star\n```\n", "no pytest line"),
     ("```sh\npython3 -m pytest\n```\n", "no pip install line"),
-    ("```sh\npython3 -m pip install .\npython3 -m pytest && echo done\n```\n", "must be one command"),
+    (f"```sh\npython3 -m pip install .\n{TEST}\n```\n", "must end with star run programs/warshall_c.star"),
+    (f"```sh\n{RUN}\n{TEST} && echo done\n```\n", "must end with the pytest command"),
+    (f"```sh\n{RUN}\n{TEST}; echo done\n```\n", "must end with the pytest command"),
+    (f"```sh\n{RUN}\n{TEST} | tee log\n```\n", "must end with the pytest command"),
+    (f"```sh\n{RUN}\nrm -rf build && python3 -m pytest\n```\n", "may only pip install"),
+    (f"```sh\n{RUN}\npython3 -m pytest -n auto\n```\n", "installs the test extras"),
 ])
 def test_a_readme_without_the_commands_fails(tmp_path, readme, message):
     r = run_commands(tmp_path, readme)
     assert r.returncode == 1 and message in r.stderr, (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("readme", [
+    README_OK,
+    # the test extras installed by the first command, the test line pytest alone
+    '```sh\npython3 -m pip install ".[test]" && star run programs/warshall_c.star\npython3 -m pytest\n```\n',
+    # several installs before pytest
+    f'```sh\n{RUN}\npip install ".[test]" && pip install -e . && pytest -x\n```\n',
+])
+def test_readme_blocks_ci_accepts(tmp_path, readme):
+    r = run_commands(tmp_path, readme)
+    assert r.returncode == 0, r.stderr
 
 
 def test_a_correct_readme_block_passes_the_check(tmp_path):

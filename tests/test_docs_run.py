@@ -176,3 +176,40 @@ def test_doc_python_blocks_run(doc, blocks, monkeypatch):
         ran += 1
     if not ran:
         pytest.skip("; ".join(skip for _, _, skip in blocks))
+
+
+# ---------------------------------------------------------------- the README's first hour
+
+def _readme_first_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return FENCE.search(text[text.index("```sh"):]).group(2).splitlines()
+
+
+def test_readme_program_is_the_file_the_first_command_runs(tmp_path):
+    """The README's "A Star program" listing is programs/warshall_c.star, byte for byte, and its
+    output block is what the first command (`star run programs/warshall_c.star`) prints."""
+    import subprocess
+    first = _readme_first_commands()[0]
+    assert first.endswith("star run programs/warshall_c.star"), first
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## A Star program"):]
+    blocks = [(lang, body) for lang, body, _, _ in _blocks_of(section)][:2]
+    assert [lang for lang, _ in blocks] == ["pascal", "output"]
+    assert blocks[0][1] == (ROOT / "programs" / "warshall_c.star").read_text().rstrip("\n") + "\n"
+    r = subprocess.run([sys.executable, "-m", "starvm", "run", "programs/warshall_c.star"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert blocks[1][1] == r.stdout
+    assert r.stdout == (ROOT / ".ci" / "expected" / "warshall_c.out").read_text()
+
+
+def test_readme_first_command_installs_only_what_running_needs():
+    """The first command installs starvm without extras (a light first run); the second
+    installs the test extras before it runs the tests."""
+    run, test = _readme_first_commands()[:2]
+    assert re.fullmatch(r"python3 -m pip install \. && star run programs/warshall_c\.star", run), run
+    assert re.fullmatch(r'python3 -m pip install "\.\[test\]" && python3 -m pytest( .*)?', test), test
+
+
+def _blocks_of(text: str):
+    return [(m.group(1), m.group(2), 0, None) for m in FENCE.finditer(text)]
