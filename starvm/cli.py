@@ -16,6 +16,15 @@ from .errors import StarError, StarInterrupt
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
 
+FILE_HELP = "a .star file, or - to read the program from standard input (named <stdin> in messages)"
+EXIT_CODES = """exit codes:
+  0    success
+  1    an error in the Star program (syntax, type or runtime): FILE:LINE:COL: error: ...
+  2    a usage or I/O error (bad arguments, unreadable file, backend not available)
+  3    an internal error of starvm (STARVM_DEBUG=1 shows the Python traceback)
+  130  interrupted (Ctrl-C)"""
+STDIN = "<stdin>"
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -26,8 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"starvm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run the main block of a Star program")
-    run.add_argument("file", help="a .star file")
+    run = sub.add_parser("run", help="run the main block of a Star program",
+                         description="Load a Star program and run its main block (begin ... end.); writeln "
+                                     "goes to standard output, errors and --profile to standard error.",
+                         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("file", help=FILE_HELP)
     run.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                      help="where tables live (default: $STARVM_BACKEND or numpy)")
     run.add_argument("--profile", action="store_true",
@@ -43,19 +55,27 @@ def _parser() -> argparse.ArgumentParser:
     from .graphs.cli import add_arguments as add_graph_arguments
     add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
     run.add_argument("--plot", metavar="OUT.png",
-                     help="with --profile: also draw the steps (and times) per operation as a bar chart (needs matplotlib)")
+                     help="after the run, draw the steps per operation as a bar chart (with --profile also the "
+                          "time per kind; needs matplotlib)")
     run.add_argument("--progress", action="store_true",
                      help="a progress bar for the outer for loops, when stderr is a terminal (needs tqdm)")
 
-    show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture")
-    show.add_argument("file", help="a .star file")
+    show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture",
+                          description="Run a Star program, then draw its global table NAME as a PNG picture "
+                                      "(one square block per bit, set bits dark, row 1 at the top).",
+                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    show.add_argument("file", help=FILE_HELP)
     show.add_argument("--table", required=True, metavar="NAME", help="the global table to draw")
     show.add_argument("--png", required=True, metavar="OUT.png", help="the picture to write")
     show.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
+    add_graph_arguments(show)   # the graph options of star run
 
-    check = sub.add_parser("check", help="parse and type-check a Star program without running it")
-    check.add_argument("file", help="a .star file")
+    check = sub.add_parser("check", help="parse and type-check a Star program without running it",
+                           description="Parse and type-check a Star program without running it; prints "
+                                       "'FILE: no errors' when it finds none.",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("file", help=FILE_HELP)
 
     from .bench.cli import add_parser as add_bench_parser
     add_bench_parser(sub)      # star bench (starvm/bench/cli.py)
@@ -71,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _read(path: str) -> str:
     try:
+        if path == "-":
+            return sys.stdin.read()
         return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -116,7 +138,11 @@ def _main(argv) -> int:
             print(f"star: error: {e}", file=sys.stderr)
             return EXIT_USAGE
     try:
+        if args.file == "-" and args.command == "debug":
+            raise _UsageError("star debug reads its commands from standard input: give the program as a file")
         text = _read(args.file)
+        if args.file == "-":
+            args.file = STDIN
         if args.command == "bench":   # starvm/bench/cli.py
             from .bench.cli import bench
             return bench(args, text, _UsageError)
@@ -126,6 +152,7 @@ def _main(argv) -> int:
             from .frontend.parser import parse
             from .ir.lower import lower_unit
             lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
+            print(f"{args.file}: no errors")
             return EXIT_OK
         if args.command in ("debug", "trace"):   # starvm/debug/cli.py
             from .debug import cli as debug_cli
@@ -158,7 +185,7 @@ def _main(argv) -> int:
             machine.run(text, args.file)
         finally:
             sys.stdout.flush()
-            if args.profile:
+            if args.profile and machine.has_main:   # a program that failed to load ran nothing: no profile
                 print(machine.profile_report(), file=sys.stderr)
         if args.plot:
             from .cli_pictures import plot_profile

@@ -1,6 +1,7 @@
 """The picture and progress parts of the ``star`` command (kept out of cli.py):
 
     star show FILE.star --table NAME --png OUT.png   run FILE, draw its global table NAME
+                                                      (with star run's --graph / --generate)
     star run FILE.star --profile --plot OUT.png       the profile as a bar chart as well
     star run FILE.star --progress                     a progress bar for the outer loops
 
@@ -35,8 +36,10 @@ def show(args, text: str, machine_class, usage_error) -> int:
     from .frontend.parser import fold
     from .pictures import table_png
     from .runtime.values import Table
+    from .graphs.cli import graph_from_args, reading_from_args
     _need_matplotlib(usage_error)
-    machine = machine_class(backend=config.backend_name(args.backend))
+    machine = machine_class(backend=config.backend_name(args.backend), graph=graph_from_args(args, usage_error),
+                            directed=reading_from_args(args))
     machine.compile(text, args.file)
     if machine._main is not None:
         machine._guard(machine._main)

@@ -240,6 +240,11 @@ class Machine:
         block is not run. ``run(program)`` also runs it."""
         self.compile(program)
 
+    @property
+    def has_main(self) -> bool:
+        """Whether the text loaded last has a main block (``run_main()`` runs it)."""
+        return getattr(self, "_main", None) is not None
+
     def run_main(self) -> None:
         """Run the main block of the text loaded last, again: set inputs through ``globals``,
         ``run_main()``, read the results, repeat."""

@@ -91,15 +91,15 @@ def test_run(files):
     assert r.stderr == ""
 
 
-def test_check_ok_prints_nothing_and_runs_nothing(files):
+def test_check_ok_says_so_and_runs_nothing(files):
     r = star("check", "hello.star", cwd=files)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "hello.star: no errors\n", "")
 
 
 def test_check_runs_not_even_the_initialisation(tmp_path):
     (tmp_path / "neg.star").write_text("var t: table(0 - 1, 2);\nbegin writeln('x') end.\n")
     r = star("check", "neg.star", cwd=tmp_path)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "neg.star: no errors\n", "")
     r = star("run", "neg.star", cwd=tmp_path)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith("neg.star:1:5: error: a table cannot have a negative size")
