@@ -26,19 +26,24 @@ class RoutineStats:
     time_total: float = 0.0
     time_self: float = 0.0
     active: int = 0          # nesting depth of this routine right now (recursion)
+    # the steps by kind (indexed like Machine.counts), kept only while ``by_kind`` is on (--cost)
+    kinds_self: list[int] | None = None
+    kinds_total: list[int] | None = None
 
 
 class RoutineProfile:
     def __init__(self, counts: list[int]):
         self.counts = counts
         self.routines: dict[str, RoutineStats] = {}
-        self._stack: list[list] = []   # per active call: [child steps, child seconds]
+        self._stack: list[list] = []   # per active call: [child steps, child seconds, child steps by kind]
+        self.by_kind = False           # also keep each routine's steps by kind (starvm/costs)
 
     def reset(self) -> None:
         # in place: the wrapped routines keep their RoutineStats objects
         for stats in self.routines.values():
             stats.calls = stats.steps_total = stats.steps_self = 0
             stats.time_total = stats.time_self = 0.0
+            stats.kinds_self = stats.kinds_total = None
 
     def install(self, ns: dict, routines) -> None:
         """Wrap each routine of ``routines`` (RoutineInfo) found in ``ns``."""
@@ -57,28 +62,37 @@ class RoutineProfile:
                 ns[name] = fn.__wrapped__
 
     def _wrap(self, fn, stats: RoutineStats):
-        counts, stack = self.counts, self._stack
+        counts, stack, profile = self.counts, self._stack, self
 
         @functools.wraps(fn)
         def profiled(*args):
             stats.calls += 1
             stats.active += 1
+            by_kind = profile.by_kind
+            k0 = list(counts) if by_kind else None
             s0, t0 = sum(counts), time.perf_counter()
-            stack.append([0, 0.0])
+            stack.append([0, 0.0, [0] * len(counts) if by_kind else None])
             try:
                 return fn(*args)
             finally:
                 steps, secs = sum(counts) - s0, time.perf_counter() - t0
-                child_steps, child_secs = stack.pop()
+                child_steps, child_secs, child_kinds = stack.pop()
                 stats.steps_self += steps - child_steps
                 stats.time_self += secs - child_secs
                 stats.active -= 1
+                kinds = [a - b for a, b in zip(counts, k0)] if k0 is not None else None
+                if kinds is not None and child_kinds is not None:
+                    _add(stats, "kinds_self", [a - b for a, b in zip(kinds, child_kinds)])
                 if stats.active == 0:      # recursion: the outermost call holds the total
                     stats.steps_total += steps
                     stats.time_total += secs
+                    if kinds is not None:
+                        _add(stats, "kinds_total", kinds)
                 if stack:
                     stack[-1][0] += steps
                     stack[-1][1] += secs
+                    if kinds is not None and stack[-1][2] is not None:
+                        stack[-1][2] = [a + b for a, b in zip(stack[-1][2], kinds)]
 
         profiled._star_profiled = True
         return profiled
@@ -94,3 +108,8 @@ class RoutineProfile:
             lines.append(f"{s.calls:>8}{s.steps_self:>12}{s.steps_total:>13}{s.time_self:>10.4f}"
                          f"{s.time_total:>10.4f}  {s.display} ({s.where})")
         return lines
+
+
+def _add(stats: RoutineStats, field: str, kinds: list[int]) -> None:
+    old = getattr(stats, field)
+    setattr(stats, field, kinds if old is None else [a + b for a, b in zip(old, kinds)])

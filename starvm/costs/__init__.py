@@ -1,0 +1,16 @@
+"""Estimated time and energy of a Star run on published models of associative and
+processing-in-memory hardware (docs/costs.md).
+
+    from starvm.costs import model_names, load_model
+    report = machine.cost("pimeval-bitsimd-v,gsi-gemini")   # after machine.run(...)
+    report["gsi-gemini"].seconds
+
+The models are data (starvm/costs/models/*.toml), each number with its source; the
+estimate reads only the step counters, so it is the same on every backend and tier.
+"""
+from .evaluate import Estimate, Geometry, estimate
+from .model import Model, ModelError, load_file, load_model, model_names
+from .run import CostReport, as_models, geometry_of, machine_cost
+
+__all__ = ["CostReport", "Estimate", "Geometry", "Model", "ModelError", "as_models", "estimate",
+           "geometry_of", "load_file", "load_model", "machine_cost", "model_names"]
