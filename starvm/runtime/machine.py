@@ -266,6 +266,13 @@ class Machine:
         """``with m.counting() as c: ...`` then ``c.stats``: the steps taken inside the block."""
         return StepCounter(self)
 
+    def cost(self, model, rows: int | None = None, width: int | None = None):
+        """The estimated time and energy of the steps so far on device models (starvm/costs,
+        docs/costs.md): ``model`` a name ("gsi-gemini"), names joined by commas, a .toml path
+        or a list. Per routine too where the run was profiled with ``routine_profile.by_kind``."""
+        from ..costs import machine_cost
+        return machine_cost(self, model, rows=rows, width=width)
+
     # ------------------------------------------------------------------ calling from Python
     def call(self, name: str, *args):
         """Call a Star routine (see ``_call``); afterwards ``last_call_stats`` holds the steps
