@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
                           "time per kind; needs matplotlib)")
     run.add_argument("--progress", action="store_true",
                      help="a progress bar for the outer for loops, when stderr is a terminal (needs tqdm)")
+    from .costs.cli import add_run_argument as add_cost_argument
+    add_cost_argument(run)   # --cost MODEL[,MODEL...] (starvm/costs/cli.py)
 
     show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture",
                           description="Run a Star program, then draw its global table NAME as a PNG picture "
@@ -82,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
 
     from .debug.cli import add_subcommands as add_debug_subcommands
     add_debug_subcommands(sub)   # star debug, star trace (starvm/debug/)
+
+    from .costs.cli import add_parser as add_cost_parser
+    add_cost_parser(sub)         # star cost (starvm/costs/cli.py)
 
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
@@ -140,6 +145,9 @@ def _main(argv) -> int:
     try:
         if args.file == "-" and args.command == "debug":
             raise _UsageError("star debug reads its commands from standard input: give the program as a file")
+        if args.command == "cost":   # starvm/costs/cli.py: --list and --validate read no file
+            from .costs.cli import main_cost
+            return main_cost(args, _read, _UsageError)
         text = _read(args.file)
         if args.file == "-":
             args.file = STDIN
@@ -181,13 +189,19 @@ def _main(argv) -> int:
         if args.plot or args.progress:
             from .cli_pictures import prepare_run
             prepare_run(args, machine, _UsageError)
+        cost = None
+        if args.cost:   # starvm/costs/cli.py: the models are checked before the run (exit 2)
+            from .costs.cli import CostRun
+            cost = CostRun(args, machine, _UsageError)
         try:
             machine.run(text, args.file)
         finally:
             sys.stdout.flush()
             if args.profile and machine.has_main:   # a program that failed to load ran nothing: no profile
                 print(machine.profile_report(), file=sys.stderr)
-        if args.plot:
+        if cost is not None:   # the estimates to stderr; with --plot their picture
+            cost.report()
+        elif args.plot:
             from .cli_pictures import plot_profile
             plot_profile(args, machine, _UsageError)
         return EXIT_OK
