@@ -47,6 +47,7 @@ COMMANDS = {
     ":plot NAME [FILE.png]": "save a picture of a table or vector (needs matplotlib)",
     ":profile on|off": "time every base operation; print the steps of each input",
     ":stats [reset]": "the steps (and times) so far, in the shape of the paper's Table 1",
+    ":cost [MODEL,...|list]": "estimated time and energy of the steps so far on device models (docs/costs.md)",
     ":backend [NAME]": "the backend; with a NAME, start a fresh machine on it",
     ":reset": "a fresh machine: forget every variable and routine",
     ":debug FILE": "step through a Star file (break, step, next, back, print, show, watch; quit returns here)",
@@ -277,7 +278,7 @@ class Session:
         handler = {
             ":help": self._help, ":h": self._help, ":?": self._help,
             ":load": self._load, ":run": self._run, ":vars": self._vars, ":show": self._show,
-            ":plot": self._plot, ":profile": self._profile, ":stats": self._stats,
+            ":plot": self._plot, ":profile": self._profile, ":stats": self._stats, ":cost": self._cost,
             ":backend": self._backend, ":reset": self._reset, ":debug": self._debug,
             ":quit": self._quit, ":q": self._quit, ":exit": self._quit,
         }.get(cmd)
@@ -417,6 +418,7 @@ class Session:
             self._print(f"profiling is {'on' if self.machine.profile else 'off'} (:profile on|off)")
             return
         self.machine.profile = arg.lower() == "on"
+        self.machine.routine_profile.by_kind = self.machine.profile   # :cost per routine too
         self._print(f"profiling {arg.lower()}" + ("; each input prints its steps, :stats the times" if
                                                     self.machine.profile else ""))
 
@@ -426,6 +428,22 @@ class Session:
             self._print("step counters reset")
             return
         self._print(self.machine.profile_report())
+
+    def _cost(self, arg: str) -> None:
+        """:cost [MODEL,...]: the steps so far priced on device models (all without a name);
+        :cost list names them (starvm/costs)."""
+        from .costs.model import ModelError, model_names
+        from .costs.report import list_text
+        if arg.lower() == "list":
+            self._print(list_text().rstrip())
+            return
+        try:
+            report = self.machine.cost(arg or model_names())
+        except ModelError as e:
+            self.errors += 1
+            self._print(f"error: {e}")
+            return
+        self._print(report.text())
 
     def _backend(self, arg: str) -> None:
         if not arg:

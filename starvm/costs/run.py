@@ -71,13 +71,19 @@ class CostReport:
 
 
 def machine_cost(machine, models, rows: int | None = None, width: int | None = None,
-                 host_seconds: float | None = None) -> CostReport:
-    """The estimate of the machine's steps so far (since the last reset_stats) on ``models``."""
+                 host_seconds: float | None = None, counts: dict[str, int] | None = None) -> CostReport:
+    """The estimate of the machine's steps so far (since the last reset_stats) on ``models``,
+    per routine where the routine profile kept steps by kind; or of ``counts`` ({kind: steps},
+    a StepCounter's) with the machine's geometry and no routines."""
     ms = as_models(models)
     g = geometry_of(machine, rows, width)
-    counts = counts_dict(machine.counts)
+    whole = counts is None
+    if whole:
+        counts = counts_dict(machine.counts)
     report = CostReport(g, [estimate(m, counts, g) for m in ms], host_seconds=host_seconds,
-                        steps=sum(machine.counts))
+                        steps=sum(counts.values()))
+    if not whole:
+        return report
     from ..ir.ops import BASE_OPS
     names = [op.name for op in BASE_OPS]
     rows_ = sorted((s for s in machine.routine_profile.routines.values() if s.calls and s.kinds_total is not None),

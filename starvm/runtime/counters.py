@@ -39,5 +39,11 @@ class StepCounter:
     def total(self) -> int:
         return sum(self.stats.values())
 
+    def cost(self, model, rows: int | None = None, width: int | None = None):
+        """The estimated time and energy of the block's steps on device models (starvm/costs):
+        as ``Machine.cost``, for these steps only."""
+        from ..costs import machine_cost
+        return machine_cost(self._m, model, rows=rows, width=width, counts=self.stats)
+
     def __repr__(self) -> str:
         return f"StepCounter({self.stats})"
