@@ -12,9 +12,9 @@ from .model import Model, load_model
 
 def geometry_of(machine, rows: int | None = None, width: int | None = None) -> Geometry:
     """The rows (processing elements) and the row width the run needs: the tallest and the
-    widest global table; without tables, the longest global slice and word. ``rows`` and
-    ``width`` override what the machine holds."""
-    tall = wide = 0
+    widest table among the globals and the tables ``Machine.call`` was given; without tables,
+    the longest global slice and word. ``rows`` and ``width`` override what the machine holds."""
+    tall, wide = getattr(machine, "call_shape", (0, 0))
     for sym in machine.env.globals.values():
         value = machine.ns.get(sym.pyname)
         if isinstance(value, Table):

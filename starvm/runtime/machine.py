@@ -256,6 +256,7 @@ class Machine:
     _progress_on = False    # progress bars on outer for loops (starvm/progress.py enable())
     _debug_hooks = False    # starvm/debug: code compiled now calls _dbg() before each statement
     last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
+    call_shape: tuple[int, int] = (0, 0)    # the tallest and the widest table call() was given (starvm/costs)
 
     @property
     def globals(self) -> Globals:
@@ -278,6 +279,10 @@ class Machine:
         """Call a Star routine (see ``_call``); afterwards ``last_call_stats`` holds the steps
         the call took, by operation kind (also when it failed)."""
         before = list(self.counts)
+        shapes = [a.shape for a in args if isinstance(a, Table) or getattr(a, "ndim", 0) == 2]
+        if shapes:
+            self.call_shape = (max([self.call_shape[0]] + [s[0] for s in shapes]),
+                               max([self.call_shape[1]] + [s[1] for s in shapes]))
         try:
             return self._call(name, *args)
         finally:
