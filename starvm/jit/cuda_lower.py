@@ -53,6 +53,7 @@ class KernelPlan:
     scratch_regions: int = 1
     writes_tables: bool = False
     barrier_free: bool = False           # no grid barrier anywhere: blocks need not be resident together
+    restartable: bool = False            # may stop on an integer past 64 bits (E_OVERFLOW: runs again interpreted)
 
 
 class CudaRenderer:
@@ -72,6 +73,7 @@ class CudaRenderer:
         self.has_pfor = False
         self.nscr = 1             # region 0: slice -> word conversions
         self.writes_tables = False
+        self.restartable = False  # an integer past 64 bits stops a call (E_OVERFLOW): it runs again interpreted
         self.pfor_n = 0
         self.nysh = 0             # slices kept in shared memory across a barrier (kept_across)
 
@@ -109,16 +111,21 @@ class CudaRenderer:
         info, _body = self.bodies[root]
         if info is None:
             raise Unsupported("the main block (the GPU tier compiles routines)")
-        order, seen = [], set()
+        order, seen, path = [], set(), []
 
         def visit(p):
+            if p in path:    # each thread's stack holds a few calls: recursion stays on the host
+                raise Unsupported(f"recursion ('{self.bodies[p][0].display}' calls itself, directly or not): "
+                                  f"the GPU tier does not compile it")
             if p in seen:
                 return
             seen.add(p)
             if p not in self.bodies:
                 raise Unsupported(f"calls '{p}', which is not compiled")
+            path.append(p)
             for c in callees(self.bodies[p][1]):
                 visit(c.pyname)
+            path.pop()
             order.append(p)
         visit(root)
         for p in order:
@@ -131,7 +138,7 @@ class CudaRenderer:
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
         free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
-                          self.has_pfor, self.nscr, self.writes_tables, free)
+                          self.has_pfor, self.nscr, self.writes_tables, free, self.restartable)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -454,6 +461,12 @@ class CudaRenderer:
         lo, hi, it = self.tmp("lo"), self.tmp("hi"), self.tmp("it")
         self.emit(f"i64 {lo} = {self.scalar(start)};")
         self.emit(f"i64 {hi} = {self.scalar(stop)};")
+        # the interpreter counts past the largest (smallest) integer; the loop stops there as an
+        # overflow (the call runs again interpreted) instead of wrapping around
+        edge = "(-9223372036854775807LL - 1)" if downto else "9223372036854775807LL"
+        self.restartable = True
+        self.emit(f"if ({hi} == {edge} && {lo} {'>=' if downto else '<='} {hi}) "
+                  f"{self.fail(self.site(s.loc), 'E_OVERFLOW', hi, '1', '1' if downto else '0')}")
         stmts = body.src if body.op is Op.BLOCK else [body]
         pivot = None
         if (self.grid and len(stmts) == 1 and stmts[0].op is Op.PFOR
@@ -1240,6 +1253,7 @@ class CudaRenderer:
             a = self.val(e.src[0])
             if e.arg == "neg":
                 sid = self.site(e.loc)
+                self.restartable = True
                 self.emit(f"if ({a} == (-9223372036854775807LL - 1)) {self.fail(sid, 'E_OVERFLOW', '0', a, '1')}")
                 return f"(-{a})"
             return f"(!{a})"
@@ -1334,11 +1348,17 @@ class CudaRenderer:
             sid = self.site(e.loc)
             self.emit(f"if ({b} == 0) {self.fail(sid, 'E_DIV0' if o == 'div' else 'E_MOD0')}")
             q = f"({a} / {b})"            # C truncates toward zero, as Star's div does
-            return q if o == "div" else f"({a} - {q} * {b})"
+            if o == "div":                # the minimum div -1 is past 64 bits (and undefined in C)
+                self.restartable = True
+                self.emit(f"if ({b} == -1 && {a} == (-9223372036854775807LL - 1)) "
+                          f"{self.fail(sid, 'E_OVERFLOW', a, b, '3')}")
+                return q
+            return f"({b} == -1 ? 0LL : ({a} - {q} * {b}))"
         if o in ("+", "-", "*"):
             sid = self.site(e.loc)
             r = self.tmp("s")
             fn, c = {"+": ("add_ovf", "0"), "-": ("sub_ovf", "1"), "*": ("mul_ovf", "2")}[o]
+            self.restartable = True
             self.emit(f"i64 {r}; if ({fn}({a}, {b}, {r})) {self.fail(sid, 'E_OVERFLOW', a, b, c)}")
             return r
         return f"({a} {_SCALAR_C[o]} {b})"

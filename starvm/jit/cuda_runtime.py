@@ -7,8 +7,8 @@ whose words are CuPy arrays: on ``auto`` only tables kept on the device), in com
 (NVRTC through ``cupy.RawModule``; CuPy keeps the binary on disk, keyed by the source
 text) and in running: one launch and two small copies (the status block reset, then read
 back) per call. A failure inside a `parallel for` (its iterations run at once) comes back
-as ``E_RERUN``: the tables it may have written are restored and the call runs interpreted,
-which reports the error exactly.
+as ``E_RERUN``, an integer past 64 bits as ``E_OVERFLOW``: the tables it may have written are
+restored and the call runs interpreted, which reports the error (computes the integer) exactly.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from ..types import T
 from . import errors
 from .cuda_lower import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from .cuda_prelude import E_RERUN
-from .layout import S_CODE, S_LEFT, S_OUT, STATUS_SIZE
+from .layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
 from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
 
 THREADS = 256
@@ -322,7 +322,8 @@ class GpuRoutine(JitRoutine):
         scr, ob = self.buffers(vcap)
         # vector results in a new buffer each call: they become the results' words (no copy)
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
-        saved = self.save_tables(converted) if self.plan.has_pfor and self.plan.writes_tables else None
+        saved = self.save_tables(converted) if self.plan.writes_tables and (
+            self.plan.has_pfor or self.plan.restartable) else None
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout)
         t0 = perf_counter()
         try:
@@ -336,7 +337,9 @@ class GpuRoutine(JitRoutine):
         self.launches += 1
         back = self.read_io(io)
         sth = back[:STATUS_SIZE]
-        if sth[S_CODE] == E_RERUN or back[-1]:     # back[-1]: a pivot loop's failure not yet checked
+        # back[-1]: a pivot loop's failure not yet checked; E_OVERFLOW: an integer past 64 bits,
+        # which the interpreter computes exactly (nothing of the call is visible yet but its tables)
+        if sth[S_CODE] in (E_RERUN, E_OVERFLOW) or back[-1]:
             self.reruns += 1
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0

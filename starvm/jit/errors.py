@@ -57,7 +57,7 @@ def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], m
     if code == E.MOD0:
         return "division by zero (mod)", None
     if code == E.OVERFLOW:
-        what = f"-{b}" if code == E.OVERFLOW and c == 1 and a == 0 else f"{a} {'+-*'[c]} {b}"
+        what = f"-{b}" if c == 1 and a == 0 else f"{a} {('+', '-', '*', 'div')[c]} {b}"
         return (f"integer overflow: {what} does not fit in 64 bits, where the compiled tier computes",
                 "run with --jit off (STARVM_JIT=off, Machine(jit='off')): the interpreter's integers are unbounded")
     if code == E.DEPTH:

@@ -26,16 +26,17 @@ import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
+from llvmlite import ir
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.experimental import structref
 
 from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
-                     E_DEPTH, E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STEPS,
+                     E_DEPTH, E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STACK, E_STEPS,
                      E_TABLE_ASSIGN, E_TABLE_MEM, E_TABLE_NEG, E_TRIM, E_UNASSIGNED, E_USER,
                      C_ADD, C_AND, C_BIT_GET, C_BIT_SET, C_CLR, C_COL_GET, C_COL_SET, C_CONVERT, C_EQ, C_FND,
                      C_FRST, C_GREAT, C_GREATEQ, C_LESS, C_LESSEQ, C_NOT, C_NOTEQ, C_NUMB, C_OR, C_REP,
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
-                     S_CODE, S_D, S_FREE, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK)
+                     S_CODE, S_D, S_FREE, S_LEFT, S_LOW, S_NODE, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK)
 
 class _WithoutBlasProbe(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Numba imports numba.np.arraymath at its first compile (or its own cache load) in a
@@ -680,19 +681,30 @@ def tsnap(t):
 
 @out_of_line
 def sdiv(a, b, st, nid):
-    """Star's div: truncates toward zero."""
+    """Star's div: truncates toward zero. The one quotient past 64 bits, the minimum by -1,
+    stops the call as an overflow (the host runs it again interpreted: runtime.run)."""
     if b == 0:
         fail(st, nid, E_DIV0, 0, 0, 0, 0)
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+    if b == -1:
+        if a == I_MIN:
+            fail(st, nid, E_OVERFLOW, a, b, 3, 0)
+        return -a
+    q = a // b                      # floor (b != -1: it fits), then toward zero
+    if q * b != a and (a < 0) != (b < 0):
+        q += 1
+    return q
 
 
 @out_of_line
 def smod(a, b, st, nid):
+    """a - (a div b) * b, which always fits (the minimum mod -1 is 0)."""
     if b == 0:
         fail(st, nid, E_MOD0, 0, 0, 0, 0)
-    q = abs(a) // abs(b)
-    q = q if (a >= 0) == (b >= 0) else -q
+    if b == -1:
+        return np.int64(0)
+    q = a // b
+    if q * b != a and (a < 0) != (b < 0):
+        q += 1
     return a - q * b
 
 
@@ -812,14 +824,34 @@ def out_end(ob, st, newline):
 
 
 # ------------------------------------------------------------------ calls
+@intrinsic
+def stack_address(typingctx):
+    """An address in the caller's machine stack frame (a byte of it)."""
+    sig = types.int64()
+
+    def codegen(context, builder, sig, args):
+        slot = cgutils.alloca_once(builder, ir.IntType(8))
+        return builder.ptrtoint(slot, ir.IntType(64))
+    return sig, codegen
+
+
 @llvm_inline
 def enter(st, site):
     """Push a call site on the Star call stack (read back only when something fails);
     returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...).
-    The stack has room for Machine.max_depth calls (runtime.status_array): the recursion limit."""
+    The stack has room for Machine.max_depth calls (runtime.status_array): the recursion limit.
+    The machine stack has room for st[S_ROOM] bytes below the first call: past them the call
+    stops (E_STACK) before the thread's stack overflows, and the host runs it again on a
+    larger one (runtime.run), so a deep recursion the limit allows never ends in a signal."""
     sp = st[S_SP]
     if sp >= st.shape[0] - S_STACK - 1:
         fail(st, site, E_DEPTH, sp, 0, 0, 0)
+    here = stack_address()
+    if st[S_LOW] == 0:
+        st[S_LOW] = here - st[S_ROOM]
+        st[S_D] = here                     # the first call's frame (E_STACK's measure)
+    elif here < st[S_LOW]:
+        fail(st, site, E_STACK, sp, st[S_D] - here, 0, st[S_D])
     st[S_STACK + sp] = site
     st[S_SP] = sp + 1
     return st
@@ -924,9 +956,12 @@ def vcopy_asg(old, x, st, nid, anid):
 
 
 # ------------------------------------------------------------------ integers
-# Star's integers are unbounded; compiled code computes in 64 bits and stops with an error
-# where a result would not fit, rather than wrap.
+# Star's integers are unbounded; compiled code computes in 64 bits and stops (E_OVERFLOW)
+# where a result would not fit, rather than wrap: the host then runs the call again on the
+# interpreter from the state saved at its entry (runtime.JitRoutine.run), which computes the
+# exact value.
 I_MIN = np.int64(-(1 << 63))
+I_MAX = np.int64((1 << 63) - 1)
 
 
 @llvm_inline
@@ -970,6 +1005,23 @@ def ck_neg(a, st, nid):
     if a == I_MIN:
         fail(st, nid, E_OVERFLOW, 0, a, 1, 0)
     return -a
+
+
+@llvm_inline
+def loop_end_up(a, b, st, nid):
+    """b + 1, the end of range() for `for i := a to b`; past 64 bits (b the largest integer,
+    or more iterations than int64 counts) the call stops as an overflow."""
+    if b >= a and (b == I_MAX or np.uint64(b) - np.uint64(a) >= np.uint64(I_MAX)):
+        fail(st, nid, E_OVERFLOW, b, 1, 0, 0)
+    return b + 1
+
+
+@llvm_inline
+def loop_end_down(a, b, st, nid):
+    """b - 1, the end of range() for `for i := a downto b` (as loop_end_up)."""
+    if a >= b and (b == I_MIN or np.uint64(a) - np.uint64(b) >= np.uint64(I_MAX)):
+        fail(st, nid, E_OVERFLOW, b, 1, 1, 0)
+    return b - 1
 
 
 # ------------------------------------------------------------------ two loops of WARSHALL-C in one pass

@@ -10,7 +10,10 @@ S_LEFT = 6      # steps left before the step limit (loop iterations and routine 
 S_FREE = 7      # free memory in bytes (a local table larger than it is refused)
 S_SP = 8        # depth of the Star call stack inside compiled code
 S_OUT = 9       # int64 words of output records written so far (kernels.out_*)
-S_STACK = 10    # the call sites of that stack
+S_PFOR = 10     # `parallel for` loops in progress (a failure inside one: the call runs again interpreted)
+S_ROOM = 11     # bytes of machine stack compiled calls may take (kernels.enter; runtime.run sets it)
+S_LOW = 12      # the lowest stack address they may reach (set by the first kernels.enter)
+S_STACK = 13    # the call sites of that stack
 STATUS_SIZE = S_STACK + 256
 
 # step counter indices, as runtime/ops.IDX
@@ -53,9 +56,14 @@ E_TRIM, E_REP_RANGE, E_REP_LEN, E_COL_INDEX = E.TRIM, E.REP_RANGE, E.REP_LEN, E.
 E_COL_SET_LEN, E_ROW_INDEX, E_ROW_SET_LEN, E_ASG_LEN = E.COL_SET_LEN, E.ROW_INDEX, E.ROW_SET_LEN, E.ASG_LEN
 E_CHECK_LEN, E_TABLE_NEG, E_TABLE_MEM, E_TABLE_ASSIGN = E.CHECK_LEN, E.TABLE_NEG, E.TABLE_MEM, E.TABLE_ASSIGN
 E_DIV0, E_MOD0, E_STEPS = E.DIV0, E.MOD0, E.STEPS
-E_OVERFLOW = 20    # a, b: the operands, c: 0 + / 1 - / 2 *
+E_OVERFLOW = 20    # a, b: the operands, c: 0 + / 1 - / 2 * / 3 div
 E.OVERFLOW = E_OVERFLOW
 E_DEPTH = 21       # more nested calls than the status array has room for (Machine.max_depth)
 E.DEPTH = E_DEPTH
 E_USER = 22        # the ERROR statement; a: its message's index in the module's strings
 E.USER = E_USER
+E_STACK = 23       # the machine stack's room (S_ROOM) is used up; a: Star calls deep, b: bytes they took
+E.STACK = E_STACK
+# failures that are no error of the program: the host runs the call again, interpreted (or
+# compiled on a larger stack), from the state saved at its entry (runtime.JitRoutine.run)
+RESTART_CODES = (E_OVERFLOW, E_STACK)

@@ -74,6 +74,7 @@ class Compiled:
     info: RoutineInfo | None             # None: the main block
     globals: list[Symbol]                # extra arguments, in order
     returned_globals: list[Symbol]       # non-table globals among them, returned in order
+    writes_tables: bool = True           # it or a routine it calls may write a table in place
 
 
 @dataclass
@@ -190,7 +191,7 @@ class ModuleGen:
         outs = self.outs(info) + [self.vars[g] for g in returned_globals]
         self.emit(1, f"return ({''.join(o + ', ' for o in outs)})")
         self.lines.append("")
-        self.compiled[pyname] = Compiled(func, info, globs, returned_globals)
+        self.compiled[pyname] = Compiled(func, info, globs, returned_globals, writes_tables(self.bodies, pyname))
 
     def borrow_arguments(self, symbols: list[Symbol], ind: int) -> None:
         """The step counter, the status array and the table arguments without their reference
@@ -273,7 +274,7 @@ class ModuleGen:
         n = len(self.outs(info)) + len(returned_globals)
         self.emit(1, f"return ({''.join(f'r[{self.result_index(pyname, k)}], ' for k in range(n))})")
         self.lines.append("")
-        self.compiled[pyname] = Compiled(func, info, globs, returned_globals)
+        self.compiled[pyname] = Compiled(func, info, globs, returned_globals, writes_tables(self.bodies, pyname))
 
     def cycle_function(self, members: tuple[str, ...]) -> None:
         globs = self.routine_globals(members[0])
@@ -562,7 +563,13 @@ class ModuleGen:
         var, downto = s.arg[0], s.arg[1]
         start, stop, body = s.src
         a, b = self.scalar(start), self.scalar(stop)
-        rng = f"range({a}, {b} - 1, -1)" if downto else f"range({a}, {b} + 1)"
+        if not a.isidentifier():         # evaluated once, before the bound (the interpreter's order)
+            t = self.new_tmp()
+            self.emit(ind, f"{t} = {a}")
+            a = t
+        # the end past the bound, checked for 64 bits (kernels.loop_end_up)
+        end = f"loop_end_{'down' if downto else 'up'}({a}, {b}, st, {self.site(s.loc)})"
+        rng = f"range({a}, {end}, -1)" if downto else f"range({a}, {end})"
         self.emit(ind, f"for {self.vars[var]} in {rng}:")
         if tick:
             self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
@@ -573,6 +580,9 @@ class ModuleGen:
         the body writes, iterations in order, private variables restored afterwards."""
         var, downto, info, snaps = s.arg
         self.emit(ind, f"tick(st, {self.site(s.loc)})")
+        # a failure from here to the loop's end runs the call again interpreted (runtime.run):
+        # the interpreter's fused loop fails before the statement that fails writes anything
+        self.emit(ind, "st[S_PFOR] += 1")
         cow = cow_tables(s)
         alive = []
         for orig in cow:
@@ -618,6 +628,7 @@ class ModuleGen:
             self.emit(ind, f"keep_alive({a})")
         for sym, tmp in saved:
             self.emit(ind, f"{self.vars[sym]} = {tmp}")
+        self.emit(ind, "st[S_PFOR] -= 1")
 
     def cow_col_set(self, s: Node, ind: int) -> None:
         t, sv, dirty, direct = self.cow_written[s.src[1].arg]
@@ -823,6 +834,20 @@ def _writes_globals(bodies, pyname: str, seen=None) -> bool:
             return True
         if n.op in (Op.SET, Op.CLR, Op.STEP, Op.BIT_SET, Op.REP) and any(
                 s.op is Op.VAR and s.arg.scope == "global" for s in n.src):
+            return True
+    return False
+
+
+def writes_tables(bodies, pyname: str, seen=None) -> bool:
+    """May a call of pyname change a table it did not make (runtime.run saves those)?"""
+    seen = seen if seen is not None else set()
+    if pyname in seen or pyname not in bodies:
+        return False
+    seen.add(pyname)
+    for n in walk(bodies[pyname][1]):
+        if n.op in (Op.COL_SET, Op.ROW_SET, Op.PFOR, Op.GRAPH) or (n.op is Op.ASSIGN and n.arg.type is T.TABLE):
+            return True
+        if n.op is Op.CALL and writes_tables(bodies, n.arg[0].pyname, seen):
             return True
     return False
 

@@ -100,7 +100,12 @@ def _support(tier, bodies) -> set[str]:
 
 class MpiRoutine(JitRoutine):
     """A routine run compiled on every rank over its own rows: slices as this rank's words,
-    words whole (the interpreter's Shard and replicated forms, distributed/vectors.py)."""
+    words whole (the interpreter's Shard and replicated forms, distributed/vectors.py).
+    A call that needs more machine stack than the caller's thread gives runs again
+    interpreted, not on a thread of its own: compiled code calls MPI from the thread that
+    initialised it. Every rank restarts alike (a restart follows from replicated values)."""
+
+    large_stack = False
 
     @property
     def backend(self):

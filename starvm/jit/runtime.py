@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from time import perf_counter
@@ -19,8 +20,8 @@ from ..ir.ops import BASE_OPS
 from ..runtime.limits import frame_depth, tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
-from . import errors
-from .layout import S_FREE, S_LEFT, S_OUT, S_SP, S_STACK, STATUS_SIZE
+from . import background, errors
+from .layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK, STATUS_SIZE
 
 _UNLIMITED = 1 << 62
 
@@ -70,8 +71,12 @@ class JitRoutine:
         self.compile_seconds = 0.0
         self.loaded_by = ""               # "direct": from Numba's cache without its start-up; "numba" (cache.py)
         self.dispatcher = None
+        self.background = None            # auto: background.Background (the CPU tier), else False
+        self.restarts = 0                 # calls run again from their entry (restart)
+        self.stack_room = _INLINE_ROOM    # machine stack bytes its calls may take (kernels.enter)
 
     threshold_variable = "STARVM_JIT_THRESHOLD"
+    large_stack = True     # may a call run on a thread of its own (on_large_stack)?
 
     # ------------------------------------------------------------------ deciding
     def __call__(self, *args):
@@ -81,6 +86,11 @@ class JitRoutine:
         if self.state == "failed":
             return self.interpreted(*args)
         if self.tier.mode == "auto":
+            if self.background is None:
+                self.background = background.Background(self) if background.applies(self) else False
+            if self.background:      # the CPU tier: the disk cache first, compiles in the background
+                converted = self.background.call(args)
+                return self.interpreted(*args) if converted is None else self.run(args, converted)
             self.work += self.estimate(args)
             if self.work < self.threshold:
                 self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
@@ -202,17 +212,61 @@ class JitRoutine:
                 machine._too_deep(began=False)
             base = depth[0] + 1
         st[S_SP] = base
+        st[S_ROOM] = self.stack_room
+        saved = self.save_tables(converted)
         t0 = perf_counter()
         try:
-            result = self.dispatcher(*converted, cnt, st, ob)
+            if self.stack_room > _INLINE_ROOM:
+                result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
+            else:
+                result = self.dispatcher(*converted, cnt, st, ob)
         except Exception as e:
             from .kernels import JitFault
             if not isinstance(e, JitFault):
                 raise
+            if int(st[S_PFOR]) > 0 or int(st[S_CODE]) in RESTART_CODES:
+                return self.restart(args, saved, st, base, t0)
             self.finish(cnt, st, ob, left, tick, t0)
             raise errors.star_error(st, self.unit.lowered, machine.max_steps, base) from None
         self.finish(cnt, st, ob, left, tick, t0)
         return self.results(args, result)
+
+    # ------------------------------------------------------------------ running again
+    # A call stopped by something that is no error of the program (an integer past 64 bits,
+    # the machine stack's room) or by a failure inside a `parallel for` (the interpreter's
+    # fused loop checks a statement for every iteration before it writes) runs again from its
+    # entry: nothing it did is visible yet (steps, ticks and output records reach the machine
+    # in finish(); var results and globals in results()) but the tables it wrote in place,
+    # which are put back as saved at the entry.
+    def save_tables(self, converted):
+        """Copies of the tables the call may write (var table parameters, global tables), or
+        None where it writes none (lower.writes_tables)."""
+        if not self.compiled.writes_tables:
+            return None
+        info = self.compiled.info
+        syms = (list(info.params) if info is not None else []) + list(self.compiled.globals)
+        saved, seen = [], set()
+        for sym, value in zip(syms, converted):
+            if sym.type is T.TABLE and not sym.readonly and id(value[0]) not in seen:
+                seen.add(id(value[0]))
+                saved.append((value[0], value[0].copy()))
+        return saved
+
+    def restart(self, args, saved, st, base: int, t0):
+        """Put the saved tables back and run the call again: compiled on a stack large enough
+        for the recursion limit where its room ran out (E_STACK), interpreted otherwise."""
+        self.seconds += perf_counter() - t0
+        self.restarts += 1
+        for data, copy in saved or ():
+            np.copyto(data, copy)
+        if int(st[S_CODE]) == E_STACK and not int(st[S_PFOR]) and self.large_stack:
+            depth, used = int(st[S_A]) - base, int(st[S_B])
+            calls = self.tier.machine.max_depth - base + 1      # the most the limit lets this call nest
+            need = int(used / max(depth, 1) * calls * 1.25) + _STACK_MARGIN
+            if self.stack_room < need <= _MAX_ROOM:
+                self.stack_room = need
+                return self.run(args)
+        return self.interpreted(*args)
 
     def finish(self, cnt, st, ob, left, tick, t0) -> None:
         """Steps, step budget and output of one compiled call, also when it failed (``ob``
@@ -255,6 +309,47 @@ class JitRoutine:
 
 class _Decline(Exception):
     pass
+
+
+# Machine stack for compiled calls (kernels.enter): a call runs on the caller's thread with
+# room for _INLINE_ROOM bytes of Star calls (any thread has that much left); one that needs
+# more runs again on a thread of its own, its stack sized from the bytes a call took and the
+# recursion limit (Machine.max_depth), up to _MAX_ROOM (then interpreted).
+_INLINE_ROOM = 1 << 20
+_STACK_MARGIN = 1 << 20
+_MAX_ROOM = 1 << 34
+
+
+def on_large_stack(size: int, fn, *args):
+    """fn(*args) on a new thread with a stack of ``size`` bytes; its result or its exception."""
+    box = []
+
+    def target():
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            box.append((False, e))
+    size = -(-size // (1 << 16)) << 16        # whole pages
+    with _STACK_SIZE_LOCK:
+        old = threading.stack_size()
+        threading.stack_size(size)
+        try:
+            worker = threading.Thread(target=target, name="star-compiled-call", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old)
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        worker.join()          # the call ends (it polls for the interrupt) before the error is raised
+        raise
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+_STACK_SIZE_LOCK = threading.Lock()
 
 
 # Python frames Numba's compiler may need (typing recurses through callees and kernels): more
