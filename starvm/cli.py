@@ -13,6 +13,7 @@ from pathlib import Path
 from . import __version__, config
 from .backends import BackendUnavailable
 from .errors import StarError, StarInterrupt
+from .runtime.params import ParamError
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
 
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                           "table (needs mpi4py: pip install 'starvm[mpi]')")
     from .graphs.cli import add_arguments as add_graph_arguments
     add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
+    _add_param_argument(run)
     run.add_argument("--plot", metavar="OUT.png",
                      help="after the run, draw the steps per operation as a bar chart (with --profile also the "
                           "time per kind; needs matplotlib)")
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     add_graph_arguments(show)   # the graph options of star run
+    _add_param_argument(show)
 
     check = sub.add_parser("check", help="parse and type-check a Star program without running it",
                            description="Parse and type-check a Star program without running it; prints "
@@ -94,11 +97,34 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_param_argument(p) -> None:
+    p.add_argument("-D", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="give the program's constant NAME (const NAME = ...;) the integer or true/false VALUE "
+                        "instead of its declared one; repeatable")
+
+
+def params_from_args(args, usage_error) -> dict:
+    """--param NAME=VALUE ... as Machine(params=...) takes them; a malformed one is a usage error."""
+    from .runtime.params import ParamError, parse_assignment
+    params = {}
+    for text in getattr(args, "param", None) or []:
+        try:
+            name, value = parse_assignment(text)
+        except ParamError as e:
+            raise usage_error(f"--param {e}") from None
+        if name.lower() in {n.lower() for n in params}:
+            raise usage_error(f"--param {name} is given twice")
+        params[name] = value
+    return params
+
+
 def _read(path: str) -> str:
     try:
         if path == "-":
             return sys.stdin.read()
-        return Path(path).read_text()
+        import io
+        from .input_files import read_input     # a device or an endless pipe is not read to the end
+        return io.TextIOWrapper(io.BytesIO(read_input(path, expansion=16))).read()   # as Path.read_text
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise _UsageError(f"cannot read {path}: {reason}") from None
@@ -184,7 +210,8 @@ def _main(argv) -> int:
         if graph is None:
             graph = graph_from_args(args, _UsageError)
         machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,
-                          directed=reading_from_args(args), comm=comm, jit=args.jit)
+                          directed=reading_from_args(args), comm=comm, jit=args.jit,
+                          params=params_from_args(args, _UsageError))
         machine.profile = args.profile
         if args.plot or args.progress:
             from .cli_pictures import prepare_run
@@ -211,6 +238,9 @@ def _main(argv) -> int:
     except StarError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_STAR
+    except ParamError as e:              # --param names no constant, or a value of the wrong type
+        print(f"star: error: --param {e}", file=sys.stderr)
+        return EXIT_USAGE
     except (_UsageError, BackendUnavailable, config.ConfigError) as e:
         print(f"star: error: {e}", file=sys.stderr)
         return EXIT_USAGE

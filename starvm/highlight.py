@@ -21,7 +21,7 @@ from .check.builtins import BUILTINS
 __all__ = ["StarLexer", "KEYWORDS", "TYPES", "WORD_OPERATORS", "CONSTANTS", "BUILTIN_NAMES"]
 
 # The reserved words of grammar/star.lark, grouped as they are coloured.
-KEYWORDS = ("program", "var", "proc", "procedure", "function", "begin", "end", "if", "then",
+KEYWORDS = ("program", "var", "const", "proc", "procedure", "function", "begin", "end", "if", "then",
             "else", "while", "do", "repeat", "until", "for", "to", "downto", "parallel")
 TYPES = ("integer", "boolean", "slice", "word", "table")
 WORD_OPERATORS = ("and", "or", "not", "xor", "div", "mod")

@@ -34,7 +34,7 @@ from .runtime.machine import Machine
 from .runtime.values import Bits, Table, Unassigned
 from .types import T
 
-KEYWORDS = ("program", "var", "proc", "procedure", "function", "begin", "end", "if", "then", "else",
+KEYWORDS = ("program", "var", "const", "proc", "procedure", "function", "begin", "end", "if", "then", "else",
             "while", "do", "repeat", "until", "for", "to", "downto", "parallel", "integer", "boolean",
             "slice", "word", "table", "and", "or", "not", "xor", "div", "mod", "true", "false")
 COMMANDS = {

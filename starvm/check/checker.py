@@ -91,6 +91,7 @@ class Checker:
         new_globals = []
         for d in prog.globals:
             sym = self._declare(d.name, d.display, d.type, "global", d, self.env.globals)
+            sym.constant = d.value
             new_globals.append(sym)
         for r in prog.routines:
             self._declare_routine(r)
@@ -204,6 +205,8 @@ class Checker:
             raise _err(f"the loop variable '{s.var.display}' must be an integer, not {_kind_word(sym.type)}", s.var)
         if sym in self.loop_vars:
             raise _err(f"'{s.var.display}' is already the variable of an enclosing loop", s.var)
+        if sym.constant is not None:
+            raise _constant_error(s.var)
         self._expect(s.start, T.INT, "a loop bound")
         self._expect(s.stop, T.INT, "a loop bound")
         self.loop_vars.append(sym)
@@ -313,6 +316,8 @@ class Checker:
         sym = self._var(n)
         if sym in self.loop_vars:
             raise _err(f"cannot assign to '{n.display}': it is the variable of an enclosing for loop", n)
+        if sym.constant is not None:
+            raise _constant_error(n)
         if sym.readonly:
             raise _err(f"cannot change table '{n.display}': it is a parameter without 'var'", n,
                        hint=f"declare it as 'var {n.display}: table' to change it")
@@ -563,3 +568,9 @@ class Checker:
         elif rt is T.SLICE and lt is T.WORD and is_bits_literal(e.left):
             e.left.type = lt = T.SLICE
         return lt, rt
+
+
+def _constant_error(n: A.Name):
+    return _err(f"cannot assign to '{n.display}': it is a constant", n,
+                hint=f"a constant keeps the value of its declaration, or the one the command line gives: "
+                     f"star run FILE --param {n.display}=VALUE")

@@ -17,6 +17,7 @@ class Symbol:
     loc: Loc | None = None
     by_ref: bool = False           # a `var` parameter
     readonly: bool = False         # a table parameter without `var`
+    constant: int | bool | None = None  # a program constant (`const n = 5;`): its declared value
     spec: A.TypeSpec | None = None # declared type (length source for slice(T)/word(T), table dims)
     length_of: Symbol | None = None  # slice(T)/word(T): the table T
     pyname: str = ""               # identifier in the generated Python code

@@ -22,6 +22,8 @@ def _run_options(p) -> None:
                         "default: every routine runs as its Star body and can be stepped through)")
     from ..graphs.cli import add_arguments
     add_arguments(p)
+    from ..cli import _add_param_argument
+    _add_param_argument(p)   # -D / --param NAME=VALUE: the program's constants
 
 
 def add_subcommands(sub) -> None:
@@ -46,6 +48,8 @@ def _machine_options(args, usage_error) -> dict:
     from ..graphs.cli import graph_from_args
     opts = {"backend": config.backend_name(args.backend), "max_steps": args.max_steps,
             "graph": graph_from_args(args, usage_error), "native": args.native}
+    from ..cli import params_from_args
+    opts["params"] = params_from_args(args, usage_error)
     directed = getattr(args, "directed", None)
     if directed is not None:
         opts["directed"] = directed

@@ -31,6 +31,7 @@ class VarDecl(Node):
     name: str
     display: str
     type: TypeSpec
+    value: int | bool | None = None   # a program constant (`const n = 5;`): its literal
 
 
 @dataclass(eq=False)

@@ -162,6 +162,24 @@ class _Builder(Transformer):
         names, type_ = items
         return [A.VarDecl(n.loc, n.name, n.display, type_) for n in names]
 
+    def const_section(self, items):
+        return items[1:]          # the CONST keyword, then one VarDecl per constant
+
+    @v_args(meta=True)
+    def const_int(self, meta, items):
+        name, _eq, sign, number = items
+        value = -int(number) if sign is not None and str(sign) == "-" else int(number)
+        return self._constant(name, A.TypeSpec(self._loc(number), "integer"), value)
+
+    @v_args(meta=True)
+    def const_bool(self, meta, items):
+        name, _eq, literal = items
+        return self._constant(name, A.TypeSpec(self._loc(literal), "boolean"), literal.type == "TRUE")
+
+    def _constant(self, tok, spec, value) -> A.VarDecl:
+        n = self._name(tok)
+        return A.VarDecl(n.loc, n.name, n.display, spec, value)
+
     def name_list(self, items):
         return [self._name(t) for t in items]
 

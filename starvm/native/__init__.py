@@ -21,6 +21,7 @@ kernels of its own (emulated.py): the NumPy kernels, behind its device-style vec
 from __future__ import annotations
 
 import importlib
+import operator
 from time import perf_counter
 from typing import Callable
 
@@ -107,9 +108,17 @@ class Meter:
         self.timed = timed
         self._index = {op: i for i, op in enumerate(BASE_OPS)}
 
+    def affords(self, ticks: int) -> bool:
+        """Can the body take ``ticks`` more loop iterations and calls within --max-steps? A
+        routine runs its kernel only then: past the limit the body stops part way, with what
+        it wrote and counted up to there, so the body itself runs (the same partial effects on
+        every route, natives on or off, interpreted or compiled)."""
+        tick = self.ticks()
+        return tick is None or ticks <= ticks_left(tick)
+
     def tick(self, count: int) -> None:
-        """Loop iterations and calls the body would take: raises past --max-steps, before the
-        kernel changes anything (the body would stop there, part way)."""
+        """Loop iterations and calls the body would take (a routine checks first that the
+        limit ``affords`` them)."""
         tick = self.ticks()
         if tick is not None:
             from ..runtime.limits import tick_many
@@ -120,9 +129,19 @@ class Meter:
             self.counts[self._index[op]] += c
 
     def charge(self, steps) -> None:
-        """A steps.Steps known before the kernel runs: ticks first, then the counts."""
+        """A steps.Steps known before the kernel runs (and ``affords``): ticks, then the counts."""
         self.tick(steps.ticks)
         self.count(steps.ops)
+
+
+def ticks_left(tick) -> int:
+    """How many more calls a --max-steps ticker (runtime/limits.ticker) allows."""
+    gen = tick.__self__
+    if gen.gi_frame is None:            # exhausted: it raised
+        return 0
+    if gen.gi_yieldfrom is None:        # not started: its whole limit
+        return int(gen.gi_frame.f_locals["max_steps"])
+    return operator.length_hint(gen.gi_yieldfrom)
 
 
 def timed_call(kernel: Callable, backend, meter: Meter, *args):
@@ -147,6 +166,8 @@ def closure_routine(kernel: Callable) -> Callable:
         def routine(n, P):
             if not (isinstance(n, int) and P.n == n and P.k == n):
                 return star_body(n, P)       # an unusual call: the Star body is the definition
+            if not meter.affords(steps.warshall_adapt(n, 0).ticks):
+                return star_body(n, P)       # past --max-steps: the body stops part way
             meter.tick(steps.warshall_adapt(n, 0).ticks)
             ors = timed_call(kernel, backend, meter, P)
             meter.count(steps.warshall_adapt(n, int(ors)).ops)

@@ -40,7 +40,7 @@ def compact_factories(compact, expand, numb, *, is_table, vec_ok, nonempty: bool
             if not usable(T, X, R, T) or (R is not T and R.data is T.data):
                 return star_body(T, X, R)
             marked = numb(X.v)                # the one device-to-host read of the call
-            if marked > R.n:
+            if marked > R.n or not meter.affords(compaction_steps(marked).ticks):
                 return star_body(T, X, R)     # the body's own error, after the rows that fit
             meter.charge(compaction_steps(marked))
             timed_call(compact, backend, meter, T, X.v, R, marked)
@@ -53,7 +53,7 @@ def compact_factories(compact, expand, numb, *, is_table, vec_ok, nonempty: bool
             if not usable(T, X, R, R) or R is T or R.data is T.data:
                 return star_body(T, X, R)
             marked = numb(X.v)
-            if marked > T.n:
+            if marked > T.n or not meter.affords(compaction_steps(marked).ticks):
                 return star_body(T, X, R)
             meter.charge(compaction_steps(marked))
             timed_call(expand, backend, meter, T, X.v, R, marked)

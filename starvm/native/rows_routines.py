@@ -5,20 +5,19 @@ A backend's module gives its kernels and two tests of its own storage (``is_tabl
 table stored as that backend stores them; ``vec_ok``: a vector of n bits of that backend),
 and gets back the four factories of the native registry (starvm/native/__init__.py).
 
-Each routine reports the steps its Star body would take (steps.py) to the machine's meter,
-and charges the --max-steps ticks *before* the kernel writes anything, so a call past the
-limit stops without doing the work (the body would stop part way; either way the call is
-an error):
+Each routine reports the steps its Star body would take (steps.py) to the machine's meter.
+A kernel runs only where the --max-steps limit affords the body's ticks (Meter.affords):
+past it the Star body runs instead and stops part way, with the rows it wrote and the steps
+it counted up to there, as on every other route:
 
   IOTA       from the sizes, before its kernel;
   GATHER, SCATTER  in two parts: ``decode`` reads the index table (no writes) and returns the
              marked rows' count with its plan, or raises ``Unusual`` (a row number out of
-             range: the Star body runs instead, counting its own steps); then the charge;
-             then ``apply`` moves the rows;
+             range, or ticks past the limit: the Star body runs instead, counting its own
+             steps); then the charge; then ``apply`` moves the rows;
   GROUPMIN   its count depends on the groups the kernel finds, and the kernel writes nothing
-             but its result slice: with a step limit the ticks of the fewest groups possible
-             (one, if any row is marked) are charged first, the rest after the kernel, before
-             Z is handed back.
+             but its result: past the limit (the fewest groups possible first, then those it
+             found) the body runs instead.
 
 Each kernel reads from the device what the step report needs in one transfer (decode: the
 marked count and the range check; GROUPMIN: the groups and the 1 bits of their G values),
@@ -58,7 +57,7 @@ def factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, numb,
 
     def make_iota(star_body, backend, meter):
         def routine(T):
-            if not (is_table(T) and sized(T)):
+            if not (is_table(T) and sized(T)) or not meter.affords(steps.iota(T.n, T.k).ticks):
                 return star_body(T)
             meter.charge(steps.iota(T.n, T.k))
             timed_call(iota, backend, meter, T)
@@ -78,7 +77,9 @@ def factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, numb,
         def make(star_body, backend, meter):
             def run(T, IX, X_v, R):
                 plan, marked = decode(IX, X_v, T.n if gather_ else R.n)
-                meter.charge(steps.move_rows(marked, IX.k))     # past the limit: nothing written
+                if not meter.affords(steps.move_rows(marked, IX.k).ticks):
+                    raise Unusual          # past --max-steps: the body stops part way
+                meter.charge(steps.move_rows(marked, IX.k))
                 apply(T, IX, plan, X_v, R)
 
             def routine(T, IX, X, R):
@@ -97,13 +98,16 @@ def factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, numb,
             if not (is_table(G) and is_table(K) and sized(G) and 1 <= G.k <= group_bits_max
                     and 1 <= K.k <= 64 and K.n == G.n and vec_ok(X, G.n) and vec_ok(Z, G.n)):
                 return star_body(G, K, X, Z)
-            early = 0
-            if limited(meter):              # the fewest ticks the body can take, before the work
-                early = steps.groupmin(1 if numb(X.v) else 0, G.k, 0, K.k).ticks
-                meter.tick(early)
+            # the groups (so the ticks) are known after the kernel, which writes nothing but
+            # its result: where even one group is past the limit the body runs at once, else
+            # the kernel's result is taken only where the limit affords its groups
+            if limited(meter) and not meter.affords(steps.groupmin(1 if numb(X.v) else 0, G.k, 0, K.k).ticks):
+                return star_body(G, K, X, Z)
             z, groups, ones = timed_call(groupmin_counted, backend, meter, G, K, X.v)
             st = steps.groupmin(groups, G.k, ones, K.k)
-            meter.tick(st.ticks - early)
+            if not meter.affords(st.ticks):
+                return star_body(G, K, X, Z)
+            meter.tick(st.ticks)
             meter.count(st.ops)
             Z.v = z
             return (Z,)

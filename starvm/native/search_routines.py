@@ -23,7 +23,7 @@ def extreme_factory(extreme, want_max: bool):
 
     def make(star_body, backend, meter):
         def routine(T, X, Z):
-            if not _usable(T, X, Z):
+            if not _usable(T, X, Z) or not meter.affords(count(T.k).ticks):
                 return star_body(T, X, Z)
             meter.charge(count(T.k))
             Z.v = timed_call(extreme, backend, meter, T, X.v, want_max)
@@ -39,7 +39,8 @@ def compare_factory(compare, kernel_name: str):
 
     def make(star_body, backend, meter):
         def routine(T, F, X, Z):
-            if not ((T.n, T.k) == (F.n, F.k) and T.n > 0 and X.n == T.n and Z.n == T.n):
+            if not ((T.n, T.k) == (F.n, F.k) and T.n > 0 and X.n == T.n and Z.n == T.n) or not meter.affords(
+                    count(T.k).ticks):
                 return star_body(T, F, X, Z)
             meter.charge(count(T.k))
             Z.v = timed_call(compare, backend, meter, kernel_name, T, F, X.v)

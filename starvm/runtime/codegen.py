@@ -124,6 +124,8 @@ class CodeGen:
             self.emit(indent, "global " + ", ".join(assigned))
 
     def initial(self, sym: Symbol) -> str:
+        if sym.constant is not None:   # a program constant: its value from the user (params.py) or its declaration
+            return f"_param({sym.name!r}, {sym.constant!r})"
         if sym.type is T.INT:
             return "0"
         if sym.type is T.BOOL:

@@ -21,6 +21,7 @@ from ..ir.ops import BASE_OPS, OP_TITLES
 from .routine_profile import RoutineProfile
 from ..types import T
 from . import limits
+from . import params as params_
 from .codegen import CodeGen, GeneratedUnit
 from .counters import StepCounter, steps_between
 from .globals_view import Globals
@@ -38,7 +39,7 @@ class Machine:
     def __init__(self, backend: str | None = None, out=None, fuse: bool | None = None,
                  max_steps: int | None = None, max_depth: int | None = None,
                  native: bool | None = None, graph=None, directed: bool | None = None,
-                 jit: str | bool | None = None, comm=None):
+                 jit: str | bool | None = None, comm=None, params=None):
         # a backend name, or a Backend object (tests build an auto backend with small thresholds)
         if comm is not None:    # one rank of a distributed machine (starvm/distributed): its rows of every table
             from ..distributed import distribute
@@ -73,6 +74,9 @@ class Machine:
         self.graph_directed: bool | None = directed
         self.graph_reading: bool | None = None
         self.ns["_graph"] = make_graph_helper(self)
+        # program parameters (params.py): values for the constants of the programs loaded here
+        self.params = params_.normalise(params)
+        self.ns["_param"] = lambda name, declared: params_.value_of(self.params, name, declared)
         self.ns["_depth"] = [0, self.max_depth]     # Star calls in progress, the limit (codegen.py)
         self.ns["_too_deep"] = self._too_deep
         self._profile = False
@@ -158,6 +162,7 @@ class Machine:
         env_backup = (dict(self.env.globals), dict(self.env.routines))
         try:
             unit = Checker(self.env).check_program(program)
+            params_.check(self.params, unit.globals, self.env.globals.values(), unit.program.main is not None)
             graph_default = program_default(unit.program)
             graph_reading = program_reading(unit.program)
             gen = CodeGen(self.backend, filename, self.counts, self.fuse, self.fused_timing,

@@ -53,13 +53,14 @@ def star(*args, check=True, in_process=True):
     return p
 
 
-def expected(prog: str, g, how: str) -> list[str]:
-    """What the program prints for the graph g (as given), read as `how`."""
+def expected(prog: str, g, how: str, source: int = 1) -> list[str]:
+    """What the program prints for the graph g (as given), read as `how`, from the vertex
+    `source` (--param source=N; 1 by default)."""
     g = g.read_as(how == "directed")
     W = g.weight_matrix()
     if prog in ("bfs", "bfs_adapt"):
-        lev = cg.shortest_path(W, unweighted=True, indices=0)
-        out = [f"BFS from vertex 1: {g.n} vertices, {g.m} arcs, read as {how}"]
+        lev = cg.shortest_path(W, unweighted=True, indices=source - 1)
+        out = [f"BFS from vertex {source}: {g.n} vertices, {g.m} arcs, read as {how}"]
         for d in range(g.n):
             vs = np.nonzero(lev == d)[0] + 1
             if vs.size:
@@ -79,9 +80,9 @@ def expected(prog: str, g, how: str) -> list[str]:
                 out.append(f"component of vertex {v + 1}: {(lab == c).sum()} vertices")
         return out
     if prog in ("dijkstra", "bellman_ford", "bellman_ford_adapt"):
-        d = cg.shortest_path(W, indices=0)
+        d = cg.shortest_path(W, indices=source - 1)
         name = {"dijkstra": "Dijkstra", "bellman_ford": "Bellman-Ford", "bellman_ford_adapt": "Bellman-Ford-adapt"}[prog]
-        out = [f"shortest paths from vertex 1 ({name}): {g.n} vertices, {g.m} arcs, "
+        out = [f"shortest paths from vertex {source} ({name}): {g.n} vertices, {g.m} arcs, "
                f"{int(np.isfinite(d).sum())} reached, read as {how}"]
         out += [f"  to {v + 1}: " + (str(int(x)) if np.isfinite(x) else "unreachable") for v, x in enumerate(d)]
         return out
@@ -99,16 +100,16 @@ def expected(prog: str, g, how: str) -> list[str]:
                f"sum of their distances: {int(D[fin].sum())}"]
         if fin.any():
             out.append(f"longest shortest path: {int(D[fin].max())}")
-        out.append("from vertex 1: " + " ".join(str(int(x)) if np.isfinite(x) else "-" for x in D[0]))
+        out.append(f"from vertex {source}: " + " ".join(str(int(x)) if np.isfinite(x) else "-" for x in D[source - 1]))
         return out
     raise AssertionError(prog)
 
 
-def compare(prog, got: str, g, override: str | None = None):
+def compare(prog, got: str, g, override: str | None = None, source: int = 1):
     lines = got.splitlines()
     if prog == "floyd":   # which pair is the longest is a tie-break: check only its length
         lines = [re.sub(r" \(\d+ -> \d+\)$", "", x) for x in lines]
-    assert lines == expected(prog, g, reading(prog, override))
+    assert lines == expected(prog, g, reading(prog, override), source)
 
 
 @pytest.mark.parametrize("prog", sorted(DEFAULTS))
@@ -119,6 +120,31 @@ def test_program_on_default_graph(prog):
 @pytest.mark.parametrize("prog", sorted(DEFAULTS))
 def test_program_on_generated_graph(prog):
     compare(prog, star(f"programs/{prog}.star", "--generate", GEN).stdout, sg.generate(GEN))
+
+
+SOURCE_PROGRAMS = ["bellman_ford", "bellman_ford_adapt", "bfs", "bfs_adapt", "dijkstra", "floyd"]
+
+
+@pytest.mark.parametrize("prog", SOURCE_PROGRAMS)
+def test_program_from_another_source(prog):
+    """const source = 1; in the program, --param source=N (-D) on the command line."""
+    g = sg.generate(GEN)
+    compare(prog, star(f"programs/{prog}.star", "--generate", GEN, "--param", "source=7").stdout, g, source=7)
+    compare(prog, star(f"programs/{prog}.star", "--generate", GEN, "-D", f"SOURCE={g.n}").stdout, g, source=g.n)
+
+
+def test_source_parameter_errors():
+    for bad in ("0", "41"):                   # the generated graph has 40 vertices
+        p = star("programs/bfs.star", "--generate", GEN, "-D", f"source={bad}", check=False)
+        assert p.returncode == 1 and p.stdout == ""
+        assert "error: the source vertex must be one of the graph's vertices 1 .. GRAPH_N" in p.stderr
+    p = star("programs/dijkstra.star", "-D", "start=3", check=False)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == "star: error: --param start=3: the program has no constant 'start' (its constants: source = 1)\n"
+    p = star("programs/dijkstra.star", "-D", "source=true", check=False)
+    assert p.returncode == 2 and "the constant 'source' is an integer, not a boolean" in p.stderr
+    p = star("programs/dijkstra.star", "-D", "source=five", check=False)
+    assert p.returncode == 2 and "source=five: the value must be an integer or true/false" in p.stderr
 
 
 @pytest.mark.parametrize("prog,fmt", [("dijkstra", "mtx"), ("bfs", "edgelist"), ("mst_kruskal", "dimacs"),
