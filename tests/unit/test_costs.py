@@ -307,9 +307,13 @@ def test_the_estimate_is_the_same_on_every_route(backend):
         assert _estimates(backend, **kw) == base, kw
 
 
-def test_the_estimate_is_the_same_when_compiled():
+@pytest.mark.parametrize("tier_backend", ["numpy", pytest.param("cupy", marks=pytest.mark.backend("cupy"))])
+def test_the_estimate_is_the_same_when_compiled(tier_backend):
+    """The compiled tier: Numba on the CPU (numpy), CUDA on the GPU (cupy)."""
+    from conftest import usable
+    usable(tier_backend)
     base = _estimates("numpy", native=False, fuse=True, jit="off")
-    m = starvm.Machine(backend="numpy", out=io.StringIO(), native=False, jit="on")
+    m = starvm.Machine(backend=tier_backend, out=io.StringIO(), native=False, jit="on")
     m.run(SIMPLE)
-    assert any("compiled;" in line for line in m.jit.report())
+    assert any("ran compiled" in line for line in m.jit.report())
     assert (m.stats, [(e.time, e.energy_pj) for e in m.cost(SHIPPED).estimates], m.out.getvalue()) == base
