@@ -122,9 +122,7 @@ def _read(path: str) -> str:
     try:
         if path == "-":
             return sys.stdin.read()
-        import io
-        from .input_files import read_input     # a device or an endless pipe is not read to the end
-        return io.TextIOWrapper(io.BytesIO(read_input(path, expansion=16))).read()   # as Path.read_text
+        return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise _UsageError(f"cannot read {path}: {reason}") from None
