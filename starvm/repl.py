@@ -18,6 +18,7 @@ A bare expression (``NUMB(X)``, ``x + 1``) is run as ``writeln(<expression>)``.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -41,7 +42,7 @@ COMMANDS = {
     ":help": "this list",
     ":load FILE": "declare the routines and globals of a Star file (its main block is not run)",
     ":run FILE": "load a Star file and run its main block",
-    ":vars": "the global variables and routines declared so far",
+    ":vars [--all]": "the global variables and routines you declared (--all: the library routines loaded too)",
     ":show NAME": "draw a table, slice or word as bits",
     ":show T as int": "a table's rows as bits and, beside them, as unsigned numbers",
     ":plot NAME [FILE.png]": "save a picture of a table or vector (needs matplotlib)",
@@ -68,7 +69,7 @@ Commands:
 Ctrl-C stops a running program (the variables keep the values they had); Ctrl-D quits.
 An empty line ends an unfinished input early."""
 
-_DECL_WORDS = {"var", "proc", "procedure", "function", "program"}
+_DECL_WORDS = {"var", "const", "proc", "procedure", "function", "program"}
 _OPEN = {"begin", "repeat"}
 _CLOSE = {"end", "until"}
 _CONTINUES = {"then", "do", "else", "to", "downto", "if", "while", "for", "and", "or", "xor", "not",
@@ -213,6 +214,8 @@ class Session:
         toks, _ = scan(text)
         before = list(self.machine.counts)
         if toks and (toks[0] in _DECL_WORDS or toks[-1] == "."):
+            if toks[-1] not in (";", "."):   # `var n: integer` at the prompt: the closing ';' is implied
+                text += "\n;"
             gen = self.machine.compile(text, name)        # declarations (and maybe a main block)
             if self.machine._main is not None and "def main_" in gen.source:
                 self.machine._guard(self.machine._main)
@@ -309,7 +312,8 @@ class Session:
             return
         text, name = got
         g0, r0 = set(self.machine.env.globals), set(self.machine.env.routines)
-        gen = self.machine.compile(text, name)
+        with _suggest_reset(":load", arg):
+            gen = self.machine.compile(text, name)
         self.machine._main = None
         routines = [self.machine.env.routines[r].display for r in self.machine.env.routines if r not in r0]
         globs = [self.machine.env.globals[g].display for g in self.machine.env.globals if g not in g0]
@@ -323,16 +327,23 @@ class Session:
         if got is None:
             return
         text, name = got
-        self.machine.run(text, name)
+        with _suggest_reset(":run", arg):
+            self.machine.run(text, name)
 
     def _vars(self, arg: str) -> None:
+        if arg not in ("", "--all"):
+            self._usage(":vars [--all]")
+            return
         env = self.machine.env
-        if not env.globals and not env.routines:
-            self._print("nothing declared yet")
+        routines = [info for info in env.routines.values() if arg == "--all" or not _from_library(info)]
+        if not env.globals and not routines:
+            library = len(env.routines)
+            self._print("nothing declared yet" + (f" ({library} library routine{'s' if library != 1 else ''} loaded: "
+                                                  ":vars --all lists them)" if library else ""))
             return
         for sym in env.globals.values():
             self._print(f"{sym.display}: {self._describe(self.machine.ns.get(sym.pyname), sym.type)}")
-        for info in env.routines.values():
+        for info in routines:
             params = "; ".join(("var " if p.by_ref else "") + f"{p.display}: {p.type}" for p in info.params)
             kind = "function" if info.is_function else "proc"
             result = f": {info.result.type}" if info.is_function else ""
@@ -524,6 +535,24 @@ class Session:
 
     def _flush(self) -> None:
         getattr(self.out, "flush", lambda: None)()
+
+
+def _from_library(info) -> bool:
+    """A standard-library routine, loaded when a program first called it."""
+    loc = info.node.loc
+    return loc is not None and loc.source.filename.startswith("stdlib/")
+
+
+@contextlib.contextmanager
+def _suggest_reset(command: str, arg: str):
+    """:load / :run of a file whose names are declared already: say how to start afresh."""
+    try:
+        yield
+    except StarTypeError as e:
+        if "declared twice" in e.message:
+            tip = f":reset forgets every name declared so far (a fresh machine); then {command} {arg} again"
+            e.hint = f"{e.hint}; or {tip}" if e.hint else tip
+        raise
 
 
 def _library_names() -> list[str]:
