@@ -8,10 +8,12 @@ A ``%%star`` cell runs on a :class:`~starvm.Machine` kept in the notebook's name
 (``_star_machine``, or the name given with ``%%star --machine NAME``; ``--backend NAME`` picks
 the backend of a machine made fresh), so declarations and variables persist from cell to cell.
 The cell is read like input at the ``star`` prompt (starvm/repl.py): declarations,
-statements, expressions (their value is printed), ``:commands``. An error is shown as the
-Star error message (``StarError.render()``), never as a Python traceback; the cell stops at
-its first error. A cell that is just the name of a global table shows the table as a
-picture (``Table._repr_png_``, when matplotlib is installed).
+statements, expressions (their value is printed), ``:commands``. The cell stops at its first
+error and fails (``StarCellError``: "Run All" stops there), shown as the Star error message
+(``StarError.render()``), never as a Python traceback. A cell that is just the name of a
+global table shows the table as a picture (``Table._repr_png_``, when matplotlib is
+installed). ``--backend NAME`` for a machine that exists already on another backend is an
+error that says how to get one on NAME (its variables would be lost by switching silently).
 
 ``%%star --trace``: the cell is a whole program (with its main block); it runs on a fresh
 machine with statement events on and the replay page of ``star trace`` (starvm/debug) is
@@ -23,6 +25,19 @@ import shlex
 import sys
 
 DEFAULT_NAME = "_star_machine"
+
+
+class StarCellError(Exception):
+    """A ``%%star`` cell stopped at an error. IPython shows ``_render_traceback_()``'s lines,
+    the Star error as the prompt prints it, instead of a Python traceback; the cell fails."""
+
+    def __init__(self, message: str, page=None):
+        super().__init__(message)
+        self.message = message
+        self.page = page            # --trace: the replay page up to the error
+
+    def _render_traceback_(self) -> list[str]:
+        return self.message.splitlines()
 
 
 class _Stdout:
@@ -79,8 +94,7 @@ def run_cell(ns: dict, line: str, cell: str):
     try:
         opts = _options(line)
     except ValueError as e:
-        print(e, file=sys.stderr)
-        return None
+        raise StarCellError(str(e)) from None
     if opts["trace"]:
         return trace_cell(cell, opts)
     machine = ns.get(opts["machine"])
@@ -89,9 +103,15 @@ def run_cell(ns: dict, line: str, cell: str):
         try:
             machine = Machine(backend=opts["backend"])
         except BackendUnavailable as e:
-            print(f"error: {e}", file=sys.stderr)
-            return None
+            raise StarCellError(f"error: {e}") from None
         ns[opts["machine"]] = machine
+    elif opts["backend"] is not None and opts["backend"] != machine.backend.name:
+        name = opts["machine"]
+        raise StarCellError(
+            f"%%star: the machine {name} runs on the {machine.backend.name} backend; --backend {opts['backend']} "
+            f"chooses the backend of a new machine. A second one: %%star --machine NAME --backend {opts['backend']}; "
+            f"or this one afresh on {opts['backend']} (its variables are lost): del {name}, then "
+            f"%%star --backend {opts['backend']}")
     session = getattr(machine, "_star_session", None)
     if session is None or session.machine is not machine:
         session = Session(machine, out=_Stdout())
@@ -102,11 +122,15 @@ def run_cell(ns: dict, line: str, cell: str):
     sym = machine.env.globals.get(fold(name)) if name.replace("-", "_").isidentifier() else None
     if sym is not None and isinstance(machine.ns.get(sym.pyname), Table):
         return machine.ns[sym.pyname]
-    for text in read_inputs(cell.splitlines()):
-        errors = session.errors
-        session.execute(text)
-        if session.errors > errors:      # the Star error is printed; stop the cell there
-            break
+    session.print_errors = False          # an error is raised instead: the cell fails
+    try:
+        for text in read_inputs(cell.splitlines()):
+            errors = session.errors
+            session.execute(text)
+            if session.errors > errors:      # stop the cell at its first error
+                raise StarCellError(session.last_error or "%%star: the cell stopped at an error")
+    finally:
+        session.print_errors = True
     return None
 
 
@@ -127,8 +151,9 @@ class TracePage:
 
 
 def trace_cell(cell: str, opts: dict):
-    """``%%star --trace``: record the cell's run and return its page (None after an error,
-    which is printed)."""
+    """``%%star --trace``: record the cell's run and return its page. A program that does not
+    load raises StarCellError; one that stops at a run-time error shows its page up to the
+    error (in IPython), then raises StarCellError carrying it."""
     from .backends import BackendUnavailable
     from .debug.trace import DEFAULT_MAX_EVENTS, DEFAULT_MAX_ROWS, record
     from .debug.trace_html import render_html
@@ -138,16 +163,29 @@ def trace_cell(cell: str, opts: dict):
                        max_events=opts["max_events"] or DEFAULT_MAX_EVENTS,
                        max_rows=opts["max_rows"] or DEFAULT_MAX_ROWS)
     except StarError as e:
-        print(e.render(), file=sys.stderr)
-        return None
+        raise StarCellError(e.render()) from None
     except BackendUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return None
+        raise StarCellError(f"error: {e}") from None
     for _, text in trace["output"]:
         sys.stdout.write(text)
-    if trace["end"] in ("error", "limit"):
+    page = TracePage(render_html(trace), len(trace["events"]))
+    if trace["end"] == "error":
+        _display(page)
+        raise StarCellError(trace["message"], page=page)
+    if trace["end"] == "limit":          # the recording stopped, not the program: a note
         print(trace["message"], file=sys.stderr)
-    return TracePage(render_html(trace), len(trace["events"]))
+    return page
+
+
+def _display(obj) -> None:
+    """Show ``obj`` in the running IPython, if any (the cell then fails with an error)."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(obj)
 
 
 def load_ipython_extension(ip) -> None:

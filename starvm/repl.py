@@ -146,6 +146,8 @@ class Session:
         self.machine.out = self._Writer(self)
         self.inputs = 0            # numbers the inputs: <input-1>, <input-2>, ...
         self.errors = 0            # inputs that ended in an error
+        self.last_error: str | None = None   # the message of the last input's error, if it had one
+        self.print_errors = True
         self.done = False          # :quit was typed
         self.debug_shell = None    # :debug FILE: inputs go to this debugger (starvm/debug) until it quits
 
@@ -175,6 +177,7 @@ class Session:
     def execute(self, text: str) -> bool:
         """Run one input, printing to ``self.out``. Returns False once the user asked to quit."""
         stripped = text.strip()
+        self.last_error = None
         if self.debug_shell is not None:
             self._debug_input(text)
             return not self.done
@@ -186,21 +189,16 @@ class Session:
             else:
                 self._code(text)
         except StarInterrupt as e:
-            self.errors += 1
             where = f" at {e.loc}" if e.loc else ""
-            self._print(f"interrupted{where}; the variables keep the values they had")
+            self._error(f"interrupted{where}; the variables keep the values they had")
         except StarError as e:
-            self.errors += 1
-            self._print(e.render())
+            self._error(e.render())
         except KeyboardInterrupt:
-            self.errors += 1
-            self._print("interrupted")
+            self._error("interrupted")
         except BackendUnavailable as e:
-            self.errors += 1
-            self._print(f"error: {e}")
+            self._error(f"error: {e}")
         except Exception as e:   # a bug in starvm: report it, stay at the prompt
-            self.errors += 1
-            self._print(f"internal error: {type(e).__name__}: {e} (this is a bug in starvm)")
+            self._error(f"internal error: {type(e).__name__}: {e} (this is a bug in starvm)")
             if config.debug():
                 import traceback
                 traceback.print_exc(file=self.out)
@@ -286,8 +284,7 @@ class Session:
             ":quit": self._quit, ":q": self._quit, ":exit": self._quit,
         }.get(cmd)
         if handler is None:
-            self.errors += 1
-            self._print(f"unknown command {cmd}; :help lists the commands")
+            self._error(f"unknown command {cmd}; :help lists the commands")
             return
         handler(arg)
 
@@ -302,8 +299,7 @@ class Session:
         try:
             return path.read_text(), str(arg)
         except (OSError, UnicodeDecodeError) as e:
-            self.errors += 1
-            self._print(f"error: cannot read {arg}: {getattr(e, 'strerror', None) or e}")
+            self._error(f"error: cannot read {arg}: {getattr(e, 'strerror', None) or e}")
             return None
 
     def _load(self, arg: str) -> None:
@@ -371,8 +367,7 @@ class Session:
             return None
         sym = self.machine.env.globals.get(fold(arg))
         if sym is None:
-            self.errors += 1
-            self._print(f"error: no global variable '{arg}' (:vars lists them)")
+            self._error(f"error: no global variable '{arg}' (:vars lists them)")
             return None
         return sym, self.machine.ns.get(sym.pyname)
 
@@ -403,8 +398,7 @@ class Session:
             return
         sym, value = got
         if isinstance(value, Unassigned) or not isinstance(value, (Table, Bits)):
-            self.errors += 1
-            self._print(f"error: :plot draws a table, slice or word; '{sym.display}' is {self._describe(value, sym.type)}")
+            self._error(f"error: :plot draws a table, slice or word; '{sym.display}' is {self._describe(value, sym.type)}")
             return
         from .pictures import MatplotlibMissing, table_png
         target = parts[1] if len(parts) > 1 else f"{sym.display}.png"
@@ -414,13 +408,11 @@ class Session:
             table_png(value, target, title=what, backend=self.machine.backend,
                       vertical=sym.type is T.SLICE)
         except MatplotlibMissing:
-            self.errors += 1
-            self._print("error: :plot needs matplotlib, which is not installed "
+            self._error("error: :plot needs matplotlib, which is not installed "
                         "(pip install matplotlib, or pip install \"starvm[plot]\"); :show NAME draws it as text")
             return
         except OSError as e:
-            self.errors += 1
-            self._print(f"error: cannot write {target}: {e.strerror or e}")
+            self._error(f"error: cannot write {target}: {e.strerror or e}")
             return
         self._print(f"wrote {target}")
 
@@ -451,8 +443,7 @@ class Session:
         try:
             report = self.machine.cost(arg or model_names())
         except ModelError as e:
-            self.errors += 1
-            self._print(f"error: {e}")
+            self._error(f"error: {e}")
             return
         self._print(report.text())
 
@@ -530,8 +521,15 @@ class Session:
         self.out.write(text + "\n")
 
     def _usage(self, usage: str) -> None:
+        self._error(f"usage: {usage}")
+
+    def _error(self, text: str) -> None:
+        """An input ended in an error: count it, keep it (``last_error``: a notebook cell raises
+        it, starvm/ipython.py) and print it unless ``print_errors`` is off."""
         self.errors += 1
-        self._print(f"usage: {usage}")
+        self.last_error = text
+        if self.print_errors:
+            self._print(text)
 
     def _flush(self) -> None:
         getattr(self.out, "flush", lambda: None)()

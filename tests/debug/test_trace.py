@@ -116,12 +116,16 @@ def test_star_trace_command_line(tmp_path):
 
 
 def test_jupyter_trace_cell():
-    from starvm.ipython import TracePage, run_cell
+    from starvm.ipython import StarCellError, TracePage, run_cell
     page = run_cell({}, "--trace --max-rows 8", RECURSIVE)
     assert isinstance(page, TracePage) and page.events > 10
     html = page._repr_html_()
     assert html.startswith("<iframe srcdoc=") and "&lt;!doctype html&gt;" in html
-    assert run_cell({}, "--trace", "begin y := 1 end.") is None
+    with pytest.raises(StarCellError, match="unknown name 'y'"):     # does not load: the cell fails
+        run_cell({}, "--trace", "begin y := 1 end.")
+    with pytest.raises(StarCellError) as e:                            # fails while running: the page up to it
+        run_cell({}, "--trace", "var X: slice;\nbegin\n  X := BITS('01');\n  X(3) := 1;\nend.\n")
+    assert e.value.message.startswith("<cell>:4:") and isinstance(e.value.page, TracePage)
 
 
 def test_jupyter_trace_magic_in_an_ipython_shell(capsys):
@@ -136,5 +140,5 @@ def test_jupyter_trace_magic_in_an_ipython_shell(capsys):
     assert "the trace stops at event 50 (--max-events 50)" in err
     formatted, _ = ip.display_formatter.format(page)
     assert formatted["text/html"].startswith("<iframe srcdoc=")
-    ip.run_cell_magic("star", "--trace --max-rows x", RECURSIVE)
-    assert "--max-rows takes a number >= 1" in capsys.readouterr().err
+    result = ip.run_cell("%%star --trace --max-rows x\n" + RECURSIVE)
+    assert not result.success and "--max-rows takes a number >= 1" in "".join(capsys.readouterr())
