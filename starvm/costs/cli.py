@@ -143,6 +143,7 @@ def _price(text, args, models, extra, usage_error):
         machine = Machine(backend=config.backend_name(args.backend), out=io.StringIO(), **extra)
     except TypeError:   # a starvm without program parameters (Machine(params=...))
         raise usage_error("--vary needs program parameters (const NAME = ...; with --param)") from None
+    machine.profile = True             # per routine (the host time includes profiling)
     machine.routine_profile.by_kind = True
     t0 = time.perf_counter()
     try:
