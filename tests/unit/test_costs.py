@@ -317,3 +317,22 @@ def test_the_estimate_is_the_same_when_compiled(tier_backend):
     m.run(SIMPLE)
     assert any("ran compiled" in line for line in m.jit.report())
     assert (m.stats, [(e.time, e.energy_pj) for e in m.cost(SHIPPED).estimates], m.out.getvalue()) == base
+
+
+# ------------------------------------------------------------------ the REPL's :cost
+def test_repl_cost(machine):
+    from starvm.repl import Session
+    s = Session(machine, out=io.StringIO())
+    s.feed("var T: table(100, 8); X: slice(T);")
+    s.feed("proc F; begin X := COL(1, T) and COL(2, T); end;")
+    s.feed("F")
+    out = s.feed(":cost star-unit,cam-ap")
+    assert "3 steps" in out and "3 ns" in out and "100 rows x 8 columns" in out and "per routine" not in out
+    assert "gsi-gemini" in s.feed(":cost")                      # every model without a name
+    assert "source: [smle2014]" in s.feed(":cost list")
+    errors = s.errors
+    assert "unknown cost model 'nope' (available: cam-ap" in s.feed(":cost nope") and s.errors == errors + 1
+    s.feed(":profile on")
+    s.feed(":stats reset")
+    s.feed("F")
+    assert "per routine" in s.feed(":cost star-unit") and ":cost" in s.feed(":help")
