@@ -304,7 +304,7 @@ class Machine:
         """
         info = self.env.routines.get(fold(name))
         if info is None:
-            info = self._library_routine(fold(name))
+            info = self._library_routine(fold(name), name)
         if len(args) != len(info.params):
             n = len(info.params)
             raise StarTypeError(f"'{info.display}' takes {n} argument{'s' if n != 1 else ''}, got {len(args)}")
@@ -328,10 +328,10 @@ class Machine:
             return self._to_python(value)
         return tuple(scalar_outs) if scalar_outs else None
 
-    def _library_routine(self, name: str) -> RoutineInfo:
+    def _library_routine(self, name: str, written: str | None = None) -> RoutineInfo:
         path = stdlib.index().get(name)
-        if path is None:
-            raise StarTypeError(f"unknown routine '{name}'")
+        if path is None:   # named as the caller wrote it, not folded
+            raise StarTypeError(f"unknown routine '{written or name}'")
         self.load(path.read_text(), f"stdlib/{path.name}")
         return self.env.routines[name]
 
@@ -376,7 +376,12 @@ class Machine:
             return self.backend.table(rows, cols)
         arr = host_array(data)
         if arr.ndim != 2:
-            raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D")
+            hint = ""
+            if arr.ndim == 1 and arr.dtype != bool:
+                hint = "; for numbers, one per row, use Machine.table_from_ints(values, width)"
+            elif arr.ndim == 1:
+                hint = "; for a slice use Machine.slice(bits), for a one-column table table(bits[:, None])"
+            raise ValueError(f"a table needs a 2-D array, got {arr.ndim}-D{hint}")
         if arr.dtype != bool and arr.size and not ((arr == 0) | (arr == 1)).all():
             # an array of numbers (codes) is not bits: astype(bool) would turn 5 into 1
             bad = arr[(arr != 0) & (arr != 1)].flat[0]
