@@ -1,0 +1,334 @@
+"""The compiled tier does what the interpreter does where its machine runs out (issue 36):
+integers past 64 bits, recursion deeper than the thread's stack, and a failing `parallel
+for`. Each such call stops and runs again from its entry (runtime.JitRoutine.restart) with
+the tables it wrote put back: the output, steps, tables, results and errors are the
+interpreter's on --jit on and auto, never an error of the tier's own. The GPU tier's part
+runs on the CPU (tests/gpu_sources: the emulated kernel, the stand-in for CuPy)."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import starvm
+from jit_differential import differences, run
+from test_compiled import jit_cache  # noqa: F401 - the compiled-code cache (jit_differential.py)
+
+MIN, MAX = -(1 << 63), (1 << 63) - 1
+
+# Every integer operation at the edges of 64 bits, in a compiled main block and in routines the
+# interpreter calls once the main block has run again interpreted; the first call that passes
+# 64 bits comes after the main block printed, flipped a table and changed a global.
+INTEGERS = """
+var acc: integer; P: table(70, 3);
+
+proc ops(a, b: integer);
+begin
+  write(a, ' ', b, ':');
+  if b <> 0 then write(' ', a div b, ' ', a mod b);
+  writeln(' ', a + b, ' ', a - b, ' ', a * b, ' ', -a);
+  acc := acc + 1
+end;
+
+{ writes a table, output and a global, then passes 64 bits where k is large }
+proc late(var Q: table; k: integer; var r: integer);
+var i: integer;
+begin
+  for i := 1 to NCOLS(Q) do COL(i, Q) := not COL(i, Q);
+  writeln('flipped ', NCOLS(Q), ' ', k);
+  acc := acc + 10;
+  r := k * k * k * k
+end;
+
+function span(a, b: integer): integer;
+var i, c: integer;
+begin
+  c := 0;
+  for i := a to b do c := c + 1;
+  span := c
+end;
+
+function down(a, b: integer): integer;
+var i, c: integer;
+begin
+  c := 0;
+  for i := a downto b do c := c + 1;
+  down := c
+end;
+
+var r, m, big, i: integer;
+begin
+  m := -9223372036854775807 - 1;
+  big := 9223372036854775807;
+  acc := 0;
+  for i := 1 to 70 do if i mod 3 = 0 then ROW(i, P) := BITS('101');
+  r := 0;
+  late(P, 1000, r);
+  writeln(r, ' ', acc);
+  ops(-7, 2); ops(7, -2); ops(-7, -2); ops(0, -1); ops(m, 1); ops(m, 2); ops(m, 3); ops(m, -3);
+  ops(big, -1); ops(m + 1, -1); ops(m, -1); ops(big, 2); ops(big, 1); ops(m, m);
+  ops(3037000499, 3037000499); ops(3037000500, 3037000500); ops(-3037000500, 3037000500);
+  ops(4611686018427387904, 2); ops(-4611686018427387904, 2); ops(-4611686018427387904, -2);
+  late(P, 100000, r); writeln(r);
+  writeln(P);
+  writeln(span(big - 2, big), ' ', down(m + 2, m), ' ', span(5, 3), ' ', span(m, m + 1));
+  r := m; r := r div (-1); writeln(r);
+  r := big; r := r + 1; writeln(r);
+  r := m; r := -r; writeln(r);
+  r := m; r := r mod (-1); writeln(r);
+  writeln(acc)
+end.
+"""
+
+
+def _expected_ops(a, b):
+    def div(x, y):
+        q = abs(x) // abs(y)
+        return q if (x >= 0) == (y >= 0) else -q
+    text = f"{a} {b}:"
+    if b:
+        text += f" {div(a, b)} {a - div(a, b) * b}"
+    return text + f" {a + b} {a - b} {a * b} {-a}"
+
+
+@pytest.mark.parametrize("jit", ["on", "auto"])
+def test_integers_past_64_bits_equal_the_interpreter(monkeypatch, jit):
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "0")
+    off = run(INTEGERS, "ints.star", "off")
+    got = run(INTEGERS, "ints.star", jit)
+    assert off[2] is None
+    assert got[:3] == off[:3]
+    lines = off[0].splitlines()
+    assert lines[:2] == ["flipped 3 1000", f"{1000 ** 4} 10"]
+    assert lines[2:22] == [_expected_ops(a, b) for a, b in (
+        (-7, 2), (7, -2), (-7, -2), (0, -1), (MIN, 1), (MIN, 2), (MIN, 3), (MIN, -3), (MAX, -1), (MIN + 1, -1),
+        (MIN, -1), (MAX, 2), (MAX, 1), (MIN, MIN), (3037000499, 3037000499), (3037000500, 3037000500),
+        (-3037000500, 3037000500), (1 << 62, 2), (-(1 << 62), 2), (-(1 << 62), -2))]
+    assert lines[22:24] == ["flipped 3 100000", str(100000 ** 4)]
+    assert lines[-6:] == ["3 3 0 2", str(1 << 63), str(1 << 63), str(1 << 63), "0", "40"]
+    restarts = {r.display: r.restarts for r in got[3].jit.routines.values()}
+    assert restarts["late"] == 1 and restarts["span"] == 1
+    if jit == "on":       # auto leaves a routine without a loop interpreted
+        assert restarts["ops"] > 0 and restarts["main block"] == 1
+
+
+@pytest.mark.parametrize("limit", [3, 30, 60, 100])   # of the 110 it takes
+def test_integers_past_64_bits_under_a_step_limit(limit):
+    assert differences(INTEGERS, "ints.star", max_steps=limit) == []
+
+
+# Recursion deeper than a thread's stack holds: run compiled on a thread of its own, sized
+# from what a call took; the recursion limit still the interpreter's, with its error.
+DEEP = """
+var P: table(64, 2);
+
+function f(n: integer): integer;
+begin if n = 0 then f := 0 else f := 1 + f(n - 1) end;
+
+{ flips column 1 on the way down: the run that stopped on the stack's room wrote it }
+proc walk(var Q: table; n: integer; var c: integer);
+begin
+  if n > 0 then begin COL(1, Q) := not COL(1, Q); c := c + 1; walk(Q, n - 1, c) end
+end;
+
+proc ping(n: integer; var c: integer);
+begin if n > 0 then begin c := c + 1; pong(n - 1, c) end end;
+proc pong(n: integer; var c: integer);
+begin if n > 0 then begin c := c + 2; ping(n - 1, c) end end;
+begin end.
+"""
+
+
+def _deep_calls(jit, calls, max_depth=30000):
+    m = starvm.Machine(jit=jit, out=io.StringIO(), max_depth=max_depth)
+    m.load(DEEP, "deep.star")
+    got = []
+    for name, n in calls:
+        P = m.table(np.eye(64, 2, dtype=bool))
+        try:
+            if name == "f":
+                got.append(m.call("f", n))
+            elif name == "walk":
+                got.append((m.call("walk", P, n, 0), P.to_numpy().tolist()))
+            else:
+                got.append(m.call(name, n, 0))
+        except starvm.StarError as e:
+            got.append(e.render())
+    return got, list(m.counts), m
+
+
+def test_deep_recursion_runs_on_a_larger_stack_and_equals_the_interpreter():
+    calls = [("f", 20000), ("walk", 20001), ("ping", 25000), ("f", 100)]
+    off, off_counts, _ = _deep_calls("off", calls)
+    on, on_counts, m = _deep_calls("on", calls)
+    assert on == off and on_counts == off_counts
+    assert off[0] == 20000 and off[1][0] == (20001,) and off[2] == (37500,) and off[3] == 100
+    routines = {r.display: r for r in m.jit.routines.values()}
+    for name in ("f", "walk", "ping"):     # each stopped once on the caller's stack, then fit
+        assert routines[name].restarts == 1 and routines[name].stack_room > (1 << 20)
+
+
+def test_too_deep_is_the_interpreters_error_never_a_signal():
+    calls = [("f", 20000), ("walk", 12001), ("f", 11990)]
+    off, off_counts, _ = _deep_calls("off", calls, max_depth=12000)
+    on, on_counts, _ = _deep_calls("on", calls, max_depth=12000)
+    assert on == off and on_counts == off_counts
+    assert "recursion too deep (more than about 12000 nested Star calls)" in off[0]
+    assert "recursion too deep (more than about 12000 nested Star calls)" in off[1]
+    assert off[2] == 11990
+
+
+def test_on_large_stack_returns_and_raises_as_a_call():
+    from starvm.jit.runtime import on_large_stack
+    assert on_large_stack(1 << 22, lambda a, b: a + b, 2, 3) == 5
+    with pytest.raises(KeyError):
+        on_large_stack(1 << 22, {}.__getitem__, "x")
+
+
+# A `parallel for` failing in an iteration: the interpreter's fused loop checks a statement for
+# every iteration before it writes, so the statements before it have run for all iterations
+# and the failing one for none; compiled (iterations in order) the call runs again interpreted.
+PFOR = """
+proc fill(var P: table; X: slice(P); k: integer);
+var i: integer;
+begin
+  parallel for i := 1 to k do
+    COL(i, P) := COL(i, P) or X
+end;
+
+proc two(var P: table; X: slice(P); k: integer);
+var i: integer;
+begin
+  writeln('two ', k);
+  parallel for i := 1 to k do
+  begin
+    COL(i, P) := COL(i, P) xor X;
+    if X(i * 10) = 1 then COL(i, P) := not COL(i, P)
+  end;
+  writeln('done')
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("jit", ["on", "auto"])
+def test_a_failing_parallel_for_leaves_what_the_interpreter_leaves(monkeypatch, jit):
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", "0")
+    rng = np.random.default_rng(7)
+    table, x = rng.random((70, 8)) < 0.5, rng.random(70) < 0.5
+    x[[9, 29, 69]] = True
+
+    def calls(mode):
+        out = io.StringIO()
+        m = starvm.Machine(jit=mode, out=out, native=False)
+        m.load(PFOR, "pfor.star")
+        got = []
+        for name, k in (("fill", 8), ("fill", 9), ("two", 7), ("two", 8), ("fill", 0)):
+            P = m.table(table.copy())
+            before = list(m.counts)
+            try:
+                m.call(name, P, m.slice(x), k)
+                err = None
+            except starvm.StarError as e:
+                err = e.render()
+            got.append((name, k, err, [a - b for a, b in zip(m.counts, before)], P.to_numpy().tolist()))
+        return got, out.getvalue(), m
+
+    off, off_out, _ = calls("off")
+    on, on_out, m = calls(jit)
+    assert on == off and on_out == off_out
+    assert "column index 9 out of range 1..8" in off[1][2] and off[1][4] == table.tolist()
+    assert "bit index 80 out of range 1..70" in off[3][2]
+    assert off[3][4] == (table ^ x[:, None] * (np.arange(8) < 8)).tolist()     # statement 1 ran for all 8
+    assert off_out == "two 7\ndone\ntwo 8\n"
+    restarts = {r.display: r.restarts for r in m.jit.routines.values() if r.display != "main block"}
+    assert restarts == {"fill": 1, "two": 1}
+
+
+# ---------------------------------------------------------------- the GPU tier (emulated)
+GPU_INTS = """
+proc g_ops(a, b: integer; var q, r, n: integer);
+begin
+  q := a div b; r := a mod b; n := 0;
+  for n := 1 to b do q := q + 0
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("a, b, code", [
+    (MIN, 2, 0), (MIN, 3, 0), (MIN + 1, -1, 0), (-7, 2, 0), (MIN, -1, "E_OVERFLOW"), (0, MAX, "E_OVERFLOW")])
+def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
+    """The CUDA kernel of g_ops on the CPU (tests/gpu_sources/emulate.py): min div 2 and
+    min mod -1 exact (C's / was undefined at min div -1), min div -1 and a loop up to the
+    largest integer stop as E_OVERFLOW (the host then runs the call interpreted)."""
+    from gpu_sources import emulate
+    from gpu_sources.corpus import routine_bodies
+    from starvm.jit.cuda_lower import render
+    from starvm.jit.layout import E
+    emulate.require()
+    plan = render(routine_bodies(GPU_INTS, "emu.star"), "r_g_ops")
+    got = emulate.run_kernel(plan, [a, b, 0, 0, 0], 1, 32)
+    if code:
+        assert got.code == getattr(E, code.removeprefix("E_"))
+        return
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+    assert got.code == 0 and got.results[:2] == [q, a - q * b]
+
+
+def test_gpu_tier_leaves_recursion_to_the_host():
+    from gpu_sources.corpus import routine_bodies
+    from starvm.jit.cuda_lower import render
+    from starvm.jit.lower import Unsupported
+    bodies = routine_bodies(DEEP.replace("var P: table(64, 2);", ""), "deep.star")
+    for root in ("r_f", "r_ping"):
+        with pytest.raises(Unsupported, match="recursion"):
+            render(bodies, root)
+
+
+GPU_LATE = """
+proc g_late(var Q: table; k: integer; var r: integer);
+var i: integer;
+begin
+  for i := 1 to NCOLS(Q) do COL(i, Q) := not COL(i, Q);
+  r := k * k * k * k
+end;
+begin end.
+"""
+
+
+def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(monkeypatch):
+    """GpuRoutine.run on the stand-in for CuPy (tests/gpu_sources/fake_cupy.py): a kernel that
+    stops as E_OVERFLOW after writing its table (a model of it: the table dirtied) leaves the
+    call to the interpreter, with the table as it was before the launch: result, table and
+    steps are the interpreter's."""
+    from gpu_sources import fake_cupy
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from test_gpu_emulated import _with_device_copies
+    from starvm.jit import cuda_runtime
+    from starvm.jit.layout import E, S_CODE
+    table = np.random.default_rng(3).random((70, 3)) < 0.5
+    want = starvm.Machine(jit="off", native=False, out=io.StringIO())
+    want.load(GPU_LATE, "late.star")
+    P0 = want.table(table)
+    want_r = want.call("G_LATE", P0, 100000, 0)
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        _with_device_copies(monkeypatch, fake_cupy)
+        monkeypatch.setattr(cuda_runtime, "_SMS", [132])
+        m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+        m.load(GPU_LATE, "late.star")
+
+        def model(launch):
+            io_ = launch.args[-7]
+            launch.args[0][...] = ~np.uint64(0)       # what the kernel wrote before it stopped
+            io_[:] = 0
+            io_[S_CODE] = E.OVERFLOW
+        fake_cupy.ON_LAUNCH.append(model)
+        P = m.table(table)
+        got_r = m.call("G_LATE", P, 100000, 0)
+        r = m.jit.routines["r_g_late"]
+        assert r.state == "compiled" and r.launches == 1 and r.reruns == 1
+        assert got_r == want_r == (100000 ** 4,)
+        assert np.array_equal(P.to_numpy(), P0.to_numpy())
+        assert m.counts == want.counts
