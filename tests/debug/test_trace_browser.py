@@ -33,7 +33,7 @@ return {
   line: cur ? +cur.dataset.line : null,
   status: document.getElementById('status').textContent,
   vars: [...document.querySelectorAll('#vars .var')].map(v => ({
-    name: v.dataset.name, scope: v.dataset.scope,
+    name: v.dataset.name, scope: v.dataset.scope, type: v.dataset.type,
     rows: [...v.querySelectorAll('.row .bits')].map(b => b.textContent),
     marks: [...v.querySelectorAll('.row')].flatMap(r => [...r.querySelectorAll('b')].map(b => [+r.dataset.row, +b.dataset.col])),
   })),
@@ -83,13 +83,19 @@ def _check_page_against_debugger(page: dict, d: Debugger, previous: dict | None)
         if want is None:
             assert var["rows"] == []
             continue
-        got = tuple(var["rows"]) if isinstance(want, tuple) else var["rows"][0]
+        if var["type"] == "slice":          # a slice is drawn as a column: one bit per row
+            assert all(len(r) == 1 for r in var["rows"]), key
+            got = "".join(var["rows"])
+        else:
+            got = tuple(var["rows"]) if isinstance(want, tuple) else var["rows"][0]
         assert got == want, key
         # the marked bits are exactly those the statement just run flipped
         if previous is not None and previous.get(key) is not None and len(previous[key]) == len(want):
             if isinstance(want, tuple):
                 flips = {(r + 1, c + 1) for r, (a, b) in enumerate(zip(previous[key], want))
                          for c in range(len(a)) if a[c] != b[c]}
+            elif var["type"] == "slice":    # bit r of a slice: row r, its only column
+                flips = {(c + 1, 1) for c in range(len(want)) if previous[key][c] != want[c]}
             else:
                 flips = {(1, c + 1) for c in range(len(want)) if previous[key][c] != want[c]}
             assert set(map(tuple, var["marks"])) == flips, key
@@ -188,3 +194,68 @@ def test_jump_to_next_change_of_a_chosen_variable_and_play(browser, tmp_path):
     while time.time() < deadline and browser.execute_script("return +document.body.dataset.event") < len(trace["events"]):
         time.sleep(0.2)
     assert browser.execute_script("return +document.body.dataset.event") == len(trace["events"])
+
+
+_LAYOUT = """
+const out = {};
+for (const v of document.querySelectorAll('#vars .var')) {
+  const cols = v.querySelector('.cols');
+  const cell = v.querySelector('.row .bits > *');
+  const r = cell ? cell.getBoundingClientRect() : null;
+  out[v.dataset.scope + '.' + v.dataset.name] = {
+    head: v.querySelector('.head').textContent, type: v.dataset.type,
+    columns: cols ? [...cols.querySelectorAll('.bits > u')].map(u => u.textContent) : null,
+    rows: v.querySelectorAll('.row').length,
+    cell: r ? [r.width, r.height] : null,
+    x: [...v.querySelectorAll('.row .bits > *')].map(c => Math.round(c.getBoundingClientRect().left)),
+  };
+}
+const code = document.getElementById('code');
+const long = [...code.querySelectorAll('.ln')].find(l => l.textContent.includes('LONG-COMMENT'));
+out.code = {overflows: code.scrollWidth > code.clientWidth + 1,
+            long_height: long.getBoundingClientRect().height,
+            line_height: [...code.querySelectorAll('.ln')].find(l => l.querySelector('.tx').textContent === 'begin').getBoundingClientRect().height,
+            long_text: long.querySelector('.tx').textContent};
+out.options = [...document.querySelectorAll('#chvar option')].map(o => o.textContent);
+return out;
+"""
+
+LAYOUT_PROGRAM = """\
+var T: table(3, 12); Wide: table(2, 120); X, Y: slice(T); w: word(T);
+{ LONG-COMMENT: a comment line much longer than the source pane is wide, which the page wraps under its own text instead of clipping it at the right edge }
+begin
+  X(2) := 1;
+  Y := X;
+  COL(5, T) := X;
+  w := ROW(2, T)
+end.
+"""
+
+
+def test_layout_slices_vertical_column_numbers_readable_cells_wrapped_lines(browser, tmp_path):
+    """Issue 37: a slice is drawn as a column (one bit per row, top down), tables and words
+    carry their column numbers, cells are at least 16 px, "1 one" (not "1 ones"), and a long
+    source line wraps instead of being clipped."""
+    trace = record(LAYOUT_PROGRAM, "layout.star")
+    page_file = tmp_path / "layout.html"
+    write_html(trace, page_file)
+    browser.get(page_file.as_uri())
+    browser.execute_script("document.getElementById('slider').value = arguments[0];"
+                           "document.getElementById('slider').dispatchEvent(new Event('input'));", len(trace["events"]))
+    got = browser.execute_script(_LAYOUT)
+    x, t, w, wide = got["global.X"], got["global.T"], got["global.w"], got["global.Wide"]
+    assert x["type"] == "slice" and x["rows"] == 3 and x["columns"] is None
+    assert len(set(x["x"])) == 1                           # its bits one above the other
+    assert x["head"] == "X: slice of 3 bits, 1 one"
+    assert t["head"] == "T: table 3 x 12, 1 one" and t["rows"] == 3
+    assert t["columns"] == [str(c) for c in range(1, 13)]
+    assert w["head"] == "w: word of 12 bits, 1 one" and w["rows"] == 1 and w["columns"] == [str(c) for c in range(1, 13)]
+    assert wide["columns"] == ["1" if c == 1 else str(c) if c % 10 == 0 else "" for c in range(1, 121)]
+    assert wide["head"] == "Wide: table 2 x 120, 0 ones"
+    assert min(t["cell"]) >= 16 and min(x["cell"]) >= 16
+    assert not got["code"]["overflows"]                   # nothing clipped: the long line wraps
+    assert got["code"]["long_height"] >= 2 * got["code"]["line_height"]
+    assert got["code"]["long_text"].startswith("{ LONG-COMMENT") and got["code"]["long_text"].endswith("right edge }")
+    assert "X · 1 change" in got["options"] and "Y · 1 change" in got["options"]
+    if os.environ.get("STARVM_LAYOUT_SCREENSHOT"):
+        browser.save_screenshot(os.environ["STARVM_LAYOUT_SCREENSHOT"])
