@@ -49,6 +49,8 @@ def add_parser(sub) -> None:
     cost.add_argument("--width", type=int, metavar="K", help="price as if rows had K bits (default: the widest table)")
     cost.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
+    cost.add_argument("--jit", choices=["auto", "on", "off"],
+                      help="the compiled tier, as for star run (the estimates do not depend on it; the host time does)")
     cost.add_argument("--plot", metavar="OUT.png", help="draw time and energy against the table height (needs matplotlib)")
 
 
@@ -140,7 +142,7 @@ def _list(verbose: bool) -> str:
 def _price(text, args, models, extra, usage_error):
     from ..runtime.machine import Machine
     try:
-        machine = Machine(backend=config.backend_name(args.backend), out=io.StringIO(), **extra)
+        machine = Machine(backend=config.backend_name(args.backend), out=io.StringIO(), jit=args.jit, **extra)
     except TypeError:   # a starvm without program parameters (Machine(params=...))
         raise usage_error("--vary needs program parameters (const NAME = ...; with --param)") from None
     machine.profile = True             # per routine (the host time includes profiling)

@@ -36,10 +36,11 @@ def report_text(report) -> str:
     host = f"; host run {report.host_seconds:.4f} s measured" if report.host_seconds is not None else ""
     lines = [f"estimated cost on device models ({report.steps} STAR-machine steps; {g.rows} rows x {g.width} "
              f"columns: the tallest and the widest table{host})"]
-    head = f"{'model':<20}{'passes':>8}{'time':>14}{'energy':>12}  device"
+    head = f"{'model':<20}{'passes':>8}{'time':>14}{'energy':>12}{'static':>12}  device"
     lines += [head, "-" * len(head)]
     for e in report.estimates:
-        lines.append(f"{e.model.name:<20}{e.passes:>8}{time_text(e):>14}{energy_text(e):>12}  {e.model.title}")
+        static = si(e.background_pj * 1e-12, "J") if e.background_pj is not None else "-"
+        lines.append(f"{e.model.name:<20}{e.passes:>8}{time_text(e):>14}{energy_text(e):>12}{static:>12}  {e.model.title}")
     kinds = [op for op in BASE_OPS if any(e.kind(op.name) for e in report.estimates)]
     if kinds:
         lines += ["", "time by operation kind (share of each model's time)"]
@@ -65,6 +66,8 @@ def report_text(report) -> str:
     notes = []
     if missing:
         notes.append(f"no energy figures in {', '.join(missing)} (see star cost --list)")
+    if any(e.background_pj for e in report.estimates):
+        notes.append("energy includes the static part (the device's background power for the time)")
     notes.append("estimates from the step counts and the geometry; docs/costs.md says what each model leaves out")
     lines += [""] + [f"note: {n}" for n in notes]
     return "\n".join(lines)
