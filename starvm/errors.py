@@ -79,7 +79,7 @@ class StarError(Exception):
         return self.render()
 
     def render(self) -> str:
-        head = f"{self.loc}: error: {self.message}" if self.loc else f"error: {self.message}"
+        head = f"{self.loc}: {self.kind}: {self.message}" if self.loc else f"{self.kind}: {self.message}"
         out = [head]
         if self.loc is not None:
             text = self.loc.source.line(self.loc.line).expandtabs(1)
@@ -97,6 +97,12 @@ class StarError(Exception):
             for fr in self.stack:
                 out.append(f"  {fr.routine} at {fr.loc}" if fr.loc else f"  {fr.routine}")
         return "\n".join(out)
+
+
+class StarWarning(StarError):
+    """Not an error: something legal that is most likely a mistake (the program still runs).
+    Never raised; the checker hands it to ``Environment.warn``, which prints it by default."""
+    kind = "warning"
 
 
 class StarSyntaxError(StarError):

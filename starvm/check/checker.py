@@ -6,11 +6,13 @@ The checker annotates the AST in place: every expression gets ``type``, every na
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import StarTypeError
+from ..errors import StarTypeError, StarWarning
 from ..frontend import ast as A
+from ..frontend.deep import deep
 from ..types import T
 from .builtins import BUILTINS, STATEMENT_BUILTINS, Builtin
 from .parallel import check_parallel_for
@@ -30,6 +32,13 @@ class Environment:
     routines: dict[str, RoutineInfo] = field(default_factory=dict)
     # Looks a routine name up in the standard library; returns parsed routines or None.
     library: Callable[[str], list[A.Routine] | None] | None = None
+    # Receives the warnings of a text that checked fine (the program still runs); None: ignore them.
+    warn: Callable[[StarWarning], None] | None = field(default_factory=lambda: print_warning)
+
+
+def print_warning(w: StarWarning) -> None:
+    """The default: the warning as compilers print it, on stderr."""
+    print(w.render(), file=sys.stderr)
 
 
 @dataclass
@@ -74,6 +83,26 @@ def _kind_word(t: T) -> str:
             T.TABLE: "a table", T.STR: "a string", T.VOID: "nothing"}[t]
 
 
+def _writes(node, sym) -> bool:
+    """Does anything under node assign sym: `x := ...`, `x(i) := ...`, or pass x where the
+    callee may write it (a var parameter, SET/CLR/STEP/REP)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Assign):
+            t = n.target
+            if (isinstance(t, A.Name) and t.ref is sym) or (isinstance(t, A.Apply) and getattr(t.func, "ref", None) is sym):
+                return True
+        if isinstance(n, (A.CallStmt, A.Apply)) and any(isinstance(a, A.Name) and a.ref is sym for a in n.args):
+            return True    # passed to a routine or an operation (it may write a var argument)
+        for v in vars(n).values():
+            if isinstance(v, A.Node):
+                stack.append(v)
+            elif isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, A.Node))
+    return False
+
+
 def is_bits_literal(e: A.Node) -> bool:
     return isinstance(e, A.Apply) and e.kind == "builtin" and e.ref.name == "BITS"
 
@@ -85,9 +114,17 @@ class Checker:
         self.routine: RoutineInfo | None = None
         self.loop_vars: list[Symbol] = []
         self.new_routines: list[RoutineInfo] = []
+        self.warnings: list[StarWarning] = []
 
     # ------------------------------------------------------------------ entry
     def check_program(self, prog: A.Program) -> CheckedUnit:
+        unit = deep(self._check_program, prog)   # deep.py: one recursion per nesting level
+        if self.env.warn is not None:
+            for w in sorted(prog.warnings + self.warnings, key=lambda w: (w.loc.line, w.loc.column)):
+                self.env.warn(w)
+        return unit
+
+    def _check_program(self, prog: A.Program) -> CheckedUnit:
         new_globals = []
         for d in prog.globals:
             sym = self._declare(d.name, d.display, d.type, "global", d, self.env.globals)
@@ -170,6 +207,12 @@ class Checker:
             info.locals.append(self._declare(d.name, d.display, d.type, "local", d, self.scope))
         self._block(info.node.body)
         self.routine = None
+        if info.is_function and not _from_stdlib(info.node) and not _writes(info.node.body, info.result):
+            zero = {T.INT: "0", T.BOOL: "false"}.get(info.result.type)
+            self.warnings.append(StarWarning(
+                f"function '{info.display}' never assigns its result",
+                info.node.loc, hint=f"assign it in the body: {info.display} := ...; until then it "
+                + (f"returns {zero}" if zero else "has no value")))
 
     # ------------------------------------------------------------------ statements
     def _block(self, block: A.Block) -> None:

@@ -6,10 +6,12 @@ The checker fills in ``type`` on expressions and ``ref`` on names and applicatio
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Loc
+from .deep import deep
 
 
 @dataclass(eq=False)
@@ -62,6 +64,20 @@ class Program(Node):
     globals: list[VarDecl]
     routines: list[Routine]
     main: Block | None
+    warnings: list = field(default_factory=list)   # StarWarnings the parser found (reported by the checker)
+    depth: int = 0                 # levels of nesting of the parse tree (frontend/deep.py)
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy recurses once per nesting level: give it the room deep.py gives the passes."""
+        return deep(_copy_fields, self, memo)
+
+
+def _copy_fields(node, memo):
+    new = node.__class__.__new__(node.__class__)
+    memo[id(node)] = new
+    for name, value in vars(node).items():
+        setattr(new, name, copy.deepcopy(value, memo))
+    return new
 
 
 # ---------------- statements ----------------

@@ -4,12 +4,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import lark
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer_NonRecursive, Tree, v_args
 
-from ..errors import Loc, Source, StarSyntaxError
+from ..errors import Loc, Source, StarSyntaxError, StarWarning
 from ..resources import grammar_path
 from . import ast as A
-from .syntax_hints import diagnose
+from .deep import MAX_NESTING, deep
+from .syntax_hints import diagnose, lexical_hint
 
 
 @lru_cache(maxsize=1)
@@ -54,10 +55,21 @@ def _expected(names) -> str:
     return "; expected " + (texts[0] if len(texts) == 1 else "one of " + ", ".join(texts))
 
 
+# Words of the language: never the name of a variable, parameter or routine.
+RESERVED = frozenset({
+    "program", "var", "proc", "procedure", "function", "begin", "end", "if", "then", "else",
+    "while", "do", "repeat", "until", "for", "to", "downto", "parallel", "integer", "boolean",
+    "slice", "word", "table", "not", "and", "or", "xor", "div", "mod", "true", "false"})
+
+
 def parse(text: str, filename: str = "<string>") -> A.Program:
+    """The AST of a Star text; a StarSyntaxError (with its position) if it is not one."""
     # Windows editors save UTF-8 with a byte-order mark; it is not part of the program.
     text = text.removeprefix("\ufeff")
-    source = Source(filename, text)
+    return deep(_parse, text, Source(filename, text))
+
+
+def _parse(text: str, source: Source) -> A.Program:
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedToken as e:
@@ -85,8 +97,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
             msg = "unterminated string literal"
         elif text.startswith(("/*", "(*", "{"), e.pos_in_stream):
             msg = "unterminated comment"
-        hint = ("Star indexes with parentheses: a row ROW(i, T), a column COL(i, T), a bit X(i)"
-                if ch in "[]" and ch else None)
+        hint = lexical_hint(ch)
         raise StarSyntaxError(msg, Loc(source, e.line, e.column), hint=hint) from None
     except lark.exceptions.UnexpectedEOF as e:
         found = _diagnosis(text, Token("$END", ""), set(e.expected))
@@ -95,8 +106,11 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
                                   hint=found.hint) from None
         line, col = _end_position(text)
         raise StarSyntaxError("unexpected end of file" + _expected(e.expected), Loc(source, line, col)) from None
+    depth = _check_nesting(tree, source)
     try:
-        return _Builder(source).transform(tree)
+        prog = _Builder(source).transform(tree)
+        prog.depth = depth
+        return prog
     except lark.exceptions.VisitError as e:   # a StarSyntaxError raised while building the AST
         if isinstance(e.orig_exc, StarSyntaxError):
             raise e.orig_exc.with_traceback(None) from None
@@ -111,17 +125,34 @@ def _diagnosis(text: str, tok, expected: set[str], interactive=None):
         return None
 
 
+def _check_nesting(tree, source: Source) -> int:
+    """The depth of the parse tree; a text nested deeper than every later pass is given room
+    for (deep.py) is refused."""
+    stack, deepest = [(tree, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING:
+            meta = node.meta
+            raise StarSyntaxError(f"nested too deeply: more than {MAX_NESTING} levels of statements and "
+                                  "expressions", Loc(source, getattr(meta, "line", 1), getattr(meta, "column", 1)),
+                                  hint="split the expression or the statements into routines or steps")
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
+    return deepest
+
+
 def _end_position(text: str) -> tuple[int, int]:
     lines = text.rstrip().splitlines() or [""]
     return len(lines), len(lines[-1]) + 1
 
 
-class _Builder(Transformer):
+class _Builder(Transformer_NonRecursive):
     """Lark tree -> AST. Each rule gets its ``meta`` (positions) to build a ``Loc``."""
 
     def __init__(self, source: Source):
         super().__init__()
         self.source = source
+        self.warnings: list[StarWarning] = []
 
     def _loc(self, meta_or_tok) -> Loc:
         if isinstance(meta_or_tok, Token):
@@ -134,7 +165,38 @@ class _Builder(Transformer):
         return Loc(self.source, m.line, m.column, end)
 
     def _name(self, tok: Token) -> A.Name:
+        self._not_reserved(tok)
         return A.Name(self._loc(tok), name=fold(str(tok)), display=str(tok))
+
+    def _not_reserved(self, tok: Token) -> None:
+        """The contextual lexer reads a keyword as a name where only a name fits (`var true:
+        integer`); a declared `true` would then shadow the constant."""
+        if str(tok).lower() in RESERVED:
+            raise StarSyntaxError(f"'{tok}' is a reserved word of Star; it cannot name a variable, "
+                                  "parameter or routine", self._loc(tok), hint="choose another name")
+
+    def _empty_after(self, meta, keyword: str, what: str) -> None:
+        """Warn about `if c then;` / `while c do;`: the ';' ends the statement, which does nothing,
+        and the statement after it runs unconditionally (or the loop spins on nothing)."""
+        text = self.source.text
+        i = getattr(meta, "end_pos", None)
+        if i is None:
+            return
+        if text[max(0, i - len(keyword)):i].lower() != keyword:   # the rule's span ends after the keyword
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if text[i:i + len(keyword)].lower() != keyword:
+                return
+            i += len(keyword)
+        while i < len(text) and text[i] in " \t":
+            i += 1
+        if i < len(text) and text[i] == ";":
+            line = text.count("\n", 0, i) + 1
+            col = i - (text.rfind("\n", 0, i) + 1) + 1
+            self.warnings.append(StarWarning(
+                f"';' right after '{keyword}' is an empty statement: {what}", Loc(self.source, line, col),
+                hint="remove the ';' if the next statement is meant to be "
+                     + ("what 'then' runs" if keyword == "then" else "the loop's body")))
 
     # ---- program structure ----
     @v_args(meta=True)
@@ -149,7 +211,9 @@ class _Builder(Transformer):
                 routines.append(it)
             elif isinstance(it, A.Block):
                 main = it
-        return A.Program(self._loc(meta), name, globals_, routines, main)
+        prog = A.Program(self._loc(meta), name, globals_, routines, main)
+        prog.warnings = self.warnings
+        return prog
 
     def program_header(self, items):
         return str(items[0])
@@ -205,6 +269,8 @@ class _Builder(Transformer):
         return A.TypeSpec(self._loc(meta), "table", dims=dims)
 
     def hname(self, items):
+        if len(items) == 1:
+            self._not_reserved(items[0])
         return items  # list of NAME tokens
 
     def params(self, items):
@@ -270,10 +336,14 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def if_stmt(self, meta, items):
         cond, then, orelse = items
+        if then is None and orelse is None:
+            self._empty_after(meta, "then", "the 'if' does nothing and the statement after it always runs")
         return A.If(self._loc(meta), cond, then, orelse)
 
     @v_args(meta=True)
     def while_stmt(self, meta, items):
+        if items[1] is None:
+            self._empty_after(meta, "do", "the loop body is empty and the statement after it is not repeated")
         return A.While(self._loc(meta), items[0], items[1])
 
     @v_args(meta=True)
@@ -283,6 +353,8 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def for_stmt(self, meta, items):
         parallel, var, _assign, start, direction, stop, body = items
+        if body is None:
+            self._empty_after(meta, "do", "the loop body is empty and the statement after it is not repeated")
         return A.For(self._loc(meta), self._name(var), start, stop,
                      str(direction).lower() == "downto", body, parallel is not None)
 

@@ -153,6 +153,40 @@ def bare_expression(tok: Token, before: list[Token]) -> Diagnosis | None:
                      hint="assign its value (x := x + 1) or print it (writeln(...))")
 
 
+def lexical_hint(ch: str) -> str | None:
+    """A hint for a character no Star token starts with."""
+    if ch in ("[", "]"):
+        return "Star indexes with parentheses: a row ROW(i, T), a column COL(i, T), a bit X(i)"
+    if ch == '"':
+        return "Star strings are written in single quotes: writeln('hello')"
+    return None
+
+
+def double_equals(tok: Token, before: list[Token]) -> Diagnosis | None:
+    """`if s == 10`: C's equality operator; Star compares with one '='."""
+    if str(tok) != "=" or not before or str(before[-1]) != "=" or before[-1].end_pos != tok.start_pos:
+        return None
+    first = before[-1]
+    return Diagnosis("'==' is not a Star operator", first.line, first.column,
+                     hint="Star compares with a single '=' (if s = 10 then ...) and assigns with ':='")
+
+
+def assignment_in_condition(tok: Token, before: list[Token]) -> Diagnosis | None:
+    """`if n := 5 then`: an assignment where a condition is expected."""
+    if tok.type != "ASSIGN":
+        return None
+    for prev in reversed(before):
+        kind = _typed(prev)
+        if kind in ("SEMICOLON", "BEGIN", "THEN", "DO", "ELSE", "REPEAT"):
+            return None
+        if kind in ("IF", "WHILE", "UNTIL"):
+            word = kind.lower()
+            left = " ".join(str(t) for t in before[before.index(prev) + 1:]) or "..."
+            return Diagnosis(f"':=' assigns; the condition of '{word}' compares with '='", tok.line, tok.column,
+                             hint=f"write '{word} {left} = ...': one '=' compares (as in Pascal)")
+    return None
+
+
 def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str],
              parser=None) -> Diagnosis | None:
     """``parser``: the LALR interactive parser at the error (to try inserting a word)."""
@@ -181,5 +215,6 @@ def diagnose(lark_parser: lark.Lark, text: str, tok: Token, expected: set[str],
         found = unclosed_block(text, before, f"{str(tok)!r} at line {tok.line}")
         if found:
             return found
-    return (chained_comparison(tok, before) or bare_expression(tok, before)
+    return (double_equals(tok, before) or assignment_in_condition(tok, before)
+            or chained_comparison(tok, before) or bare_expression(tok, before)
             or missing_word(tok, before, parser))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..check.checker import CheckedUnit
 from ..check.symbols import RoutineInfo, Symbol
 from ..frontend import ast as A
+from ..frontend.deep import deep
 from ..types import T
 from .ops import Node, Op
 
@@ -27,6 +28,10 @@ class LoweredUnit:
 
 
 def lower_unit(unit: CheckedUnit) -> LoweredUnit:
+    return deep(_lower_unit, unit)   # one recursion per nesting level (frontend/deep.py)
+
+
+def _lower_unit(unit: CheckedUnit) -> LoweredUnit:
     lw = _Lowerer()
     for sym in unit.globals + [s for info in unit.routines for s in info.locals]:
         if sym.spec is not None and sym.spec.dims is not None:

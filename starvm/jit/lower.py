@@ -87,9 +87,13 @@ class Lowered:
 
 
 def walk(node: Node):
-    yield node
-    for s in node.src:
-        yield from walk(s)
+    """The nodes under node, preorder; a stack, not recursion (a deep tree would make nested
+    generators quadratic and overflow the recursion limit)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.src))
 
 
 def direct_globals(body: Node) -> set[Symbol]:

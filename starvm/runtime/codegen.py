@@ -13,7 +13,8 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..check.symbols import RoutineInfo, Symbol
-from ..errors import Loc
+from ..errors import Loc, StarTypeError
+from ..frontend.deep import deep
 from ..ir.lower import LoweredUnit
 from ..ir.ops import BASE_OPS, Node, Op
 from ..types import T
@@ -21,6 +22,15 @@ from .forall import fusable
 from .ops import op_name
 
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
+# Python's compiler nests at most 200 parentheses, 100 indentation levels and 20 loop/try
+# blocks per function. A deeper expression is computed through temporaries (`linear`), a
+# statement nested deeper is moved into a closure of its own (`outline`).
+_EXPR_DEPTH = 24        # deeper expressions are computed one operation per line
+_OUTLINE_INDENT = 24    # statement nesting (indentation) after which a compound moves out
+_OUTLINE_BLOCKS = 8     # loops nested in one Python function after which a loop moves out
+_MAX_INDENT = 90        # a conditional and/or nesting deeper than this is refused
+_DEEP_PROGRAM = 150     # IR deeper than this is generated with deep.py's room for recursion
+_FUSE_HEIGHT = 200      # a parallel for body deeper than this runs iteration by iteration
 _PY_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<", "<=": "<=",
               ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
 _unit_ids = itertools.count(1)
@@ -39,6 +49,8 @@ class GeneratedUnit:
     lines: dict[int, LineInfo]         # generated line number -> positions
     routine_names: dict[str, str]      # Python function name -> Star display name
     constants: dict[str, object]       # values the code refers to (BITS literals)
+    outlined: set[str] = field(default_factory=set)   # closures of deeply nested statements:
+    # a frame of one continues the Star frame of the function it belongs to (tracemap.py)
 
 
 class CodeGen:
@@ -65,6 +77,11 @@ class CodeGen:
         self.locs: dict[int, Loc] = {}
         self.tmp = itertools.count()
         self.names: dict[str, str] = {}
+        self.outlined: set[str] = set()   # closures holding a deeply nested statement (tracemap.py)
+        self._heights: dict[int, int] = {}
+        self.cur_ind = 0                  # where the temporaries of the expression being built go
+        self.cur_loc: Loc | None = None   # the statement they belong to
+        self._fn: _Function | None = None # the Python function being generated
 
     # ------------------------------------------------------------------ lines
     def mark(self, node: Node, code: str) -> str:
@@ -100,6 +117,11 @@ class CodeGen:
 
     # ------------------------------------------------------------------ units
     def unit(self, lowered: LoweredUnit) -> GeneratedUnit:
+        if _max_depth(lowered) > _DEEP_PROGRAM:   # frontend/deep.py: room for one recursion per level
+            return deep(self._unit, lowered)
+        return self._unit(lowered)
+
+    def _unit(self, lowered: LoweredUnit) -> GeneratedUnit:
         for info, body in lowered.routines:
             self.routine(info, body)
         self.names["init_"] = "initialization"
@@ -108,6 +130,7 @@ class CodeGen:
         if globs:
             self.emit(1, "global " + ", ".join(globs))
         for sym in lowered.globals:
+            self.cur_ind, self.cur_loc = 1, sym.loc
             self.emit(1, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
         self.emit(1, "pass")
         if lowered.main is not None:
@@ -115,8 +138,68 @@ class CodeGen:
             self.emit(0, "def main_():")
             self.global_decl(lowered.main, 1)
             self._entry = True
-            self.block(lowered.main, 1)
-        return GeneratedUnit(self.filename, "\n".join(self.out) + "\n", self.lines, self.names, self.consts)
+            self.function_body(lowered.main, 1, "main block", [], 0)
+        return GeneratedUnit(self.filename, "\n".join(self.out) + "\n", self.lines, self.names, self.consts,
+                             self.outlined)
+
+    # ------------------------------------------------------------------ buffers and closures
+    def _swap(self, out: list[str], lines: dict[int, LineInfo]):
+        saved = self.out, self.lines
+        self.out, self.lines = out, lines
+        return saved
+
+    def _append(self, out: list[str], lines: dict[int, LineInfo]) -> None:
+        """Append lines generated into a buffer of their own (numbered from 1 there)."""
+        for i, text in enumerate(out, 1):
+            self.out.append(text)
+            self.lines[len(self.out)] = lines[i]
+
+    def function_body(self, body: Node, ind: int, display: str, names: list[str], loops: int) -> None:
+        """The statements of one Python function, at indentation ``ind``. Statements nested too
+        deeply are generated as closures (``outline``) defined before the statements; ``names``
+        are the function's own variables, which the closures share (nonlocal)."""
+        snaps = sorted({snap.pyname for n in _walk(body) if n.op is Op.PFOR for snap in n.arg[3].values()})
+        outer = self._fn
+        self._fn = _Function(ind, display, names + snaps, loops)
+        # the globals any closure may assign (one walk, not one per closure)
+        self._fn.globals = sorted({x.pyname for x in _assigned_symbols(body) if x.scope == "global"})
+        try:
+            saved = self._swap([], {})
+            try:
+                self.block(body, ind)
+                body_buf = self.out, self.lines
+            finally:
+                self._swap(*saved)
+            if self._fn.closures:
+                for name in snaps:   # a closure may read a snapshot another one takes
+                    self.emit(ind, f"{name} = None")
+                for closure in self._fn.closures:
+                    self._append(*closure)
+            self._append(*body_buf)
+        finally:
+            self._fn = outer
+
+    def outline(self, s: Node, ind: int) -> None:
+        """Generate statement ``s`` as a closure of the current function, called here: its
+        nesting starts again at the closure's first level."""
+        fn = self._fn
+        name = f"_o{self.unit_id}_{next(self.tmp)}"
+        self.names[name] = fn.display
+        self.outlined.add(name)
+        saved = self._swap([], {})
+        loops, fn.loops = fn.loops, 0
+        try:
+            self.emit(fn.ind, f"def {name}():", s.loc)
+            if fn.globals:
+                self.emit(fn.ind + 1, "global " + ", ".join(fn.globals))
+            if fn.names:
+                self.emit(fn.ind + 1, "nonlocal " + ", ".join(fn.names))
+            self.stmt(s, fn.ind + 1)
+            fn.closures.append((self.out, self.lines))
+        finally:
+            self._swap(*saved)
+            fn.loops = loops
+        self.emit(ind, self.mark(s, f"{name}()"), s.loc)
 
     def global_decl(self, body: Node, indent: int) -> None:
         assigned = sorted({s.pyname for s in _assigned_symbols(body) if s.scope == "global"})
@@ -154,10 +237,13 @@ class CodeGen:
                 n = f"{p.length_of.pyname}.n" if p.type is T.SLICE else f"{p.length_of.pyname}.k"
                 what = f"argument {p.display!r} ({p.type}({p.length_of.display}))"
                 self.emit(2, f"_check_len({p.pyname}, {n}, {what!r})", p.loc)
-        for sym in info.locals + ([info.result] if info.result else []):
+        own = info.locals + ([info.result] if info.result else [])
+        for sym in own:
+            self.cur_ind, self.cur_loc = 2, sym.loc
             self.emit(2, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
         self._entry = True
-        self.block(body, 2)
+        names = [p.pyname for p in info.params] + [sym.pyname for sym in own]
+        self.function_body(body, 2, info.display, names, loops=1)   # inside `try:`, one block
         outs = [p.pyname for p in info.out_params]
         if info.is_function:
             outs.insert(0, info.result.pyname)
@@ -177,6 +263,12 @@ class CodeGen:
 
     def stmt(self, s: Node, ind: int) -> None:
         op = s.op
+        fn = self._fn
+        if op in _COMPOUND and fn is not None and (
+                ind - fn.ind >= _OUTLINE_INDENT or (op in _LOOPS and fn.loops >= _OUTLINE_BLOCKS)):
+            self.outline(s, ind)
+            return
+        self.cur_ind, self.cur_loc = ind, s.loc
         if self.debug and op is not Op.BLOCK:
             self.hook(ind, s.loc)
         if op is Op.BLOCK:
@@ -215,18 +307,23 @@ class CodeGen:
                 self.block(orelse, ind + 1)
         elif op is Op.WHILE:
             cond, body = s.src
-            self.emit(ind, f"while {self.x(cond)}:", s.loc)
-            self.tick(ind + 1, s.loc)
-            self.block(body, ind + 1)
+            if self.height(cond) > _EXPR_DEPTH:   # its temporaries are computed at every test
+                self.emit(ind, "while True:", s.loc)
+                self.cur_ind = ind + 1
+                self.emit(ind + 1, f"if not {self.x(cond)}:", s.loc)
+                self.emit(ind + 2, "break")
+            else:
+                self.emit(ind, f"while {self.x(cond)}:", s.loc)
+            self.loop_body(body, ind, s.loc)
             if self.debug:   # the next test of the condition is an event of the while line
                 self.hook(ind + 1, s.loc)
         elif op is Op.REPEAT:
             body, cond = s.src
             self.emit(ind, "while True:", s.loc)
-            self.tick(ind + 1, s.loc)
-            self.block(body, ind + 1)
+            self.loop_body(body, ind, s.loc)
             if self.debug:   # the until test is an event of its own line
                 self.hook(ind + 1, cond.loc)
+            self.cur_ind, self.cur_loc = ind + 1, cond.loc
             self.emit(ind + 1, f"if {self.x(cond)}:", cond.loc)
             self.emit(ind + 2, "break")
         elif op is Op.FOR:
@@ -243,6 +340,18 @@ class CodeGen:
         self.emit(ind, "_dbg(1)" if self._entry else "_dbg()", loc)
         self._entry = False
 
+    def loop_body(self, body: Node, ind: int, loc, tick: bool = True) -> None:
+        """The body of a Python loop just emitted at ``ind`` (one more nested block)."""
+        if tick:
+            self.tick(ind + 1, loc)
+        if self._fn is not None:
+            self._fn.loops += 1
+        try:
+            self.block(body, ind + 1)
+        finally:
+            if self._fn is not None:
+                self._fn.loops -= 1
+
     def tick(self, ind: int, loc) -> None:
         """One step of the step limit (generated only when the machine has a limit)."""
         if self.step_limit:
@@ -256,11 +365,9 @@ class CodeGen:
         if self.progress and self._for_depth == 0 and s.loc is not None:
             rng = f"_progress({rng}, {f'for {var.display} (line {s.loc.line})'!r})"
         self.emit(ind, f"for {var.pyname} in {rng}:", s.loc)
-        if tick:
-            self.tick(ind + 1, s.loc)
         self._for_depth += 1
         try:
-            self.block(body, ind + 1)
+            self.loop_body(body, ind, s.loc, tick)
         finally:
             self._for_depth -= 1
         if self.debug and tick:   # advancing the loop variable: an event of the for line
@@ -274,7 +381,7 @@ class CodeGen:
         for orig, snap in snaps.items():
             how = "_snapshot" if orig.type is T.TABLE else "_copy"
             self.emit(ind, f"{snap.pyname} = {how}({orig.pyname})", s.loc)
-        if self.fuse and fusable(s):
+        if self.fuse and fusable(s) and self.height(s) <= _FUSE_HEIGHT:   # forall.py recurses per level
             symbols = sorted({n.arg for n in _walk(s.src[2]) if n.op is Op.VAR and n.arg is not var},
                              key=lambda x: x.pyname)
             name = f"_forall{self.unit_id}_{next(self.tmp)}"
@@ -306,9 +413,23 @@ class CodeGen:
         return self.mark(e, f"_fmt_bits({code})")
 
     def x(self, e: Node) -> str:
+        """The Python expression computing ``e``. One deeper than _EXPR_DEPTH is computed by
+        lines of temporaries emitted before the statement's line (``linear``)."""
+        if e.op is not Op.CONST and e.op is not Op.VAR and self.height(e) > _EXPR_DEPTH:
+            return self.linear(e)
+        return self.code(e, [self.x(s) for s in e.src] if e.op is not Op.CALL else None)
+
+    def code(self, e: Node, args: list[str] | None) -> str:
+        """The Python expression of node ``e`` whose operands are computed by ``args``."""
         op = e.op
         if op is Op.CONST:
-            return ascii(e.arg) if isinstance(e.arg, str) else repr(e.arg)
+            if isinstance(e.arg, str):
+                return ascii(e.arg)
+            if isinstance(e.arg, int) and not isinstance(e.arg, bool) and e.arg.bit_length() > 3000:
+                name = f"_k{self.unit_id}_{len(self.consts)}_{next(self.tmp)}"   # repr() stops at 4300 digits
+                self.consts[name] = e.arg
+                return name
+            return repr(e.arg)
         if op is Op.VAR:
             return e.arg.pyname
         if op is Op.BITS:
@@ -316,35 +437,88 @@ class CodeGen:
             bits = [c == "1" for c in e.arg]
             self.consts[name] = self.B.from_bools(bits)
             return f"_Bits({name}, {len(bits)})"
+        if op is Op.CALL:
+            return self.call_expr(e, args)
         if op is Op.COPY:
-            return self.mark(e, f"_copy({self.x(e.src[0])})")
+            return self.mark(e, f"_copy({args[0]})")
         if op is Op.BINARY:
-            a, b = (self.x(s) for s in e.src)
+            a, b = args
             if e.arg == "div":
                 return self.mark(e, f"_div({a}, {b})")
             if e.arg == "mod":
                 return self.mark(e, f"_mod({a}, {b})")
             return f"({a} {_PY_BINARY[e.arg]} {b})"
         if op is Op.UNARY:
-            a = self.x(e.src[0])
-            return f"(-{a})" if e.arg == "neg" else f"(not {a})"
+            return f"(-{args[0]})" if e.arg == "neg" else f"(not {args[0]})"
         if op is Op.LEN:
-            return self.mark(e, f"_len({self.x(e.src[0])})")
+            return self.mark(e, f"_len({args[0]})")
         if op is Op.NROWS:
-            return f"{self.x(e.src[0])}.n"
+            return f"{args[0]}.n"
         if op is Op.NCOLS:
-            return f"{self.x(e.src[0])}.k"
+            return f"{args[0]}.k"
         if op is Op.GRAPH:   # graph input, starvm/graphs/star.py
-            return self.mark(e, f"_graph({e.arg!r}{''.join(', ' + self.x(s) for s in e.src)})")
-        if op is Op.CALL:
-            return self.call_expr(e)
+            return self.mark(e, f"_graph({e.arg!r}{''.join(', ' + a for a in args)})")
         if op in BASE_OPS:
-            return self.mark(e, f"{op_name(op)}({', '.join(self.x(s) for s in e.src)})")
+            return self.mark(e, f"{op_name(op)}({', '.join(args)})")
         raise AssertionError(f"cannot generate {op}")
 
-    def call_expr(self, e: Node) -> str:
+    def height(self, e: Node) -> int:
+        """Levels of nodes from e down (memoised: asked at every level of a deep tree)."""
+        h = self._heights.get(id(e))
+        if h is None:
+            h = 1 + max((self.height(s) for s in e.src), default=0)
+            self._heights[id(e)] = h
+        return h
+
+    def temp(self, code: str) -> str:
+        name = f"_h{next(self.tmp)}"
+        self.emit(self.cur_ind, f"{name} = {code}", self.cur_loc)
+        return name
+
+    def linear(self, e: Node) -> str:
+        """``e`` computed one operation per line, in Python's order of evaluation: every
+        operand that is not a constant goes to a temporary before the next one is computed
+        (a call may change a variable read later). Returns the temporary holding ``e``."""
+        if e.op is Op.CONST:
+            return self.code(e, [])
+        if self.height(e) <= _EXPR_DEPTH:
+            return self.temp(self.x(e))
+        if e.op is Op.BINARY and e.arg in ("and", "or"):
+            return self.linear_logic(e)
+        return self.temp(self.code(e, [self.linear(s) for s in e.src]))
+
+    def linear_logic(self, e: Node) -> str:
+        """A chain of `and` (or of `or`), computed with Python's short circuit: an operand is
+        computed only while the result is still open. Nested chains of the same operator are
+        one chain; only `and` inside `or` inside `and` ... indents."""
+        op = e.arg
+        operands, stack = [], [e]
+        while stack:
+            n = stack.pop()
+            if n.op is Op.BINARY and n.arg == op:
+                stack += [n.src[1], n.src[0]]
+            else:
+                operands.append(n)
+        t = f"_h{next(self.tmp)}"
+        self.emit(self.cur_ind, f"{t} = {self.linear(operands[0])}", self.cur_loc)
+        for o in operands[1:]:
+            self.emit(self.cur_ind, f"if {t}:" if op == "and" else f"if not {t}:", self.cur_loc)
+            self.cur_ind += 1
+            if self.cur_ind > _MAX_INDENT:
+                raise StarTypeError(f"'and' and 'or' nested too deeply in one expression (more than "
+                                    f"{_MAX_INDENT} levels)", e.loc, hint="compute parts of the condition "
+                                    "into boolean variables first")
+            try:
+                self.emit(self.cur_ind, f"{t} = {self.linear(o)}", self.cur_loc)
+            finally:
+                self.cur_ind -= 1
+        return t
+
+    def call_expr(self, e: Node, args: list[str] | None = None) -> str:
         info, outs = e.arg
-        call = self.mark(e, f"{info.pyname}({', '.join(self.x(a) for a in e.src)})")
+        if args is None:
+            args = [self.x(a) for a in e.src]
+        call = self.mark(e, f"{info.pyname}({', '.join(args)})")
         if not outs:
             return call
         # a function with var parameters inside an expression: copy them back as it returns
@@ -353,21 +527,49 @@ class CodeGen:
         return f"(({t} := {call}), {backs})[0][0]"
 
 
+_COMPOUND = {Op.IF, Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR}
+_LOOPS = {Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR}
+
+
+@dataclass
+class _Function:
+    """The Python function being generated: where its statements start, its Star name, the
+    variables its closures share, the loops open at this point, its closures' lines."""
+    ind: int
+    display: str
+    names: list[str]
+    loops: int
+    closures: list = field(default_factory=list)
+    globals: list[str] = field(default_factory=list)
+
+
 def _walk(node: Node):
-    yield node
-    for s in node.src:
-        yield from _walk(s)
+    """The nodes under node, preorder (a stack, not recursion: trees may be deep)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.src))
+
+
+def _max_depth(lowered: LoweredUnit) -> int:
+    roots = [body for _info, body in lowered.routines] + ([lowered.main] if lowered.main is not None else [])
+    stack, deepest = [(r, 1) for r in roots], 0
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((s, d + 1) for s in n.src)
+    return deepest
 
 
 def _assigned_symbols(node: Node):
     """Symbols the statements under node assign (they need a `global` declaration)."""
-    if node.op is Op.ASSIGN:
-        yield node.arg
-    elif node.op in (Op.FOR, Op.PFOR):
-        yield node.arg[0]
-        if node.op is Op.PFOR:
-            yield from node.arg[2].private
-    elif node.op is Op.CALL:
-        yield from node.arg[1]
-    for s in node.src:
-        yield from _assigned_symbols(s)
+    for n in _walk(node):
+        if n.op is Op.ASSIGN:
+            yield n.arg
+        elif n.op in (Op.FOR, Op.PFOR):
+            yield n.arg[0]
+            if n.op is Op.PFOR:
+                yield from n.arg[2].private
+        elif n.op is Op.CALL:
+            yield from n.arg[1]

@@ -12,6 +12,7 @@ from ..backends import Backend, get_backend
 from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError, at_the_users_call
+from ..frontend.deep import DEEP_PROGRAM, deep
 from ..frontend.parser import fold, parse
 from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default, program_reading
@@ -156,6 +157,11 @@ class Machine:
         and globals in this machine. Returns the generated unit (its ``main_`` not run).
         ``text`` may be a ``starvm.Program`` (``starvm.compile``): it is not parsed again."""
         program, filename = program_ast(text, filename)
+        if program.depth > DEEP_PROGRAM:   # every pass recurses per level: give them room (frontend/deep.py)
+            return deep(self._compile, text, program, filename)
+        return self._compile(text, program, filename)
+
+    def _compile(self, text, program, filename: str) -> GeneratedUnit:
         same_everywhere = getattr(self.backend, "same_program", None)   # distributed: one text on all ranks
         if same_everywhere is not None:
             same_everywhere(getattr(text, "source", text), filename)

@@ -24,7 +24,11 @@ def star_frames(tb, units: dict[str, GeneratedUnit], limit: int = 200) -> list[F
         unit = units.get(code.co_filename)
         if unit is not None and code.co_name in unit.routine_names:
             line, col, end_col = _position(tb)
-            frames.append(Frame(unit.routine_names[code.co_name], _loc_at(unit, line, col, end_col)))
+            frame = Frame(unit.routine_names[code.co_name], _loc_at(unit, line, col, end_col))
+            if code.co_name in unit.outlined and frames:
+                frames[-1] = frame    # a deeply nested statement's closure: its routine's frame, further in
+            else:
+                frames.append(frame)
         tb = tb.tb_next
     return shortened(frames, limit)
 
