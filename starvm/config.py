@@ -94,6 +94,13 @@ def jit_threshold() -> int:
     return int(os.environ.get("STARVM_JIT_THRESHOLD", 2_000_000))
 
 
+def jit_background() -> bool:
+    """STARVM_JIT_BACKGROUND=0: with --jit auto, a routine whose work passes the threshold is
+    compiled before its next call runs, as --jit on does (default 1: compiled in a background
+    process while the interpreter keeps running it; starvm/jit/background.py)."""
+    return os.environ.get("STARVM_JIT_BACKGROUND", "1") not in ("0", "")
+
+
 def jit_gpu_threshold() -> int:
     """STARVM_JIT_GPU_THRESHOLD: the same for the GPU tier, whose estimate prices a base
     operation as a launch (about 20 units; jit/estimate.py) and whose compile costs less

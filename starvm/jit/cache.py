@@ -12,16 +12,23 @@ most of numba.np and numba.cpython: 0.4 s, the first load in a process), which r
 compiled function from the cache does not use. It touches Numba internals, so it runs only on
 the Numba versions it was checked on and gives way to Numba's load (``Dispatcher.compile``)
 on any failure.
+
+The cache heals itself: an entry's ``.py`` carries the SHA-256 of its code in its first line
+and is run only when that and the code it should hold agree (else it is written anew, and
+Numba's entries beside it go stale with it); an entry of Numba's that does not load (a
+corrupt ``.nbi`` or ``.nbc``) is deleted and compiled again; a cache folder that cannot be
+written is replaced by one under the temporary folder. Each says so once on stderr.
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import pickle
 import re
 import sys
 import tempfile
+import threading
+from types import ModuleType
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -30,10 +37,160 @@ from ..config import jit_cache_dir
 
 
 def key(source: str, backend: str) -> str:
-    import numba
-    salt = (f"starvm {_version()}|numba {numba.__version__}|python {sys.version_info[:3]}|{backend}|"
+    salt = (f"starvm {_version()}|numba {_numba_version()}|python {sys.version_info[:3]}|{backend}|"
             f"kernels {_kernels_hash()}\n")
     return hashlib.sha256((salt + source).encode()).hexdigest()[:32]
+
+
+@lru_cache(maxsize=None)
+def _numba_version() -> str:
+    """Numba's version without importing Numba (a run on --jit auto asks the cache whether a
+    routine is there before it decides to import Numba at all)."""
+    if "numba" in sys.modules:
+        return sys.modules["numba"].__version__
+    from importlib import metadata
+    try:
+        return metadata.version("numba")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+# ------------------------------------------------------------------ the folder and its entries
+_FOLDERS: dict[str, Path] = {}     # STARVM_JIT_CACHE as configured -> the folder used
+_WARNED: set = set()
+
+
+def warn_once(what: str, text: str) -> None:
+    """One line on stderr per ``what`` and process."""
+    if what not in _WARNED:
+        _WARNED.add(what)
+        sys.stderr.write(f"starvm: warning: {text}\n")
+        sys.stderr.flush()
+
+
+def folder() -> Path:
+    """The cache folder: STARVM_JIT_CACHE's, or where that cannot be written (a read-only
+    folder: nothing compiled could be kept, so no routine would ever run from the cache)
+    one under the temporary folder, said once on stderr."""
+    configured = jit_cache_dir()
+    if configured not in _FOLDERS:
+        path = Path(configured)
+        why = _unwritable(path)
+        if why:
+            other = Path(tempfile.gettempdir()) / f"starvm-jit-{_user()}"
+            if _unwritable(other):
+                raise OSError(f"the compiled-code cache folder {path} cannot be written ({why}), nor {other}")
+            warn_once(f"folder {path}", f"the compiled-code cache folder {path} cannot be written ({why}); "
+                      f"compiled routines are kept in {other} instead (STARVM_JIT_CACHE chooses the folder)")
+            path = other
+        _FOLDERS[configured] = path
+    return _FOLDERS[configured]
+
+
+def _user() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+
+
+def _unwritable(path: Path) -> str:
+    """Why files cannot be made in ``path`` and in its __pycache__ (Numba's entries), or ""."""
+    for where in (path, path / "__pycache__"):
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=where, suffix=".probe")
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as e:
+            return e.strerror or type(e).__name__
+    return ""
+
+
+_HEADER = "# starvm compiled-code cache entry, sha256 of the code below: "
+
+
+def entry_text(source: str) -> str:
+    """What an entry's .py holds: the hash line, then the generated code."""
+    return f"{_HEADER}{hashlib.sha256(source.encode()).hexdigest()}\n{source}"
+
+
+def entry_path(source: str, backend: str) -> Path:
+    return folder() / f"star_{key(source, backend)}.py"
+
+
+def write_entry(source: str, backend: str) -> Path:
+    """The entry's .py, checked: written when missing, written anew (once said on stderr)
+    when it does not hold this code under its hash. A rewrite changes its time stamp, so
+    Numba's entries for the old file are stale and the routines compile again; the
+    markers of compiled routines (``ready_marker``) go with them."""
+    path = entry_path(source, backend)
+    text = entry_text(source)
+    try:
+        found = path.read_text()
+    except FileNotFoundError:
+        found = None
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    if found == text:
+        return path
+    if found is not None:
+        warn_once(f"entry {path}", f"the compiled-code cache entry {path} does not hold the code its hash "
+                  "names (a corrupt or edited file); it is written anew and its routines compiled again")
+        for marker in path.parent.glob(f"{path.stem}.*.ready"):
+            _unlink(marker)
+    _write_once(path, text.encode(), strict=True)
+    return path
+
+
+def checked_source(path: Path) -> str | None:
+    """The code of an entry whose first line's hash matches it, else None."""
+    try:
+        head, _, source = path.read_text().partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not head.startswith(_HEADER) or head[len(_HEADER):] != hashlib.sha256(source.encode()).hexdigest():
+        return None
+    return source
+
+
+def ready_marker(source_path: Path, func: str, spec) -> Path:
+    """The file that says Numba's cache beside ``source_path`` holds ``func`` compiled for
+    these argument types (``spec``, background.signature_spec): a run on --jit auto then
+    loads it at the routine's first call, without weighing its work or importing Numba to ask."""
+    digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:16]
+    return source_path.parent / f"{source_path.stem}.{func}.{digest}.ready"
+
+
+def failed_marker(source_path: Path, func: str, spec) -> Path:
+    """Beside the ready marker: Numba could not compile it (the reason inside); not tried again."""
+    return ready_marker(source_path, func, spec).with_suffix(".failed")
+
+
+@contextmanager
+def entry_lock(source_path: Path):
+    """Held while a process compiles routines of this entry: a second process compiling the
+    same ones waits, then finds them compiled (their ready markers) instead of compiling
+    them again."""
+    try:
+        import fcntl
+    except ImportError:         # no flock (Windows): compiles may overlap; each writes whole files
+        yield
+        return
+    with open(source_path.with_suffix(".lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def write_marker(path: Path, text: str) -> None:
+    _write_once(path, text.encode())
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def _kernels_hash() -> str:
@@ -119,14 +276,34 @@ def compile_overload(dispatcher, sig: tuple) -> str:
 
 
 def _compile_over_the_entry(dispatcher, sig: tuple) -> None:
-    """Numba compiles without reading its cache entry (Numba's own load would fail on it as
-    the direct load did) and saves the result under the same key, replacing the entry."""
+    """The function's entry in Numba's cache (its index and data files: one of them did not
+    load) deleted, said once on stderr, and the function compiled and saved anew; Numba
+    compiles without reading it (its own load would fail on what is left of it)."""
+    discard_numba_entry(dispatcher)
     cache = dispatcher._cache
     cache.load_overload = lambda *args, **kw: None        # shadows the method for this compile
     try:
         dispatcher.compile(sig)
     finally:
         del cache.load_overload
+
+
+def discard_numba_entry(dispatcher) -> None:
+    """Delete a function's entry in Numba's cache (its index and data files), one of which
+    did not load; said once on stderr."""
+    try:
+        index = Path(dispatcher._cache._cache_file._index_path)
+    except (AttributeError, TypeError):
+        return        # an internal that moved: Numba's save writes over the entry all the same
+    warn_once(f"numba entry {index}", f"the compiled-code cache entry {index} (or its data) does not load "
+              "(a corrupt file); it is deleted and its routine compiled again")
+    for stale in [index, *index.parent.glob(index.stem + ".*.nbc")]:
+        _unlink(stale)
+
+
+def direct_loads_possible() -> bool:
+    """Does load_overload work on this Numba (else Numba's own load does it)?"""
+    return direct_loads_allowed and _direct_numba()
 
 
 @contextmanager
@@ -215,7 +392,7 @@ def _start_nrt(ctx) -> None:
     from numba.core.runtime import _nrt_python, nrtdynmod
     codegen = ctx.codegen()
     stamp = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple()))
-    path = Path(jit_cache_dir()) / f"nrt_{hashlib.sha256(stamp.encode()).hexdigest()[:32]}.pickle"
+    path = folder() / f"nrt_{hashlib.sha256(stamp.encode()).hexdigest()[:32]}.pickle"
     try:
         saved = pickle.loads(path.read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
@@ -237,8 +414,9 @@ def _start_nrt(ctx) -> None:
     rt._init = True
 
 
-def _write_once(path: Path, data: bytes) -> None:
-    """The file written whole or not at all (other processes may read it meanwhile)."""
+def _write_once(path: Path, data: bytes, strict: bool = False) -> None:
+    """The file written whole or not at all (other processes may read it meanwhile); a
+    failure raises with ``strict``, else the file is made again next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -246,7 +424,8 @@ def _write_once(path: Path, data: bytes) -> None:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass      # a read-only cache folder: compiled again next time
+        if strict:
+            raise
 
 
 @lru_cache(maxsize=None)
@@ -260,24 +439,27 @@ def _direct_numba() -> bool:
 
 
 def load(source: str, backend: str):
-    """The module of this source (imported once per process)."""
+    """The module of this source (imported once per process), from its checked entry."""
+    with _LOADING:           # background.py loads on a thread of its own
+        return _load(source, backend)
+
+
+_LOADING = threading.RLock()
+
+
+def _load(source: str, backend: str):
     k = key(source, backend)
     name = f"starvm_jit_{k}"
     if name in sys.modules:
         return sys.modules[name]
-    folder = Path(jit_cache_dir())
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"star_{k}.py"
-    if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    path = write_entry(source, backend)
+    # compiled from the text just checked, not through a .pyc of the folder (which nothing checks)
+    code = compile(entry_text(source), str(path), "exec")
+    module = ModuleType(name)
+    module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise

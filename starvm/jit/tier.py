@@ -195,8 +195,10 @@ class Tier:
             if r.state == "compiled":
                 inner = sorted(_closure([r.pyname], self.bodies_of(r)) - {r.pyname})
                 calls = f" (with {', '.join(self.display_of(p) for p in inner)})" if inner else ""
-                lines.append(f"  {r.display}{calls}: compiled; {r.compiled_calls} call(s) ran compiled in {r.seconds:.4f} s "
-                             f"(compiling or loading it from the cache: {r.compile_seconds:.3f} s)")
+                how = r.background.report() if getattr(r, "background", None) else ""
+                lines.append(f"  {r.display}{calls}: compiled{'; ' + how if how else ''}; {r.compiled_calls} call(s) "
+                             f"ran compiled in {r.seconds:.4f} s (compiling or loading it from the cache: "
+                             f"{r.compile_seconds:.3f} s)")
             else:
                 lines.append(f"  {r.display}: interpreted, {r.calls} call(s): {r.why}")
         for display, why in self.skipped.items():

@@ -1,0 +1,93 @@
+"""Compiles routines of one cache entry into Numba's disk cache, in a process of its own:
+``python -m starvm.jit.compile_worker BACKEND ENTRY.py JOBS`` (JOBS: JSON list of
+[function, argument types as background.signature_spec gives them]).
+
+Started by --jit auto (background.py) while the interpreter keeps running the routine, and
+by ``star compile`` (precompile.py). For each job it leaves a ready marker once Numba's cache
+holds the compiled function, or a failed marker with the reason where Numba cannot compile
+it. Exit status: 0 done (each job's marker written), 2 usage, 3 an entry whose code does not
+match its hash.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from time import perf_counter
+
+from . import cache
+
+
+def numba_type(spec):
+    """The Numba type a signature_spec entry describes (numba.typeof of such a value)."""
+    import numpy as np
+    from numba.core import types
+    from numba.np.numpy_support import from_dtype
+    kind = spec[0]
+    if kind == "a":
+        return types.Array(from_dtype(np.dtype(spec[1])), spec[2], spec[3], readonly=spec[4])
+    if kind == "t":
+        return types.BaseTuple.from_types([numba_type(s) for s in spec[1:]], tuple)
+    return {"b": types.boolean, "i": types.int64, "f": types.float64}[kind]
+
+
+def _tuples(spec):
+    return tuple(_tuples(s) for s in spec) if isinstance(spec, list) else spec
+
+
+def compile_jobs(source_path: Path, backend: str, jobs) -> list[tuple[str, str, float]]:
+    """(function, 'compiled' | 'cached' | 'failed: why', seconds) for each job."""
+    source = cache.checked_source(source_path)
+    if source is None:
+        raise ValueError(f"{source_path} does not hold the code its hash names")
+    out = []
+    with cache.entry_lock(source_path):
+        todo = []
+        for func, spec in jobs:
+            if cache.ready_marker(source_path, func, spec).exists():
+                out.append((func, "cached", 0.0))
+            else:
+                todo.append((func, spec))
+        if not todo:
+            return out
+        import numba
+        from .runtime import _records_kernel, _room_to_compile, counter_array, output_holder, status_array
+        module = cache.load(source, backend)
+        buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
+        _records_kernel()           # what a compiled call that wrote output loads
+        for func, spec in todo:
+            t0 = perf_counter()
+            try:
+                sig = (*(numba_type(s) for s in spec), *buffers)
+                with _room_to_compile():
+                    cache.compile_overload(getattr(module, func), sig)
+            except Exception as e:  # noqa: BLE001 - Numba's refusal is this routine's answer
+                first = (str(e).strip().splitlines() or [""])[0][:200]
+                cache.write_marker(cache.failed_marker(source_path, func, spec),
+                                   f"Numba could not compile it: {type(e).__name__}: {first}")
+                out.append((func, f"failed: {type(e).__name__}: {first}", perf_counter() - t0))
+                continue
+            seconds = perf_counter() - t0
+            cache.write_marker(cache.ready_marker(source_path, func, spec), f"{seconds:.3f}\n")
+            out.append((func, "compiled", seconds))
+    return out
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 3:
+        print("usage: python -m starvm.jit.compile_worker BACKEND ENTRY.py JOBS", file=sys.stderr)
+        return 2
+    backend, path, jobs = argv
+    try:
+        done = compile_jobs(Path(path), backend, [(f, _tuples(s)) for f, s in json.loads(jobs)])
+    except ValueError as e:
+        print(f"starvm compile worker: {e}", file=sys.stderr)
+        return 3
+    for func, status, seconds in done:
+        print(f"{func}: {status} ({seconds:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
