@@ -13,6 +13,7 @@ from pathlib import Path
 from . import __version__, config
 from .backends import BackendUnavailable
 from .errors import StarError, StarInterrupt
+from .runtime import limits
 from .runtime.params import ParamError
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
@@ -45,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="where tables live (default: $STARVM_BACKEND or numpy)")
     run.add_argument("--profile", action="store_true",
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
-    run.add_argument("--max-steps", type=int, metavar="N",
+    run.add_argument("--max-steps", type=limits.steps_argument, metavar="N",
                      help="stop the program with an error after N loop iterations and routine calls")
     run.add_argument("--jit", choices=["auto", "on", "off"],
                      help="the compiled tier (Numba): auto compiles routines with enough work, on every routine "

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from ..backends import NAMES
+from ..runtime import limits
 
 DEFAULT_REPEAT = 5
 
@@ -28,7 +29,7 @@ def add_parser(sub) -> None:
     b.add_argument("--warmup", type=int, default=1, metavar="N", help="untimed runs first (default 1)")
     b.add_argument("--call", nargs="+", metavar=("NAME", "ARG"),
                    help="time the routine NAME called with integer / boolean arguments instead of the main block")
-    b.add_argument("--max-steps", type=int, metavar="N",
+    b.add_argument("--max-steps", type=limits.steps_argument, metavar="N",
                    help="stop a run with an error after N loop iterations and routine calls")
     b.add_argument("--json", metavar="FILE",
                    help="also write the figures, the machine, device, versions and git state as JSON")

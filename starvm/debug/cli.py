@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from ..runtime import limits
+
 _BACKENDS = ["numpy", "cupy", "auto"]
 
 
@@ -13,7 +15,7 @@ def _run_options(p) -> None:
     p.add_argument("--backend", choices=_BACKENDS, help="where tables live (default: $STARVM_BACKEND or numpy)")
     p.add_argument("--profile", action="store_true",
                    help="also time every base operation; the report says that native kernels and the compiled tier were bypassed")
-    p.add_argument("--max-steps", type=int, metavar="N",
+    p.add_argument("--max-steps", type=limits.steps_argument, metavar="N",
                    help="stop the program with an error after N loop iterations and routine calls")
     p.add_argument("--jit", choices=["auto", "on", "off"],
                    help="accepted as star run takes it; debugging and tracing always bypass the compiled tier")

@@ -10,6 +10,7 @@ from ..errors import Loc, Source, StarSyntaxError, StarWarning
 from ..resources import grammar_path
 from . import ast as A
 from .deep import MAX_NESTING, deep
+from .integers import int_of_decimal
 from .syntax_hints import diagnose, lexical_hint
 
 
@@ -383,7 +384,7 @@ class _Builder(Transformer_NonRecursive):
         return items
 
     def number(self, items):
-        return A.Num(self._loc(items[0]), value=int(items[0]))
+        return A.Num(self._loc(items[0]), value=int_of_decimal(str(items[0])))
 
     def string(self, items):
         tok = items[0]

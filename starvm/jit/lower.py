@@ -755,7 +755,8 @@ class ModuleGen:
                 return repr(e.arg)
             if isinstance(e.arg, int):
                 if not -(1 << 63) <= e.arg < (1 << 63):
-                    raise Unsupported(f"the integer {e.arg} does not fit 64 bits", e.loc)
+                    big = e.arg if e.arg.bit_length() < 256 else f"of {e.arg.bit_length()} bits"   # str() stops at 4300 digits
+                    raise Unsupported(f"the integer {big} does not fit 64 bits", e.loc)
                 return f"np.int64({e.arg})"
             raise Unsupported(f"the constant {e.arg!r}", e.loc)
         if op is Op.VAR:

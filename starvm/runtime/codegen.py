@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..check.symbols import RoutineInfo, Symbol
 from ..errors import Loc, StarTypeError
 from ..frontend.deep import deep
+from ..frontend.integers import decimal_of_int
 from ..ir.lower import LoweredUnit
 from ..ir.ops import BASE_OPS, Node, Op
 from ..types import T
@@ -405,7 +406,8 @@ class CodeGen:
         if e.type is T.STR:
             return code
         if e.type is T.INT:
-            return f"str({code})"
+            self.consts["_istr"] = decimal_of_int   # str() stops at 4300 digits
+            return f"_istr({code})"
         if e.type is T.BOOL:
             return f"('true' if {code} else 'false')"
         if e.type is T.TABLE:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import operator
 import os
 import sys
 
@@ -33,6 +34,31 @@ def ticker(max_steps: int):
                                hint="raise the limit with --max-steps N (Machine(max_steps=N)) if the program "
                                     "is meant to run this long")
     return run().__next__
+
+
+def max_steps(value) -> int | None:
+    """Machine(max_steps=...): None (no limit) or a count of steps >= 0."""
+    if value is None:
+        return None
+    try:
+        n = operator.index(value)    # an int, or a NumPy integer
+    except TypeError:
+        n = -1
+    if isinstance(value, bool) or n < 0:
+        raise ValueError(f"max_steps must be a whole number >= 0 (or None: no limit), got {value!r}")
+    return n
+
+
+def steps_argument(text: str) -> int:
+    """The argparse type of --max-steps: a count >= 0; anything else is a usage error (exit 2)."""
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of steps, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {n}")
+    return n
 
 
 def tick_many(tick, count: int) -> None:

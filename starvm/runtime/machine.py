@@ -13,6 +13,7 @@ from ..check import Checker, Environment
 from ..check.symbols import RoutineInfo
 from ..errors import Frame, Source, StarError, StarInterrupt, StarRuntimeError, StarTypeError, at_the_users_call
 from ..frontend.deep import DEEP_PROGRAM, deep
+from ..frontend.integers import any_length
 from ..frontend.parser import fold, parse
 from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default, program_reading
@@ -54,7 +55,7 @@ class Machine:
         self.native = config.native() if native is None else native
         self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
         # limits.py: loop iterations + routine calls per run (None: unlimited, no check generated)
-        self.max_steps = max_steps
+        self.max_steps = limits.max_steps(max_steps)
         self.max_depth = limits.max_depth(max_depth)    # nested Star calls
         self.out = out
         self.counts = [0] * len(BASE_OPS)
@@ -434,7 +435,7 @@ class Machine:
             self.ns["_tick"] = limits.ticker(self.max_steps)
         self.ns["_depth"][1] = self.max_depth
         try:
-            with limits.RecursionLimit(self.max_depth):
+            with limits.RecursionLimit(self.max_depth), any_length():   # messages may show huge integers
                 return fn(*args)
         except StarError as e:
             if e.__traceback__ is not None and not e.stack:
