@@ -146,3 +146,33 @@ def test_a_routine_numba_cannot_compile_is_not_tried_again(switched, cache_folde
         ready[0].with_suffix(".kept").rename(ready[0])
     assert run["compiled_calls"] == 0
     assert "TypingError: made up for the test" in "\n".join(run["report"])
+
+
+def _numba_index(cache_folder, func: str):
+    import os
+    from pathlib import Path
+    places = [cache_folder] + ([Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else [])
+    found = [p for place in places for p in place.rglob(f"star_*.{func}-*.nbi")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_a_corrupt_numba_entry_is_deleted_with_one_warning_and_compiled_again(switched, cache_folder, interpreted):
+    """Last in the file: it breaks the entry the others load. The process that finds it
+    corrupt runs the routine interpreted and says so once; a later one compiles it again in
+    the background; the next loads it at its first call."""
+    index = _numba_index(cache_folder, "f_r_wc")
+    index.write_bytes(b"\x80\x04 not a pickle")
+    run, stderr = _fresh_process(cache_folder, STARVM_JIT_THRESHOLD=str(10**18))
+    assert (tuple(run["hops"]), run["table"], run["steps"], run["output"]) == interpreted
+    assert run["compiled_calls"] == 0
+    assert stderr.count("starvm: warning:") == 1 and "does not load" in stderr, stderr
+    assert not index.exists() and not list(cache_folder.glob("star_*.f_r_wc.*.ready"))
+    _fresh_process(cache_folder, STARVM_JIT_THRESHOLD="1")       # its worker compiles WC again
+    deadline = time.monotonic() + _WAIT_S
+    while not list(cache_folder.glob("star_*.f_r_wc.*.ready")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    run, stderr = _fresh_process(cache_folder, STARVM_JIT_THRESHOLD=str(10**18))
+    assert run["calls"] == run["compiled_calls"] == 1, run["report"]
+    assert (tuple(run["hops"]), run["table"], run["steps"], run["output"]) == interpreted
+    assert "warning" not in stderr
