@@ -9,10 +9,13 @@ also says which of the generator's features ran compiled and why the others did 
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import operator
+import os
 import random
 import re
+import sys
 from time import perf_counter
 
 import pytest
@@ -60,7 +63,6 @@ def compiled_routines(machine) -> list[str]:
 FEATURES = ("main block", "procedure with var parameters (P1)", "local table (P1)",
             "function result in an expression (F1, F2)", "recursion (RP, RF)", "mutual recursion (RP, RQ)",
             "parallel for (main block)", "library routine body", "runtime error", "step limit")
-OVERFLOW = "does not fit in 64 bits, where the compiled tier computes"
 FILENAME = "fuzz.star"
 _BIG = 1 << 40
 _AT = re.compile(r" \(at [^)]*\)")
@@ -79,7 +81,8 @@ def check_program(prog, backend="numpy", error_at: str | None = None, limit_seed
     src = render(prog)
     model = Interp(prog)
     try:
-        model.run()
+        with _python_frames(prog.max_depth):
+            model.run()
         model_error = None
     except (AssertionError, ZeroDivisionError) as e:     # the model's checks: a Star runtime error
         model_error = type(e).__name__
@@ -87,25 +90,26 @@ def check_program(prog, backend="numpy", error_at: str | None = None, limit_seed
     want_steps = {k: c for k, c in model.counts.items() if c}
     parsed = starvm.compile(src, FILENAME, check=False)
     kw = dict(backend=backend, native=False)     # natives off: the library bodies are compiled too
+    if prog.max_depth:
+        kw["max_depth"] = prog.max_depth
     interp = run(parsed, FILENAME, "off", **kw)
     comp = run(parsed, FILENAME, "on", **kw)
     problems = _against_model("interpreter", interp, want, want_steps, model_error)
-    beyond64 = comp[2] is not None and OVERFLOW in comp[2] and model_error is None
-    if beyond64:
-        # compiled integers are 64-bit (documented): the compiled tier must stop exactly where
-        # the model computing in 64 bits does, with the same output and steps before it
-        problems += _against_64_bit_model(prog, comp)
-    else:
-        problems += _against_model("compiled", comp, want, want_steps, model_error)
-        problems += _tier_differences(interp, comp)
+    # the compiled tier's integers are the interpreter's, past 64 bits too (a call that passes
+    # them runs again interpreted): an overflow error of the tier's own is a mismatch
+    problems += _against_model("compiled", comp, want, want_steps, model_error)
+    problems += _tier_differences(interp, comp)
+    if prog.edges:       # --jit auto, every routine compiled at its first call
+        with _environment(STARVM_JIT_THRESHOLD="0"):
+            problems += _tier_differences(interp, run(parsed, FILENAME, "auto", **kw), "on --jit auto: ")
     limit = None
-    if limit_seed is not None and model_error is None and not beyond64 and not problems:
-        limit, more = _step_limit_runs(parsed, kw, limit_seed)
+    if limit_seed is not None and model_error is None and not problems:
+        limit, more = _step_limit_runs(parsed, kw, limit_seed, natives=prog.edges)
         problems += more
     record = dict(problems=problems, error=model_error, limit=limit,
                   compile_s=round(sum(getattr(r, "compile_seconds", 0.0) for r in comp[3].jit.routines.values()), 3))
     record.update(_features(prog, model, comp[3], error_at, model_error, limit))
-    record["beyond_64_bits"] = beyond64     # checked against the model in 64 bits, not a mismatch
+    record["beyond_64_bits"] = _beyond_64_bits(prog)    # its integers passed 64 bits (checked as any other)
     record["cache_keys"] = sorted(program_cache_keys(comp[3]))
     record["seconds"] = round(perf_counter() - t0, 3)
     return record
@@ -133,24 +137,49 @@ def _steps_against_model(name, steps, want_steps) -> list[str]:
     return [f"{name}: steps differ from the reference model (model, starvm): {diff}"]
 
 
-def _against_64_bit_model(prog, comp) -> list[str]:
+def _beyond_64_bits(prog) -> bool:
+    """Does the model computing in 64 bits stop where a result passes them?"""
     from reference.model import Int64Overflow, Interp
-    model = Interp(prog, int64=True)
     try:
-        model.run()
+        with _python_frames(prog.max_depth):
+            Interp(prog, int64=True).run()
     except Int64Overflow:
-        # output and a stop as the model's in 64 bits, and (unlike other stops) the same steps
-        name = "compiled (the model in 64 bits)"
-        return (_against_model(name, comp, "".join(model.out), {}, "Int64Overflow")
-                + _steps_against_model(name, comp[3].stats, {k: c for k, c in model.counts.items() if c}))
-    except (AssertionError, ZeroDivisionError) as e:
-        return [f"compiled: stopped on a 64-bit overflow where the model in 64 bits failed otherwise ({type(e).__name__})"]
-    return ["compiled: stopped on a 64-bit overflow where the model in 64 bits ran to the end"]
+        return True
+    except (AssertionError, ZeroDivisionError):
+        pass
+    return False
 
 
-def _step_limit_runs(parsed, kw, seed):
+@contextlib.contextmanager
+def _python_frames(depth):
+    """Python's recursion limit raised for the model's Star calls ``depth`` deep."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20 * (depth or 0) + 1000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+@contextlib.contextmanager
+def _environment(**values):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _step_limit_runs(parsed, kw, seed, natives: bool = False):
     """Both tiers under --max-steps L, L below the loop iterations and calls the program
-    needs: the same stop (message, position, stack), output before it and steps."""
+    needs: the same stop (message, position, stack), output before it and steps; with
+    ``natives`` the interpreter with the native kernels too (a kernel past the limit leaves
+    what its Star body leaves)."""
     probe = starvm.Machine(out=io.StringIO(), jit="off", max_steps=_BIG, **kw)
     probe.run(parsed, FILENAME)
     gen = probe.ns["_tick"].__self__
@@ -161,6 +190,9 @@ def _step_limit_runs(parsed, kw, seed):
     a = run(parsed, FILENAME, "off", max_steps=limit, **kw)
     b = run(parsed, FILENAME, "on", max_steps=limit, **kw)
     problems = _tier_differences(a, b, f"under --max-steps {limit}: ")
+    if natives:
+        problems += _tier_differences(a, run(parsed, FILENAME, "off", max_steps=limit, **{**kw, "native": True}),
+                                      f"under --max-steps {limit}, natives on: ")
     if a[2] is None or "step limit" not in a[2]:
         problems.append(f"under --max-steps {limit} (the program takes {used}) the interpreter did not stop: {a[2]}")
     return limit, problems

@@ -73,6 +73,8 @@ class Program:
     routines: dict
     main: list = field(default_factory=list)
     tables: dict = field(default_factory=dict)      # name -> (rows, columns)
+    max_depth: int | None = None                    # the recursion limit a deep call needs (Gen's edge_pct)
+    edges: bool = False                             # Gen.edges drew its statements
 
 
 @dataclass
@@ -99,7 +101,7 @@ class Scope:
 
 class Gen:
     def __init__(self, src, max_stmts: int = 8, *, recursion_pct: int | None = None,
-                 fn_output_pct: int | None = None, error_pct: int = 0, mutual_pct: int = 0):
+                 fn_output_pct: int | None = None, error_pct: int = 0, mutual_pct: int = 0, edge_pct: int = 0):
         """None: the original behaviour (every program may recurse, functions may print),
         drawing nothing more, so existing seeds give the same programs."""
         self.R = src
@@ -108,6 +110,7 @@ class Gen:
         self.fn_output_pct = fn_output_pct
         self.error_pct = error_pct
         self.mutual_pct = mutual_pct    # how often RP recurses through RQ (drawn last: seeds keep their programs)
+        self.edge_pct = edge_pct        # how often a program goes to the machine's edges (edges(): drawn after that)
         self.recursion = True
         self.error_at = None            # where error_stmt put a failing statement: "main", "P1", "F1"
 
@@ -584,7 +587,56 @@ class Gen:
             rq.body = self.stmts(r1sc, 1, R.int(0, 1)) + [
                 ("pcall", "RP", [("var", "Q"), ("var", "d"), ("var", "S1"), ("var", "m1")])]
             prog.routines["RQ"] = rq
+        if self.edge_pct and self.chance(self.edge_pct):
+            self.edges(prog, sc, p1)
         return prog
+
+    def edges(self, prog: Program, sc: Scope, p1: Routine) -> None:
+        """Where compiled code meets its machine's limits (issue 36): integers near and past
+        2^63 (the minimum div and mod -1, products crossing 2^63) in the main block and in P1
+        after it wrote its table; a recursion thousands of calls deep (the limit raised to fit:
+        ``Program.max_depth``); a `parallel for` running one index past what it writes (a
+        runtime error in an iteration)."""
+        R, main = self.R, prog.main
+        prog.edges = True
+        big = (1 << 63) - 1
+        least = ("bin", "-", ("neg", ("lit", big)), ("lit", 1))
+        edge = [("lit", big), ("lit", big - 1), ("lit", 1 << 62), ("lit", 3037000500), ("lit", 3037000499),
+                ("lit", 1 << 32), least, ("neg", ("lit", big))]
+        small = lambda: ("lit", R.int(1, 3)) if self.chance(60) else ("neg", ("lit", R.int(1, 3)))  # noqa: E731
+
+        def value(ints):
+            c = R.int(0, 5)
+            if c == 0:
+                return ("bin", self.pick(["+", "-", "*", "div", "mod"]), self.pick(edge), small())
+            if c == 1:
+                return ("bin", self.pick(["div", "mod"]), least, ("neg", ("lit", 1)))
+            if c == 2:
+                return ("neg", least if self.chance(50) else ("var", self.pick(ints)))
+            if c == 3:
+                v = ("var", self.pick(ints))
+                return ("bin", "*", v, v)
+            return ("bin", self.pick(["+", "-", "*"]), self.pick(edge), ("var", self.pick(ints)))
+        for _ in range(R.int(1, 3)):
+            _insert_somewhere(self, main, ("asg", self.pick(sc.ints), value(sc.ints)))
+        if self.chance(50):
+            p1.body.append(("asg", self.pick(["m1", "a1"]), value(["m1", "e1", "a1"])))
+        tail = len(main) - 7                       # before the closing writelns
+        if self.recursion and self.chance(50):
+            depth = self.pick([1500, 4000, 9000])
+            main.insert(R.int(0, tail), ("pcall", "RP", [("var", "T"), ("lit", depth), ("var", self.pick(["X", "Y", "Z"])),
+                                                         ("var", self.pick(sc.ints))]))
+            prog.max_depth = depth + 100
+        if self.chance(40):
+            loop = self.pfor(sc)
+            if loop[0] == "pfor":
+                _, var, lo, hi, down, body, written, private = loop
+                w = body[-1] if body[-1][0] != "if" else body[-1][2][0]
+                past = ("lit", 1 + (self.k if w[0] == "colset" else self.n if w[0] == "rowset"
+                                    else self.length("W" if w[1] in sc.vecs.get("W", ()) else "S")))
+                lo, hi = (past, hi) if down else (lo, past)
+                _insert_somewhere(self, main, ("pfor", var, lo, hi, down, body, written, private))
+                self.error_at = self.error_at or "main"
 
 
 def _insert_somewhere(gen, stmts, new) -> None:
