@@ -51,6 +51,7 @@ class Model:
     time_unit: str               # "ns" (reported in seconds) or "step" (the unit-cost model)
     lanes: int                   # rows the device processes in one pass (0: all of them)
     lanes_source: str
+    large_tables: str            # how tables taller than the device are handled
     background_mw: float | None  # static power while the run lasts; None: not modelled
     background_source: str
     primitives: dict[str, Primitive]
@@ -138,6 +139,7 @@ def parse_model(data: dict, path: str = "<model>") -> Model:
     return Model(
         name=name, title=_need(data, "title", where, str), family=_need(data, "family", where, str),
         time_unit=time_unit, lanes=lanes, lanes_source=_need(device, "lanes_source", f"{where} [device]", str),
+        large_tables=_need(device, "large_tables", f"{where} [device]", str),
         background_mw=_number(device, "background_mw", f"{where} [device]", None),
         background_source=device.get("background_source", ""),
         primitives=prims, ops=ops, sources=list(data.get("sources", [])),

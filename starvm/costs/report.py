@@ -86,6 +86,7 @@ def list_text(verbose: bool = False) -> str:
         energy = "time and energy" if m.has_energy else "time only"
         lines.append(f"{m.name}: {m.title}")
         lines.append(f"    family: {m.family}; {lanes} rows per pass; {energy}")
+        lines.append(f"    tables taller than the device: {m.large_tables}")
         for s in m.sources:
             lines.append(f"    source: {s}")
         if verbose:

@@ -38,7 +38,7 @@ def test_every_model_prices_every_base_operation_and_cites_every_number(name):
     tags = {s.split("]")[0] + "]" for s in m.sources}
     cited = " ".join(p.source for p in m.primitives.values()) + m.lanes_source
     assert any(t in cited for t in tags)
-    assert m.lanes_source.strip()
+    assert m.lanes_source.strip() and m.large_tables.strip()
 
 
 def test_unknown_model_lists_the_available_ones():
@@ -48,7 +48,8 @@ def test_unknown_model_lists_the_available_ones():
 
 
 def _minimal(**over) -> dict:
-    data = {"name": "t", "title": "test", "family": "test", "device": {"lanes": 4, "lanes_source": "assumed"},
+    data = {"name": "t", "title": "test", "family": "test",
+            "device": {"lanes": 4, "lanes_source": "assumed", "large_tables": "in passes"},
             "primitives": {"p": {"time": 2, "energy_pj": 3, "energy_bits": 2, "source": "assumed"},
                            "c": {"time": 5, "source": "assumed"}},
             "ops": {k: {"p": 1} for k in KINDS}}
@@ -69,6 +70,7 @@ def _minimal(**over) -> dict:
     (lambda d: d["device"].update(lanes="many"), "'lanes' must be int"),
     (lambda d: d.update(time_unit="hours"), "time_unit"),
     (lambda d: d.pop("title"), "missing 'title'"),
+    (lambda d: d["device"].pop("large_tables"), "missing 'large_tables'"),
 ])
 def test_a_bad_model_file_says_what_is_wrong(change, message):
     data = _minimal()
@@ -80,6 +82,7 @@ def test_a_bad_model_file_says_what_is_wrong(change, message):
 def test_a_model_file_by_path(tmp_path, machine):
     path = tmp_path / "mine.toml"
     lines = ['name = "mine"', 'title = "mine"', 'family = "test"', "[device]", "lanes = 0", 'lanes_source = "assumed"',
+             'large_tables = "none"',
              "[primitives.t]", "time = 3", 'source = "assumed"', "[ops]"] + [f"{k} = {{ t = 1 }}" for k in KINDS]
     path.write_text("\n".join(lines) + "\n")
     assert load_model(str(path)).name == "mine"
@@ -154,7 +157,7 @@ def test_estimates_agree_with_a_plain_recomputation(seed):
 
 
 def test_background_power_is_charged_for_the_time():
-    data = _minimal(device={"lanes": 4, "lanes_source": "assumed", "background_mw": 2.0})
+    data = _minimal(device={"lanes": 4, "lanes_source": "assumed", "large_tables": "in passes", "background_mw": 2.0})
     est = estimate(parse_model(data), {"AND": 3}, Geometry(4, 8))
     # 3 ANDs x 1 pass x 2 ns = 6 ns; 2 mW x 6 ns = 12 pJ; dynamic 3 x 3 pJ x ceil(4 / 2)
     assert est.time == 6 and est.background_pj == pytest.approx(12.0)
@@ -185,6 +188,7 @@ def test_list_names_every_model_with_its_sources():
     for name in SHIPPED:
         assert f"{name}: " in text
     assert text.count("source: [") >= 8 and "reproduces:" in text and "leaves out:" in text
+    assert text.count("tables taller than the device: ") == len(SHIPPED)
 
 
 # ------------------------------------------------------------------ the geometry and the API
