@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     from .costs.cli import add_parser as add_cost_parser
     add_cost_parser(sub)         # star cost (starvm/costs/cli.py)
 
+    from .precompile import add_parser as add_compile_parser
+    add_compile_parser(sub)      # star compile (starvm/precompile.py)
+
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
@@ -173,6 +176,9 @@ def _main(argv) -> int:
         if args.command == "cost":   # starvm/costs/cli.py: --list and --validate read no file
             from .costs.cli import main_cost
             return main_cost(args, _read, _UsageError)
+        if args.command == "compile":   # starvm/precompile.py: several files, or --stdlib
+            from .precompile import main_compile
+            return main_compile(args, _read, _UsageError)
         text = _read(args.file)
         if args.file == "-":
             args.file = STDIN

@@ -35,8 +35,10 @@ def _tuples(spec):
     return tuple(_tuples(s) for s in spec) if isinstance(spec, list) else spec
 
 
-def compile_jobs(source_path: Path, backend: str, jobs) -> list[tuple[str, str, float]]:
-    """(function, 'compiled' | 'cached' | 'failed: why', seconds) for each job."""
+def compile_jobs(source_path: Path, backend: str, jobs, report=None) -> list[tuple[str, str, float]]:
+    """(function, 'compiled' | 'cached' | 'failed: why', seconds) for each job; ``report`` is
+    called with each as it is done."""
+    report = report or (lambda *done: None)
     source = cache.checked_source(source_path)
     if source is None:
         raise ValueError(f"{source_path} does not hold the code its hash names")
@@ -46,6 +48,7 @@ def compile_jobs(source_path: Path, backend: str, jobs) -> list[tuple[str, str, 
         for func, spec in jobs:
             if cache.ready_marker(source_path, func, spec).exists():
                 out.append((func, "cached", 0.0))
+                report(*out[-1])
             else:
                 todo.append((func, spec))
         if not todo:
@@ -66,10 +69,12 @@ def compile_jobs(source_path: Path, backend: str, jobs) -> list[tuple[str, str, 
                 cache.write_marker(cache.failed_marker(source_path, func, spec),
                                    f"Numba could not compile it: {type(e).__name__}: {first}")
                 out.append((func, f"failed: {type(e).__name__}: {first}", perf_counter() - t0))
+                report(*out[-1])
                 continue
             seconds = perf_counter() - t0
             cache.write_marker(cache.ready_marker(source_path, func, spec), f"{seconds:.3f}\n")
             out.append((func, "compiled", seconds))
+            report(*out[-1])
     return out
 
 
@@ -79,13 +84,13 @@ def main(argv=None) -> int:
         print("usage: python -m starvm.jit.compile_worker BACKEND ENTRY.py JOBS", file=sys.stderr)
         return 2
     backend, path, jobs = argv
+    def report(func, status, seconds):
+        print(f"{func}: {status} ({seconds:.2f} s)", flush=True)
     try:
-        done = compile_jobs(Path(path), backend, [(f, _tuples(s)) for f, s in json.loads(jobs)])
+        compile_jobs(Path(path), backend, [(f, _tuples(s)) for f, s in json.loads(jobs)], report)
     except ValueError as e:
         print(f"starvm compile worker: {e}", file=sys.stderr)
         return 3
-    for func, status, seconds in done:
-        print(f"{func}: {status} ({seconds:.2f} s)")
     return 0
 
 
