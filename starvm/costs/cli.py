@@ -56,9 +56,12 @@ def add_parser(sub) -> None:
 
 def models_or_usage(spec, usage_error):
     try:
-        return as_models(spec if spec else model_names())
+        models = as_models(spec if spec is not None else model_names())
     except ModelError as e:
         raise usage_error(str(e)) from None
+    if not models:
+        raise usage_error(f"no cost model given (available: {', '.join(model_names())})")
+    return models
 
 
 class CostRun:
@@ -114,6 +117,9 @@ def main_cost(args, read, usage_error) -> int:
         return 0
     if not args.file:
         raise usage_error("star cost needs --list, --validate, or a FILE to run (with --vary NAME=V1,V2,...)")
+    for flag, value in (("--rows", args.rows), ("--width", args.width)):
+        if value is not None and value < 1:
+            raise usage_error(f"{flag} must be at least 1, not {value}")
     models = models_or_usage(args.model, usage_error)
     if args.plot:
         from ..cli_pictures import _need_matplotlib

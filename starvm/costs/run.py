@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ..runtime.values import Bits, Table
 from ..types import T
 from .evaluate import Estimate, Geometry, RoutineCost, counts_dict, estimate
-from .model import Model, load_model
+from .model import Model, ModelError, load_model, model_names
 
 
 def geometry_of(machine, rows: int | None = None, width: int | None = None) -> Geometry:
@@ -76,6 +76,8 @@ def machine_cost(machine, models, rows: int | None = None, width: int | None = N
     per routine where the routine profile kept steps by kind; or of ``counts`` ({kind: steps},
     a StepCounter's) with the machine's geometry and no routines."""
     ms = as_models(models)
+    if not ms:
+        raise ModelError(f"no cost model given (available: {', '.join(model_names())})")
     g = geometry_of(machine, rows, width)
     whole = counts is None
     if whole:

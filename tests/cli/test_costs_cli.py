@@ -115,3 +115,22 @@ def test_end_to_end_through_the_command(program):
     r = subprocess.run([sys.executable, "-m", "starvm", "run", str(program), "--cost", "nosuch"],
                        capture_output=True, text=True, cwd=ROOT, env=subprocess_env())
     assert r.returncode == 2 and "available: cam-ap" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "{p}", "--cost="], "no cost model given (available: cam-ap"),
+    (["cost", "{p}", "--rows", "0"], "--rows must be at least 1, not 0"),
+    (["cost", "{p}", "--vary", "N=a,b"], "--vary N=a,b: give NAME=V1,V2,..."),
+    (["cost", "{p}", "--model", "x"], "unknown cost model 'x'"),
+])
+def test_bad_cost_arguments_are_usage_errors(program, args, message, capsys):
+    assert cli.main([a.format(p=program) for a in args]) == 2
+    cap = capsys.readouterr()
+    assert message in cap.err and cap.out == ""
+
+
+def test_a_star_error_in_star_cost_is_exit_1(tmp_path, capsys):
+    bad = tmp_path / "bad.star"
+    bad.write_text("begin writeln(1 +) end.\n")
+    assert cli.main(["cost", str(bad)]) == 1
+    assert "bad.star:1:18: error:" in capsys.readouterr().err
