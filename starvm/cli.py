@@ -222,7 +222,7 @@ def _main(argv) -> int:
             from .cli_pictures import prepare_run
             prepare_run(args, machine, _UsageError)
         cost = None
-        if args.cost:   # starvm/costs/cli.py: the models are checked before the run (exit 2)
+        if args.cost is not None:   # starvm/costs/cli.py: the models are checked before the run (exit 2)
             from .costs.cli import CostRun
             cost = CostRun(args, machine, _UsageError)
         try:
