@@ -126,7 +126,9 @@ def _read(path: str) -> str:
     try:
         if path == "-":
             return sys.stdin.read()
-        return Path(path).read_text()
+        import io
+        from .input_files import read_input     # a device or an endless pipe is not read to the end
+        return io.TextIOWrapper(io.BytesIO(read_input(path, expansion=16))).read()   # as Path.read_text
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise _UsageError(f"cannot read {path}: {reason}") from None
@@ -211,7 +213,7 @@ def _main(argv) -> int:
                 raise _UsageError(str(e)) from None
             from .distributed.graph_input import rank_graph   # each rank makes its share of the graph
             graph = rank_graph(comm, getattr(args, "generate", None), getattr(args, "graph", None),
-                               getattr(args, "graph_format", None))
+                               getattr(args, "graph_format", None), getattr(args, "weights", None))
         if graph is None:
             graph = graph_from_args(args, _UsageError)
         machine = Machine(backend=config.backend_name(args.backend), max_steps=args.max_steps, graph=graph,

@@ -24,14 +24,23 @@ this does not cover is read or generated whole on every rank, as before (``rank_
 returns None): other generators and formats, files the vectorised reader finds unusual (the
 line reader then names the bad line). GRAPH_ADJ builds each rank's rows alone
 (``fill_adjacency``: the arcs go to the owners of their sources).
+
+Before any of this the ranks compare a digest of their graph input (``same_input``: the
+sha256 of the file's bytes, or the generator spec, with the format and weight mode), as
+they compare the program text: a stale copy of the file on one host stops every rank with
+one error instead of a run on two different graphs.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 
 import numpy as np
 
-from ..graphs.generators import _KINDS
+from ..errors import GraphFileError
+from ..graphs.generators import _KINDS, RMAT_BYTES_PER_SAMPLE
 
 
 class RankCodes:
@@ -214,6 +223,11 @@ def rank_rmat(comm, scale: int, edge_factor: int = 16, a: float = 0.57, b: float
     P, r = comm.size, comm.rank
     n, m = 1 << scale, edge_factor << scale
     lo, hi = m * r // P, m * (r + 1) // P
+    from ..input_files import available_memory
+    free = available_memory()
+    short = int(free is not None and RMAT_BYTES_PER_SAMPLE * (hi - lo) > free)
+    if comm.allreduce(short, "max"):   # every rank takes the same decision: graphs.rmat then says why
+        raise ValueError(f"rmat scale={scale} does not fit the ranks' memory")
     u = np.zeros(hi - lo, dtype=np.int64)
     v = np.zeros(hi - lo, dtype=np.int64)
     for bit in range(scale):          # the quadrant rule of graphs.generators._rmat_ends_numpy
@@ -320,12 +334,16 @@ def _parse(chunk: bytes):
     return numbers(chunk, fields)
 
 
-def rank_edgelist(comm, path, name: str) -> RankGraph | None:
+def rank_edgelist(comm, path, name: str, weights: str = "auto") -> RankGraph | None:
     """This rank's share of an edge list file, or None on every rank when the file is not of
-    the usual shape somewhere (graphs.load then reads it whole, or names its bad line)."""
+    the usual shape somewhere (graphs.load then reads it whole, or names its bad line).
+    ``weights``: the weight mode (graphs/weights.py); integers are read as such by every mode
+    but ignore (every weight 1) and scale (the whole read converts them)."""
     try:                               # (a rank that cannot read it says so through the all-gather)
-        with open(path, "rb") as fh:
-            data = fh.read()
+        from ..input_files import read_input
+        if weights.startswith("scale"):
+            raise OSError("scale: converted by the whole read")
+        data = read_input(path, expansion=8)
         data.decode("utf-8")
         table = _parse(_chunk(data, comm.rank, comm.size))
     except (OSError, UnicodeDecodeError):
@@ -340,23 +358,62 @@ def rank_edgelist(comm, path, name: str) -> RankGraph | None:
         return RankGraph(comm, 0, 0, np.zeros((0, 4), dtype=np.int64), name=name, directed=True, both_ways=False)
     base = 0 if min(lows) == 0 else 1
     n = max(f[3] for f in facts if f[1]) + 1 - base
+    if n >= (1 << 62) - 1:             # the whole read names the line
+        return None
     off, m = sum(f[1] for f in facts[:comm.rank]), sum(f[1] for f in facts)
     k = len(table)
-    w = table[:, 2] if k and table.shape[1] == 3 else np.ones(k, dtype=np.int64)
+    w = table[:, 2] if k and table.shape[1] == 3 and weights != "ignore" else np.ones(k, dtype=np.int64)
     arcs = np.stack([np.arange(off, off + k), table[:, 0] + 1 - base if k else w[:0],
                      table[:, 1] + 1 - base if k else w[:0], w], axis=1).astype(np.int64)
     return RankGraph(comm, n, m, arcs, name=name, directed=True, both_ways=False)
 
 
+# ------------------------------------------------------------------ the same input everywhere
+def input_digest(generate_spec: str | None, path: str | None, fmt: str | None, weights: str | None) -> str:
+    """What a rank's graph input is, in 16 hex digits (sha256): of the generator spec, or of
+    the file's bytes (read in blocks, never held whole), with the format and weight mode. A
+    file that cannot be read, or is not a regular file, is named by that instead."""
+    h = hashlib.sha256(f"{fmt or ''}|{weights or ''}|".encode())
+    if generate_spec:
+        h.update(b"generate:" + generate_spec.strip().lower().encode())
+    elif path:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return "not a regular file"
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        except OSError as e:
+            return f"unreadable ({e.strerror or e})"
+    return h.hexdigest()[:16]
+
+
+def same_input(comm, generate_spec, path, fmt, weights) -> None:
+    """Every rank must have the same graph input: compare digests (one all-gather); on a
+    difference every rank raises the same GraphFileError."""
+    digests = comm.allgather(input_digest(generate_spec, path, fmt, weights))
+    if len(set(digests)) == 1:
+        return
+    odd = [r for r, d in enumerate(digests) if d != digests[0]]
+    what = path if path else f"--generate {generate_spec}"
+    raise GraphFileError(f"the ranks read different graph inputs: on rank 0 {digests[0]}, on rank"
+                         f"{'s' if len(odd) > 1 else ''} {', '.join(map(str, odd))} {digests[odd[0]]} "
+                         "(sha256 of the file; every rank of a distributed run must read the same file: "
+                         "copy it to every host again)", what)
+
+
 # ------------------------------------------------------------------ the command line
-def rank_graph(comm, generate_spec: str | None, path: str | None, fmt: str | None):
+def rank_graph(comm, generate_spec: str | None, path: str | None, fmt: str | None, weights: str | None = None):
     """This rank's share of the graph of --generate SPEC or --graph FILE, or None where the
     graph is to be made whole on every rank (graphs/cli.py's graph_from_args). ``comm``: an
-    mpi4py communicator or one of comm.py's."""
+    mpi4py communicator or one of comm.py's. First the ranks check that they have the same
+    input (``same_input``)."""
     from .comm import wrap
     comm = wrap(comm)
     if comm.size == 1:
         return None
+    if generate_spec or path:
+        same_input(comm, generate_spec, path, fmt, weights)
     if generate_spec:
         kw = _rmat_arguments(generate_spec)
         if kw is None:
@@ -372,7 +429,8 @@ def rank_graph(comm, generate_spec: str | None, path: str | None, fmt: str | Non
         kind = (fmt or guess_format(path)).lower()
         if kind not in ("edgelist", "snap", "edges", "el", "txt"):
             return None
-        return rank_edgelist(comm, path, Path(path).stem)
+        mode = (weights or "auto").strip().lower()
+        return rank_edgelist(comm, path, Path(path).stem, mode)
     return None
 
 

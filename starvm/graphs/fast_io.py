@@ -15,7 +15,11 @@ reader must never accept what the line reader rejects, and must return what it r
   * NumPy parse (``numbers``): every newline becomes ' -1' + newline and the whole body goes
     through one ``np.fromstring(sep=' ')``; the -1 sentinels (valid files hold no negative
     numbers) give the fields of every line, so a short or long line is caught without a
-    Python loop over lines.
+    Python loop over lines. NumPy clamps an integer beyond int64 to 2^63 - 1 without a word:
+    a file holding that value is left to the line reader, which reads every number exactly.
+  * Weights follow the weight mode (weights.py); a real weight is taken here only where its
+    integer is exact in a float (below 2^53), and a real field's row and column numbers only
+    where n is below 2^53.
 """
 from __future__ import annotations
 
@@ -25,9 +29,11 @@ import warnings
 import numpy as np
 
 from .graph import Graph
+from .weights import FLOAT_EXACT, WeightMode, convert_floats
 
 _WS = b" \t\r\x0b\x0c"
-_MAX_WEIGHT = 1 << 62                    # beyond this a float weight is not read exactly
+_INT64_MAX = np.iinfo(np.int64).max       # what np.fromstring makes of a larger integer
+_MAX_VERTICES = 1 << 62                   # io.MAX_VERTICES: larger sizes are the line reader's error
 
 
 def numbers(body: bytes, ncols: int, dtype=np.int64) -> np.ndarray | None:
@@ -49,6 +55,8 @@ def numbers(body: bytes, ncols: int, dtype=np.int64) -> np.ndarray | None:
     where = np.flatnonzero(sentinel)
     if where.size != lines or (vals.size and vals.min() < -1):
         return None                      # a field stopped the parse, or a negative number
+    if vals.dtype == np.int64 and vals.size and vals.max() == _INT64_MAX:
+        return None                      # 2^63 - 1, or a larger number clamped to it
     fields = np.diff(where, prepend=-1) - 1
     if not np.all((fields == 0) | (fields == ncols)):
         return None
@@ -61,19 +69,24 @@ def _next_line(data: bytes, pos: int) -> tuple[bytes, int]:
     return data[pos:end], end + 1
 
 
+_INT = re.compile(rb"[+-]?[0-9]+\Z")
+
+
 def _ints(tokens) -> list[int] | None:
-    try:
-        return [int(t) for t in tokens]
-    except ValueError:
+    """Integers as the line reader reads them (not int()'s '1_000')."""
+    if not all(_INT.match(t) for t in tokens):
         return None
+    return [int(t) for t in tokens]
 
 
-def _whole_weights(w: np.ndarray) -> np.ndarray | None:
-    """Float weights as int64, or None unless all are whole, finite, >= 0 and exact."""
-    if w.size and not (np.all(np.isfinite(w)) and np.all(w == np.floor(w)) and w.min() >= 0
-                       and w.max() < _MAX_WEIGHT):
-        return None
-    return w.astype(np.int64)
+def _weights(w: np.ndarray, mode: WeightMode) -> np.ndarray | None:
+    """The weight column (int64 or float64, none negative) as int64 codes under ``mode``,
+    or None where the line reader is to read them (a bad one, one not exact here)."""
+    if not mode.reads:
+        return np.ones(w.size, dtype=np.int64)
+    if w.dtype.kind == "f" or mode.kind == "scale":
+        return convert_floats(w.astype(np.float64), mode)
+    return w
 
 
 def _in_range(a: np.ndarray, lo: int, hi: int) -> bool:
@@ -87,7 +100,7 @@ _INDEX_NOT_INT = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*(?:(?![+-]?\d+[ \t\r\x0b\x0c
                             rb"|\S+[ \t\r\x0b\x0c]+(?![+-]?\d+(?:[ \t\r\x0b\x0c\n]|$))\S)")
 
 
-def fast_mtx(data: bytes) -> Graph | None:
+def fast_mtx(data: bytes, mode: WeightMode) -> Graph | None:
     head, pos = _next_line(data, 0)
     parts = head.split()
     if len(parts) != 5 or parts[0] != b"%%MatrixMarket" or parts[1].lower() != b"matrix":
@@ -103,9 +116,11 @@ def fast_mtx(data: bytes) -> Graph | None:
         if s and not s.startswith(b"%"):
             size = _ints(s.split())
             break
-    if size is None or len(size) != 3 or size[0] != size[1] or min(size) < 0:
+    if size is None or len(size) != 3 or size[0] != size[1] or min(size) < 0 or max(size) >= _MAX_VERTICES:
         return None
     n, nnz = size[0], size[2]
+    if field == "real" and n >= FLOAT_EXACT:
+        return None                              # row numbers parsed as floats would not be exact
     body = data[pos:]
     ncols = 2 if field == "pattern" else 3
     if b"%" in body:
@@ -118,15 +133,15 @@ def fast_mtx(data: bytes) -> Graph | None:
     if field == "real":
         if _INDEX_NOT_INT.search(body):
             return None                          # e.g. '1.0' as a row: the line reader's error
+        if not (_in_range(u, 1, n) and _in_range(v, 1, n)):
+            return None                          # (before the cast: 9.2e18 does not fit int64)
         u, v = u.astype(np.int64), v.astype(np.int64)
     if u.size != nnz or not (_in_range(u, 1, n) and _in_range(v, 1, n)):
         return None
-    if w.dtype.kind == "f":
-        w = _whole_weights(w)
+    if field != "pattern":
+        w = _weights(w, mode)
         if w is None:
             return None
-    elif w.size and w.min() < 0:
-        return None
     u, v, w = (np.asarray(a, dtype=np.int64) for a in (u, v, w))
     if symmetry == "symmetric":
         u, v, w = _with_mirrors(u, v, w)
@@ -150,7 +165,7 @@ def _with_mirrors(u, v, w):
 _COMMENT_C = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*c(?=[ \t\r\x0b\x0c\n]|$)[^\n]*")
 
 
-def fast_dimacs(data: bytes) -> Graph | None:
+def fast_dimacs(data: bytes, mode: WeightMode) -> Graph | None:
     pos, header = 0, None
     while pos < len(data):                           # comments, then the problem line
         line, pos = _next_line(data, pos)
@@ -164,7 +179,7 @@ def fast_dimacs(data: bytes) -> Graph | None:
     if header is None or len(header) != 4 or header[1] != b"sp":
         return None
     nm = _ints(header[2:])
-    if nm is None or min(nm) < 0:
+    if nm is None or min(nm) < 0 or max(nm) >= _MAX_VERTICES:
         return None
     n, m = nm
     body = b"\n" + data[pos:]
@@ -174,14 +189,14 @@ def fast_dimacs(data: bytes) -> Graph | None:
     table = numbers(body.replace(b"\na ", b"\n").replace(b"\na\t", b"\n"), 3)   # a stray 'a', 'p', letter: None
     if table is None or len(table) != m or arcs != m:
         return None
-    u, v, w = table[:, 0], table[:, 1], table[:, 2]
-    if not (_in_range(u, 1, n) and _in_range(v, 1, n)):
+    u, v, w = table[:, 0], table[:, 1], _weights(table[:, 2], mode)
+    if w is None or not (_in_range(u, 1, n) and _in_range(v, 1, n)):
         return None
     return Graph(n, u, v, w)
 
 
 # ------------------------------------------------------------------ edge lists
-def fast_edgelist(data: bytes) -> Graph | None:
+def fast_edgelist(data: bytes, mode: WeightMode) -> Graph | None:
     last = max(data.rfind(b"#"), data.rfind(b"%"))
     if last >= 0:                                    # comments: usually a few lines at the top
         end = data.find(b"\n", last)
@@ -204,7 +219,11 @@ def fast_edgelist(data: bytes) -> Graph | None:
     if not table.size:
         return Graph(0, [], [], [])
     uv = table[:, :2]
+    if int(uv.max()) >= _MAX_VERTICES - 1:
+        return None                                  # the line reader's error
     base = 0 if uv.min() == 0 else 1
     n = int(uv.max()) + 1 - base
-    w = table[:, 2] if ncols == 3 else np.ones(len(table), dtype=np.int64)
+    w = _weights(table[:, 2], mode) if ncols == 3 else np.ones(len(table), dtype=np.int64)
+    if w is None:
+        return None
     return Graph(n, uv[:, 0] + 1 - base, uv[:, 1] + 1 - base, w)

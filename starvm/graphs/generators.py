@@ -33,6 +33,17 @@ def sorted_distinct(keys, xp=np):
     return keys[keep]
 
 
+def check_memory(need: int, what: str, xp=np) -> None:
+    """ValueError (a bad spec: `--generate` reports it, exit 2) unless ``need`` bytes fit the
+    available memory, checked before anything is allocated. On a device module the device's
+    free memory is not known here: the host's stands for it."""
+    from ..input_files import available_memory, describe_size
+    free = available_memory()
+    if free is not None and need > free:
+        raise ValueError(f"{what} needs about {describe_size(need)} of memory; only {describe_size(free)} "
+                         "is available")
+
+
 def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
     u, v = xp.asarray(u, dtype=xp.int64), xp.asarray(v, dtype=xp.int64)
     keep = u != v
@@ -70,6 +81,7 @@ def gnp(n: int, p: float, seed: int = 0, *, wmax: int = 100, directed: bool = Fa
     """Erdős–Rényi G(n, p): each pair (each ordered pair when directed) is an edge with probability p."""
     if n < 0 or not 0 <= p <= 1 or wmax < 1:
         raise ValueError("gnp needs n >= 0, 0 <= p <= 1, wmax >= 1")
+    check_memory(10 * n * n + 64 * int(p * n * n), f"gnp n={n} (an n x n draw)")
     rng = np.random.default_rng(seed)
     mask = rng.random((n, n)) < p
     if not directed:
@@ -92,6 +104,8 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     d = 1 - a - b - c if d is None else d
     if scale < 0 or edge_factor < 0 or min(a, b, c, d) < 0 or abs(a + b + c + d - 1) > 1e-9 or wmax < 1:
         raise ValueError("rmat needs scale >= 0, edge_factor >= 0, a, b, c, d >= 0 summing to 1, wmax >= 1")
+    check_memory(RMAT_BYTES_PER_SAMPLE * (edge_factor << scale),
+                 f"rmat scale={scale}, ef={edge_factor} ({edge_factor << scale} samples)", xp)
     rng = _rng(seed, xp)
     n, m = 1 << scale, edge_factor << scale
     if xp is np:
@@ -108,6 +122,12 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
             del r, down, right
     return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}",
                    dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed), xp)
+
+
+# the peak of rmat's arrays per sample: the ends (4 + 4 bytes, then 8 + 8), the uniforms (8),
+# the masks and shift buffer (7), the pair keys and their sort (16), and the Graph's arcs both
+# ways (48, an undirected graph)
+RMAT_BYTES_PER_SAMPLE = 100
 
 
 def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
@@ -143,6 +163,8 @@ def ssca2(n: int, max_clique: int = 8, p_inter: float = 0.5, seed: int = 0, *, w
     edges whose probability falls with distance."""
     if n < 0 or max_clique < 1 or not 0 <= p_inter <= 1 or wmax < 1:
         raise ValueError("ssca2 needs n >= 0, max_clique >= 1, 0 <= p_inter <= 1, wmax >= 1")
+    # at most n * max_clique / 2 edges inside the cliques, n between them; 80 bytes an edge
+    check_memory(80 * (n * min(max_clique, max(n, 1)) // 2 + n), f"ssca2 n={n}, clique={max_clique}")
     rng = np.random.default_rng(seed)
     starts = [0]
     while starts[-1] < n:

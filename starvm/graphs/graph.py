@@ -21,15 +21,16 @@ class Graph:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        for a in ("src", "dst", "weight"):
+        for a in ("src", "dst"):
             object.__setattr__(self, a, np.ascontiguousarray(np.asarray(getattr(self, a), dtype=np.int64)))
+        object.__setattr__(self, "weight", np.ascontiguousarray(weight_array(self.weight)))
         if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
             raise ValueError("src, dst and weight must be 1-D arrays of one length")
         if self.n < 0:
             raise ValueError("n must be >= 0")
         if self.m and (min(self.src.min(), self.dst.min()) < 1 or max(self.src.max(), self.dst.max()) > self.n):
             raise ValueError(f"arc endpoints must lie in 1..{self.n}")
-        if self.m and self.weight.min() < 0:
+        if self.m and self.weight.dtype == np.int64 and self.weight.min() < 0:
             raise ValueError("weights must be >= 0")
 
     @property
@@ -122,15 +123,36 @@ class Graph:
         return f"Graph({self.name or '?'}: n={self.n}, m={self.m} arcs, {kind}, max weight {self.max_weight})"
 
 
+def weight_array(w) -> np.ndarray:
+    """Weights as int64, or as uint64 when one is 2^63 .. 2^64 - 1 (NumPy would make a list
+    holding such a number float64, losing its low bits: the list is converted exactly)."""
+    a = w if isinstance(w, np.ndarray) else None
+    if a is None:
+        try:
+            a = np.asarray(w, dtype=np.int64)
+        except OverflowError:
+            try:
+                a = np.asarray(w, dtype=np.uint64)
+            except OverflowError:
+                raise ValueError("weights must be integers 0 .. 2^64 - 1") from None
+    if a.dtype == np.uint64:
+        if a.size == 0 or int(a.max()) < 1 << 63:
+            return a.astype(np.int64)
+        return a
+    return a.astype(np.int64, copy=False)
+
+
 def _bits(values: np.ndarray, width: int) -> np.ndarray:
-    shifts = np.arange(width - 1, -1, -1, dtype=np.int64)
-    return ((values[:, None] >> shifts[None, :]) & 1).astype(bool) if width else np.zeros((values.size, 0), bool)
+    if not width:
+        return np.zeros((values.size, 0), bool)
+    shifts = np.arange(width - 1, -1, -1, dtype=np.uint64)
+    return ((values.astype(np.uint64, copy=False)[:, None] >> shifts[None, :]) & np.uint64(1)).astype(bool)
 
 
 def from_edges(n: int, edges, weights=None, *, directed: bool = True, name: str = "") -> Graph:
     """A Graph from (u, v) pairs, 1-based; an undirected graph gets both arcs of each edge."""
     e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64).reshape(-1, 2)
-    w = np.ones(len(e), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    w = np.ones(len(e), dtype=np.int64) if weights is None else weight_array(weights)
     src, dst = e[:, 0], e[:, 1]
     if not directed:
         loop = src == dst

@@ -142,6 +142,11 @@ def make_graph_helper(machine):
             return g.m
         if what == "vbits":
             return g.vbits
+        if what in ("wbits", "edges"):
+            unread = g.meta.get("weights_error") if isinstance(getattr(g, "meta", None), dict) else None
+            if unread is not None:         # a file loaded with --weights auto whose weights are not integers
+                from ..errors import GraphFileError
+                raise GraphFileError(*unread)
         if what == "wbits":
             return g.wbits
         if what == "undirected":

@@ -232,3 +232,73 @@ def test_sandbox_paths(tmp_path):
         assert r.returncode == 1 and "no bundled graph" in r.stderr and "p.star:2:" in r.stderr, name
     p.write_text("begin\n  GRAPH_DEFAULT('KARATE');\n  writeln(GRAPH_N);\nend.\n")
     assert star(p).stdout == "34\n"
+
+
+# ------------------------------------------------------------------ issue 37: every input an answer or one error
+U64 = (1 << 64) - 1
+
+
+def test_uint64_weight_gives_the_exact_distance(tmp_path):
+    """The issue's file: an unmodified Matrix Market file with a uint64 weight."""
+    p = tmp_path / "u64.mtx"
+    p.write_text(f"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 {U64}\n")
+    assert star("programs/dijkstra.star", "--graph", p).stdout.splitlines()[2] == f"  to 2: {U64}"
+
+
+def test_weights_beyond_64_bits_are_one_error(tmp_path):
+    p = tmp_path / "huge.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1e300\n")
+    r = star("programs/dijkstra.star", "--graph", p, check=False, in_process=False)
+    assert r.returncode == 1 and r.stdout == "" and "internal error" not in r.stderr
+    assert f"{p}:3: weight 1e300 does not fit 64 bits" in r.stderr
+    r = star("programs/dijkstra.star", "--graph", p, "--weights", "exact", check=False)
+    assert r.returncode == 1 and f"{p}:3: weight 1e300 does not fit 64 bits" in r.stderr
+    p.write_text("1 99999999999999999999\n")
+    r = star("programs/bfs.star", "--graph", p, "--graph-format", "edgelist", check=False)
+    assert r.returncode == 1 and f"{p}:1: vertex 99999999999999999999 is too large" in r.stderr
+
+
+def test_real_weights_and_the_weight_modes(tmp_path):
+    """Programs that read only arcs run on a real-weighted file; one that reads weights stops
+    with the file's line and the modes to choose; --weights round / scale=K / ignore read it."""
+    p = tmp_path / "real.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.5\n2 3 2.25\n")
+    for prog in ("bfs", "components", "warshall"):
+        assert star(f"programs/{prog}.star", "--graph", p).returncode == 0
+    r = star("programs/dijkstra.star", "--graph", p, check=False)
+    assert r.returncode == 1 and f"{p}:3: weight 1.5 is not a whole number" in r.stderr
+    assert "--weights round" in r.stderr and "--weights ignore" in r.stderr
+    want = {"round": ["2", "4"], "scale=100": ["150", "375"], "ignore": ["1", "2"]}
+    for mode, dist in want.items():
+        out = star("programs/dijkstra.star", "--graph", p, "--weights", mode).stdout.splitlines()
+        assert [x.split(": ")[1] for x in out[2:]] == dist, mode
+    r = star("programs/dijkstra.star", "--graph", p, "--weights", "scale=0", check=False)
+    assert r.returncode == 2 and "--weights: scale=K needs a number K > 0" in r.stderr
+    r = star("programs/dijkstra.star", "--generate", "gnp:n=4,p=0.5", "--weights", "round", check=False)
+    assert r.returncode == 2 and "--weights needs --graph FILE" in r.stderr
+
+
+def test_byte_order_mark_and_empty_files(tmp_path):
+    p = tmp_path / "bom.mtx"
+    p.write_bytes(b"\xef\xbb\xbf%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 3\n")
+    assert star("programs/dijkstra.star", "--graph", p).stdout.splitlines()[2] == "  to 2: 3"
+    e = tmp_path / "empty.txt"
+    e.write_text("")
+    r = star("programs/dijkstra.star", "--graph", e, check=False)     # no vertex 1: the program says so
+    assert r.returncode == 1 and r.stderr.startswith("programs/dijkstra.star:") and "stdlib/" not in r.stderr
+    assert "source vertex" in r.stderr
+    assert star("programs/components.star", "--graph", e).stdout.startswith("connected components: 0 (0 vertices")
+
+
+def test_devices_and_huge_inputs_are_usage_errors(tmp_path):
+    r = star("programs/bfs.star", "--graph", "/dev/zero", check=False)
+    assert r.returncode == 2 and "cannot read /dev/zero: not a regular file or a pipe" in r.stderr
+    r = star("/dev/zero", check=False)
+    assert r.returncode == 2 and "cannot read /dev/zero: not a regular file or a pipe" in r.stderr
+    r = star("programs/bfs.star", "--generate", "rmat:scale=40", check=False)
+    assert r.returncode == 2 and "--generate: rmat scale=40, ef=16" in r.stderr and "of memory" in r.stderr
+    big = tmp_path / "big.npy"
+    with open(big, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<i8", "fortran_order": False, "shape": (100000, 100000)})
+    r = star("programs/bfs.star", "--graph", big, check=False)
+    assert r.returncode == 1 and f"{big}: truncated file: the header announces shape (100000, 100000)" in r.stderr
