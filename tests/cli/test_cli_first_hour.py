@@ -102,10 +102,11 @@ def test_profile_of_a_program_that_does_not_load_prints_only_the_error(monkeypat
 
 def test_profile_of_a_program_that_fails_while_running_comes_before_the_error(monkeypatch, capsys):
     rc, out, err = _main(["run", "--profile", "-"], monkeypatch, capsys,
-                         "var X: slice; T: table(2, 2);\nbegin\n  X := COL(1, T);\n  ROW(3, T) := BITS('11')\nend.\n")
+                         "var X: slice; T: table(2, 2); i: integer;\nbegin\n  X := COL(1, T);\n"
+                         "  i := NUMB(X) + 3;\n  ROW(i, T) := BITS('11')\nend.\n")
     assert rc == 1
     assert "COL read" in err and "total" in err               # the profile of what ran
-    assert err.index("total") < err.index("<stdin>:4:3: error:")
+    assert err.index("total") < err.index("<stdin>:5:3: error: row index 3 out of range 1..2")
 
 
 # ---------------------------------------------------------------- star show --graph
