@@ -11,7 +11,7 @@ table). docs/costs.md says where this is exact and where it is not.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..ir.ops import BASE_OPS
 from .model import Model
@@ -128,13 +128,3 @@ def estimate(model: Model, counts: dict[str, int], geometry: Geometry) -> Estima
 def counts_dict(counts: list[int]) -> dict[str, int]:
     """``Machine.counts`` (indexed like BASE_OPS) as {kind name: operations}."""
     return {op.name: c for op, c in zip(BASE_OPS, counts) if c}
-
-
-@dataclass
-class RoutineCost:
-    display: str
-    where: str
-    calls: int
-    host_seconds: float
-    self_estimates: list[Estimate] = field(default_factory=list)
-    total_estimates: list[Estimate] = field(default_factory=list)

@@ -66,12 +66,13 @@ class Model:
         return any(p.energy_pj is not None for p in self.primitives.values())
 
 
-def _need(table: dict, key: str, where: str, kind=None):
+def _need(table: dict, key: str, where: str, kind: type):
+    """table[key], which must be there and of ``kind`` (a bool is not an int here)."""
     if key not in table:
         raise ModelError(f"{where}: missing '{key}'")
     value = table[key]
-    if kind is not None and not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise ModelError(f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}, not {value!r}")
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ModelError(f"{where}: '{key}' must be {kind.__name__}, not {value!r}")
     return value
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..runtime.values import Bits, Table
 from ..types import T
-from .evaluate import Estimate, Geometry, RoutineCost, counts_dict, estimate
+from .evaluate import Estimate, Geometry, counts_dict, estimate
 from .model import Model, ModelError, load_model, model_names
 
 
@@ -41,6 +41,18 @@ def as_models(models) -> list[Model]:
         else:
             out.extend(load_model(name.strip()) for name in m.split(",") if name.strip())
     return out
+
+
+@dataclass
+class RoutineCost:
+    """One routine of a profiled run: its calls, host time, and its steps priced on each model
+    without the routines it calls (self) and with them (total)."""
+    display: str
+    where: str
+    calls: int
+    host_seconds: float
+    self_estimates: list[Estimate] = field(default_factory=list)
+    total_estimates: list[Estimate] = field(default_factory=list)
 
 
 @dataclass
