@@ -338,7 +338,8 @@ class Session:
                                                   ":vars --all lists them)" if library else ""))
             return
         for sym in env.globals.values():
-            self._print(f"{sym.display}: {self._describe(self.machine.ns.get(sym.pyname), sym.type)}")
+            const = "constant " if sym.constant is not None else ""   # const NAME = ...;
+            self._print(f"{sym.display}: {const}{self._describe(self.machine.ns.get(sym.pyname), sym.type)}")
         for info in routines:
             params = "; ".join(("var " if p.by_ref else "") + f"{p.display}: {p.type}" for p in info.params)
             kind = "function" if info.is_function else "proc"
@@ -465,6 +466,7 @@ class Session:
                           max_depth=getattr(old, "max_depth", None))
         machine.out = self._Writer(self)
         machine.profile = profile
+        machine.routine_profile.by_kind = profile   # :cost per routine, as before the reset
         self.machine = machine
 
     def _quit(self, arg: str) -> None:

@@ -24,6 +24,7 @@ def test_declarations_without_semicolons_then_use(session):
                  "bump(n)"]:
         assert session.feed(text) == "", text
     assert session.feed("n") == "42\n"
+    assert session.feed(":vars") == "n: integer = 42\nk: constant integer = 41\nproc bump(var a: integer)\n"
 
 
 def test_an_unfinished_declaration_is_still_an_error(session):

@@ -340,3 +340,8 @@ def test_repl_cost(machine):
     s.feed(":stats reset")
     s.feed("F")
     assert "per routine" in s.feed(":cost star-unit") and ":cost" in s.feed(":help")
+    s.feed(":reset")                                            # a fresh machine, still profiled
+    s.feed("var T: table(10, 2); X: slice(T);")
+    s.feed("proc G; begin X := COL(1, T); end;")
+    s.feed("G")
+    assert "per routine" in s.feed(":cost star-unit")
