@@ -626,7 +626,7 @@ class Gen:
             depth = self.pick([1500, 4000, 9000])
             main.insert(R.int(0, tail), ("pcall", "RP", [("var", "T"), ("lit", depth), ("var", self.pick(["X", "Y", "Z"])),
                                                          ("var", self.pick(sc.ints))]))
-            prog.max_depth = depth + 100
+            prog.max_depth = 2 * depth + 100     # RP through RQ: two calls a level
         if self.chance(40):
             loop = self.pfor(sc)
             if loop[0] == "pfor":
