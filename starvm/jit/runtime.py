@@ -220,6 +220,9 @@ class JitRoutine:
                 result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
             else:
                 result = self.dispatcher(*converted, cnt, st, ob)
+        except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
+            self.large_stack, self.stack_room = False, _INLINE_ROOM
+            return self.interpreted(*args)
         except Exception as e:
             from .kernels import JitFault
             if not isinstance(e, JitFault):
@@ -336,6 +339,8 @@ def on_large_stack(size: int, fn, *args):
         try:
             worker = threading.Thread(target=target, name="star-compiled-call", daemon=True)
             worker.start()
+        except (RuntimeError, MemoryError) as e:    # no room for such a stack: fn did not start
+            raise NoLargeStack(str(e)) from None
         finally:
             threading.stack_size(old)
     try:
@@ -350,6 +355,10 @@ def on_large_stack(size: int, fn, *args):
 
 
 _STACK_SIZE_LOCK = threading.Lock()
+
+
+class NoLargeStack(RuntimeError):
+    """on_large_stack could not start its thread (the stack's memory refused)."""
 
 
 # Python frames Numba's compiler may need (typing recurses through callees and kernels): more

@@ -314,3 +314,20 @@ class _no_warnings:
 
     def __exit__(self, *exc):
         return self._cm.__exit__(*exc)
+
+
+def test_karate_with_64_bit_weights_against_networkx(backend, tmp_path):
+    """Zachary's karate club as NetworkX ships it, each weight w made w * 2^61 + w (up to
+    7 * 2^61 + 7: past 2^63, uint64; distances too): a symmetric .mtx read exactly, and
+    Dijkstra's distances equal NetworkX's on Python integers (exact), not SciPy's floats."""
+    import networkx as nx
+    G = nx.karate_club_graph()
+    big = {(u, v): d["weight"] * (1 << 61) + d["weight"] for u, v, d in G.edges(data=True)}
+    text = (f"%%MatrixMarket matrix coordinate integer symmetric\n34 34 {len(big)}\n"
+            + "".join(f"{max(u, v) + 1} {min(u, v) + 1} {w}\n" for (u, v), w in big.items()))
+    g = sg.load(write(tmp_path, "karate.mtx", text))
+    assert g.weight.dtype == np.uint64 and g.max_weight == max(big.values()) > 1 << 63
+    nx.set_edge_attributes(G, {e: w for e, w in big.items()}, "big")
+    want = nx.single_source_dijkstra_path_length(G, 0, weight="big")
+    assert max(want.values()) > 1 << 63
+    assert distances(backend, g) == [str(want[v]) for v in range(34)]
