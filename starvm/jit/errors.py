@@ -6,7 +6,7 @@ word for word, so both tiers print the same message at the same Star position.
 """
 from __future__ import annotations
 
-from ..errors import Frame, StarRuntimeError
+from ..errors import Frame, StarInterrupt, StarRuntimeError
 from .layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
 from .lower import MISMATCH_TITLES, Lowered, Site
 
@@ -20,6 +20,8 @@ def message(code: int, a: int, b: int, c: int, d: int, site, names: list[str], m
     """(message, hint) for one failure."""
     if code == E.USER:
         return strings[a], None
+    if code == E.INTERRUPT:
+        return "interrupted", None
     if code == E.UNASSIGNED:
         return f"'{names[-1 - a]}' is used before it is assigned a value", None
     if code == E.BIT_INDEX:
@@ -77,7 +79,7 @@ def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeErr
         site = Site(site.loc, site.routine, site.op, str(len(st) - S_STACK - 1))
     text, hint = message(int(st[S_CODE]), int(st[S_A]), int(st[S_B]), int(st[S_C]), int(st[S_D]),
                          site, lowered.names, max_steps, lowered.strings)
-    err = StarRuntimeError(text, site.loc, hint=hint)
+    err = (StarInterrupt if int(st[S_CODE]) == E.INTERRUPT else StarRuntimeError)(text, site.loc, hint=hint)
     frames = []
     for depth in range(base, int(st[S_SP])):   # below base: the interpreted callers' calls
         call = lowered.sites[int(st[S_STACK + depth])]

@@ -38,6 +38,9 @@ from .layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_IND
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
                      S_CODE, S_D, S_FREE, S_LEFT, S_LOW, S_NODE, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK)
 
+from .layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
+
+
 class _WithoutBlasProbe(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Numba imports numba.np.arraymath at its first compile (or its own cache load) in a
     process; its import-time BLAS probe imports scipy.linalg (0.4 s, a third of the first
@@ -710,16 +713,91 @@ def smod(a, b, st, nid):
 
 @llvm_inline
 def tick(st, nid):
-    """One step of the step limit (loop iterations and routine calls)."""
-    st[S_LEFT] -= 1
-    if st[S_LEFT] < 0:
+    """One step of the step limit (loop iterations and routine calls); every POLL_EVERY-th
+    also looks for Ctrl-C (interrupt_pending, st[S_INTR])."""
+    left = st[S_LEFT] - 1
+    st[S_LEFT] = left
+    if left < 0:
         fail(st, nid, E_STEPS, 0, 0, 0, 0)
+    if (left & (POLL_EVERY - 1)) == 0:
+        if interrupt_pending() != 0 or load_relaxed(st, S_INTR) != 0:
+            st[S_INTR] = 1
+            fail(st, nid, E_INTERRUPT, 0, 0, 0, 0)
+
+
+@llvm_inline
+def tick_out(st, nid):
+    """tick, and every POLL_EVERY-th step the finished output lines to the host: in loops
+    and routines that write output (lower.py; the others flush before their loops)."""
+    tick(st, nid)
+    if (st[S_LEFT] & (POLL_EVERY - 1)) == 0:
+        flush_output(st, nid)
+
+
+# ------------------------------------------------------------------ Ctrl-C and streamed output
+# Compiled code holds the GIL and runs no Python, so Python's SIGINT handler (the
+# KeyboardInterrupt the interpreter stops on) waits until it returns. Instead every
+# POLL_EVERY-th step (tick: back edges and calls, where the step limit is checked) looks at
+# Python's own record of a SIGINT (PyOS_InterruptOccurred, which takes the signal: Python's
+# handler does not run for it later) and at st[S_INTR], which the host sets where the signal
+# reached another thread (runtime.request_stop). Neither touches memory the loop uses, so
+# LLVM keeps a loop's step count in a register as before (a call that might write st would
+# cost a load and a store of it per iteration: 3x on a scalar loop).
+POLL_EVERY = 1024
+
+
+@intrinsic
+def interrupt_pending(typingctx):
+    """PyOS_InterruptOccurred() (the caller holds the GIL), declared to touch no memory
+    compiled code sees."""
+    sig = types.int32()
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
+                                            "PyOS_InterruptOccurred")
+        fn.attributes.add("inaccessiblememonly")
+        fn.attributes.add("nounwind")
+        return builder.call(fn, [])
+    return sig, codegen
+
+
+@intrinsic
+def load_relaxed(typingctx, arr, i):
+    """arr[i] read anew every time (an atomic load: LLVM does not hoist it out of a loop)."""
+    sig = types.int64(arr, i)
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.load_atomic(builder.gep(a.data, [args[1]]), "monotonic", 8)
+    return sig, codegen
+
+
+@intrinsic
+def host_call(typingctx, addr):
+    """Call the host's function at ``addr``, an ``int64 (*)(void)`` (a ctypes callback:
+    runtime.OutputSink); its result (0: done)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [])
+    return sig, codegen
+
+
+@out_of_line
+def flush_output(st, nid):
+    """The records of the finished write calls to the host (it moves the rest to the front)."""
+    if st[S_HOST] != 0 and st[S_DONE] > 0:
+        if host_call(st[S_HOST]) != 0:
+            fail(st, nid, E_HOST, 0, 0, 0, 0)
 
 
 # ------------------------------------------------------------------ output records (decoded by runtime.py)
 # ob is an Output holding the int64 record array (``ob.buf``), st[S_OUT] the part in use. A
 # helper that needs more room puts a bigger array in the holder (not a returned array: the
-# host keeps the holder, so it still has the records when the call then fails).
+# host keeps the holder, so it still has the records when the call then fails). Past
+# OUT_CHUNK words the host takes the finished write calls' records instead (flush_output).
+OUT_CHUNK = 1 << 15
 @structref.register
 class OutputType(types.StructRef):
     def preprocess_fields(self, fields):
@@ -749,12 +827,117 @@ def output_records(ob):
 
 
 @out_of_line
+def int_width(v):
+    """Characters of str(v)."""
+    u = np.uint64(v) if v >= 0 else np.uint64(0) - np.uint64(v)
+    w = 1 if v >= 0 else 2
+    while u >= np.uint64(10):
+        u //= np.uint64(10)
+        w += 1
+    return w
+
+
+@out_of_line
+def put_int(out, q, v):
+    """str(v) into out from q; returns the end."""
+    u = np.uint64(v) if v >= 0 else np.uint64(0) - np.uint64(v)
+    end = q + int_width(v)
+    if v < 0:
+        out[q] = 45
+    r = end
+    while True:
+        r -= 1
+        out[r] = np.uint8(48 + u % np.uint64(10))
+        u //= np.uint64(10)
+        if u == np.uint64(0):
+            break
+    return end
+
+
+@out_of_line
+def records_text(recs, sbytes, soffs):
+    """The UTF-8 text of the finished write calls among output records (kernels.out_*), as
+    the interpreter prints them; the records of an unfinished one print nothing. ``sbytes``
+    holds the module's strings one after another, string i at soffs[i]:soffs[i + 1]."""
+    n = recs.shape[0]
+    size, end, end_size, p = 0, 0, 0, 0
+    while p < n:                          # the size first, up to the last finished call
+        kind = recs[p]
+        if kind == 1:
+            size += soffs[recs[p + 1] + 1] - soffs[recs[p + 1]]
+            p += 2
+        elif kind == 2:
+            size += int_width(recs[p + 1])
+            p += 2
+        elif kind == 3:
+            size += 4 if recs[p + 1] else 5
+            p += 2
+        elif kind == 4:
+            size += recs[p + 1]
+            p += 2 + (recs[p + 1] + 63) // 64
+        elif kind == 5:
+            rows, k = recs[p + 1], recs[p + 2]
+            size += rows * k + max(rows - 1, 0)
+            p += 4 + k * recs[p + 3]
+        else:
+            size += 1 if recs[p + 1] else 0
+            p += 2
+            end, end_size = p, size
+    out = np.empty(end_size, np.uint8)
+    q, p = 0, 0
+    while p < end:
+        kind = recs[p]
+        if kind == 1:
+            for b in range(soffs[recs[p + 1]], soffs[recs[p + 1] + 1]):
+                out[q] = sbytes[b]
+                q += 1
+            p += 2
+        elif kind == 2:
+            q = put_int(out, q, recs[p + 1])
+            p += 2
+        elif kind == 3:
+            word = "true" if recs[p + 1] else "false"
+            for c in word:
+                out[q] = ord(c)
+                q += 1
+            p += 2
+        elif kind == 4:
+            bits = recs[p + 1]
+            for i in range(bits):
+                out[q] = 48 + ((np.uint64(recs[p + 2 + i // 64]) >> np.uint64(i % 64)) & U1)
+                q += 1
+            p += 2 + (bits + 63) // 64
+        elif kind == 5:
+            rows, k, nw = recs[p + 1], recs[p + 2], recs[p + 3]
+            for r in range(rows):
+                if r:
+                    out[q] = 10
+                    q += 1
+                for c in range(k):
+                    w = np.uint64(recs[p + 4 + c * nw + r // 64])
+                    out[q] = 48 + ((w >> np.uint64(r % 64)) & U1)
+                    q += 1
+            p += 4 + k * nw
+        else:
+            if recs[p + 1]:
+                out[q] = 10
+                q += 1
+            p += 2
+    return out
+
+
+@out_of_line
 def out_room(ob, st, m):
     """The record array with room for m more words."""
     buf = ob.buf
     p = st[S_OUT]
     if p + m <= buf.shape[0]:
         return buf
+    if buf.shape[0] >= OUT_CHUNK and st[S_DONE] > 0 and st[S_HOST] != 0:
+        flush_output(st, 0)      # bounded memory: the finished lines go first (site 0: E_HOST has none)
+        p = st[S_OUT]
+        if p + m <= buf.shape[0]:
+            return buf
     bigger = np.zeros(max(2 * buf.shape[0], p + m), np.int64)
     for q in range(p):
         bigger[q] = buf[q]
@@ -821,6 +1004,7 @@ def out_table(ob, st, t):
 @out_of_line
 def out_end(ob, st, newline):
     out_pair(ob, st, 6, 1 if newline else 0)
+    st[S_DONE] = st[S_OUT]
 
 
 # ------------------------------------------------------------------ calls

@@ -13,7 +13,10 @@ S_OUT = 9       # int64 words of output records written so far (kernels.out_*)
 S_PFOR = 10     # `parallel for` loops in progress (a failure inside one: the call runs again interpreted)
 S_ROOM = 11     # bytes of machine stack compiled calls may take (kernels.enter; runtime.run sets it)
 S_LOW = 12      # the lowest stack address they may reach (set by the first kernels.enter)
-S_STACK = 13    # the call sites of that stack
+S_INTR = 13     # nonzero: stop (Ctrl-C); set by the host (interrupts.py), read at kernels.poll
+S_DONE = 14     # words of output records up to the end of the last finished write call
+S_HOST = 15     # the address of the host's output flush (runtime.OutputSink), 0: none
+S_STACK = 16    # the call sites of that stack
 STATUS_SIZE = S_STACK + 256
 
 # step counter indices, as runtime/ops.IDX
@@ -67,3 +70,7 @@ E.STACK = E_STACK
 # failures that are no error of the program: the host runs the call again, interpreted (or
 # compiled on a larger stack), from the state saved at its entry (runtime.JitRoutine.run)
 RESTART_CODES = (E_OVERFLOW, E_STACK)
+E_INTERRUPT = 30   # Ctrl-C (kernels.poll): the interpreter's "interrupted" at the loop or call
+E.INTERRUPT = E_INTERRUPT
+E_HOST = 31        # the host's output flush raised (runtime.OutputSink keeps the exception)
+E.HOST = E_HOST

@@ -231,7 +231,7 @@ class ModuleGen:
         self.display = info.display if info else "main block"
         self.stmt_loc = info.node.loc if info else body.loc
         if info is not None:
-            self.emit(ind, f"tick(st, {self.site(info.node.loc)})")
+            self.emit(ind, f"{self.tick_kernel(body)}(st, {self.site(info.node.loc)})")
             for p in info.params:
                 if p.length_of is not None:
                     n = self.length_of(p)
@@ -546,17 +546,43 @@ class ModuleGen:
             self.emit(ind, "else:")
             self.block(orelse, ind + 1)
 
+    # ------------------------------------------------------------------ ticks: steps, Ctrl-C, output
+    def tick_kernel(self, body: Node) -> str:
+        """kernels.tick_out where the body writes output (it hands finished lines to the host
+        as it goes), else kernels.tick, which leaves the loop's step count in a register."""
+        writes = any(n.op is Op.WRITE or (n.op is Op.CALL and _writes_output(self.bodies, n.arg[0].pyname))
+                     for n in walk(body))
+        return "tick_out" if writes else "tick"
+
+    def before_loop(self, loop: Node, ind: int) -> None:
+        """Before a loop that writes nothing (not inside another one), the lines written so
+        far go to the host: it may run long (or forever, until Ctrl-C)."""
+        if self.tick_kernel(loop) == "tick" and not self.quiet:
+            self.emit(ind, f"flush_output(st, {self.site(loop.loc)})")
+
+    def loop_body(self, loop: Node, body: Node, ind: int) -> None:
+        saved = self.quiet
+        self.quiet = saved or self.tick_kernel(loop) == "tick"
+        try:
+            self.block(body, ind)
+        finally:
+            self.quiet = saved
+
+    quiet = False      # inside a loop that writes nothing (before_loop)
+
     def _s_WHILE(self, s, ind):
         cond, body = s.src
+        self.before_loop(s, ind)
         self.emit(ind, f"while {self.scalar(cond)}:")
-        self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
-        self.block(body, ind + 1)
+        self.emit(ind + 1, f"{self.tick_kernel(s)}(st, {self.site(s.loc)})")
+        self.loop_body(s, body, ind + 1)
 
     def _s_REPEAT(self, s, ind):
         body, cond = s.src
+        self.before_loop(s, ind)
         self.emit(ind, "while True:")
-        self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
-        self.block(body, ind + 1)
+        self.emit(ind + 1, f"{self.tick_kernel(s)}(st, {self.site(s.loc)})")
+        self.loop_body(s, body, ind + 1)
         saved = self.stmt_loc
         self.stmt_loc = cond.loc or saved
         self.emit(ind + 1, f"if {self.scalar(cond)}:")
@@ -574,10 +600,12 @@ class ModuleGen:
         # the end past the bound, checked for 64 bits (kernels.loop_end_up)
         end = f"loop_end_{'down' if downto else 'up'}({a}, {b}, st, {self.site(s.loc)})"
         rng = f"range({a}, {end}, -1)" if downto else f"range({a}, {end})"
+        if tick:
+            self.before_loop(s, ind)
         self.emit(ind, f"for {self.vars[var]} in {rng}:")
         if tick:
-            self.emit(ind + 1, f"tick(st, {self.site(s.loc)})")
-        self.block(body, ind + 1)
+            self.emit(ind + 1, f"{self.tick_kernel(s)}(st, {self.site(s.loc)})")
+        self.loop_body(s, body, ind + 1)
 
     def _s_PFOR(self, s, ind):
         """Forall semantics as the interpreter's unfused path runs them: snapshots of what

@@ -40,11 +40,13 @@ from ..distributed import jit_comm
 from ..distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL,
                                     X_RANK, X_SHORT, X_SIZE, X_SUM)
 from .kernels import *  # noqa: F401,F403 - generated code finds every kernel here
+from .kernels import POLL_EVERY, flush_output, interrupt_pending  # noqa: F811 - tick, tick_out: their own here
 from .kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
     row_get_check, row_set_check, tail_mask, unassigned
 from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
                      C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_TABLE_MEM,
                      E_TABLE_NEG, S_FREE)
+from .layout import E_INTERRUPT, E_STEPS, S_INTR, S_LEFT
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
 # Numba keys a cached kernel by its bytecode, not by the globals it reads: the handle type
@@ -93,6 +95,44 @@ def allreduce(x, which):
     c[X_NCOLL] += 1
     c[X_NBYTES] += 8
     return buf[1]
+
+
+# ------------------------------------------------------------------ Ctrl-C on every rank
+# kernels.tick's poll with the ranks agreeing: every rank steps alike (the same control flow),
+# so all reach each POLL_EVERY-th step together and stop there together when Ctrl-C reached any
+# of them (mpiexec forwards it to all, or one rank was sent it); one rank stopping alone would
+# leave the others waiting in their next collective.
+@njit(cache=True)
+def mp_interrupted(st):
+    """1 where Ctrl-C reached this rank or another one (an all-reduction, not counted as
+    the program's collectives), else 0."""
+    local = np.int64(1 if interrupt_pending() != 0 or st[S_INTR] != 0 else 0)
+    c = ctx()
+    if c[X_SIZE] == 1:
+        return local
+    buf = np.empty(2, np.int64)
+    buf[0] = local
+    _mpi_allreduce(buf.ctypes.data, buf[1:].ctypes.data, np.int32(1), _h(c[X_INT64]), _h(c[X_MAX]), _h(c[X_COMM]))
+    return buf[1]
+
+
+@njit(cache=True, forceinline=True)
+def tick(st, nid):
+    left = st[S_LEFT] - 1
+    st[S_LEFT] = left
+    if left < 0:
+        fail(st, nid, E_STEPS, 0, 0, 0, 0)
+    if (left & (POLL_EVERY - 1)) == 0:
+        if mp_interrupted(st) != 0:
+            st[S_INTR] = 1
+            fail(st, nid, E_INTERRUPT, 0, 0, 0, 0)
+
+
+@njit(cache=True, forceinline=True)
+def tick_out(st, nid):
+    tick(st, nid)
+    if (st[S_LEFT] & (POLL_EVERY - 1)) == 0:
+        flush_output(st, nid)
 
 
 @njit(cache=True)

@@ -21,6 +21,7 @@ from ..runtime.limits import frame_depth, tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
+from .layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
 from .layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK, STATUS_SIZE
 
 _UNLIMITED = 1 << 62
@@ -214,12 +215,14 @@ class JitRoutine:
         st[S_SP] = base
         st[S_ROOM] = self.stack_room
         saved = self.save_tables(converted)
+        sink = OutputSink(machine, self.unit.lowered.strings, st, ob)
         t0 = perf_counter()
         try:
-            if self.stack_room > _INLINE_ROOM:
-                result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
-            else:
-                result = self.dispatcher(*converted, cnt, st, ob)
+            with sink:
+                if self.stack_room > _INLINE_ROOM:
+                    result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
+                else:
+                    result = self.dispatcher(*converted, cnt, st, ob)
         except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
             self.large_stack, self.stack_room = False, _INLINE_ROOM
             return self.interpreted(*args)
@@ -227,8 +230,13 @@ class JitRoutine:
             from .kernels import JitFault
             if not isinstance(e, JitFault):
                 raise
-            if int(st[S_PFOR]) > 0 or int(st[S_CODE]) in RESTART_CODES:
-                return self.restart(args, saved, st, base, t0)
+            code = int(st[S_CODE])
+            if code == E_HOST:              # the output's stream failed (a closed pipe, ...)
+                self.finish(cnt, st, ob, left, tick, t0)
+                raise sink.error
+            if code != E_INTERRUPT and (int(st[S_PFOR]) > 0 or code in RESTART_CODES):
+                with _skipping_output(machine, sink.written):   # printed already, streamed
+                    return self.restart(args, saved, st, base, t0)
             self.finish(cnt, st, ob, left, tick, t0)
             raise errors.star_error(st, self.unit.lowered, machine.max_steps, base) from None
         self.finish(cnt, st, ob, left, tick, t0)
@@ -346,7 +354,10 @@ def on_large_stack(size: int, fn, *args):
     try:
         worker.join()
     except KeyboardInterrupt:
+        request_stop()         # Ctrl-C reached this thread, not the call's: it stops at its next poll
         worker.join()          # the call ends (it polls for the interrupt) before the error is raised
+        if box and not box[0][0]:
+            raise box[0][1] from None     # its stop (kernels E_INTERRUPT), at the Star position it reached
         raise
     ok, value = box[0]
     if not ok:
@@ -394,52 +405,139 @@ def _first_line(e: BaseException) -> str:
     return text[0][:200] if text else ""
 
 
-def write_records(machine, ob, strings: list[str]) -> None:
-    """Decode the output records of kernels.out_* and write them, one write call at a time."""
-    backend = machine.backend
-    parts: list[str] = []
-    p, n = 0, len(ob)
-    while p < n:
-        kind = int(ob[p])
-        if kind == 1:
-            parts.append(strings[int(ob[p + 1])])
-            p += 2
-        elif kind == 2:
-            parts.append(str(int(ob[p + 1])))
-            p += 2
-        elif kind == 3:
-            parts.append("true" if ob[p + 1] else "false")
-            p += 2
-        elif kind == 4:
-            bits = int(ob[p + 1])
-            nw = (bits + 63) // 64
-            words = ob[p + 2:p + 2 + nw].view(np.uint64)
-            parts.append(_bit_string(backend.from_words(words, bits), bits, backend))
-            p += 2 + nw
-        elif kind == 5:
-            rows, k, nw = int(ob[p + 1]), int(ob[p + 2]), int(ob[p + 3])
-            data = ob[p + 4:p + 4 + k * nw].view(np.uint64).reshape(k, nw)
-            parts.append(_table_string(data, rows, k))
-            p += 4 + k * nw
-        elif kind == 6:
-            machine._write("".join(parts) + ("\n" if ob[p + 1] else ""))
-            parts = []
-            p += 2
-        else:
-            raise AssertionError(f"bad output record {kind}")
-    # an unfinished write call (its arguments failed) prints nothing, as in the interpreter
+def write_records(machine, ob, strings: list[str]) -> int:
+    """Write the text of the finished write calls among the output records of kernels.out_*
+    in one write (kernels.records_text); returns the characters written."""
+    if not len(ob):
+        return 0
+    sbytes, soffs = _string_bytes(strings)
+    text = _text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
+    if text:
+        machine._write(text)
+    return len(text)
 
 
-def _bit_string(v: int, n: int, backend) -> str:
-    return (backend.to_bools(v, n).astype(np.uint8) + 48).tobytes().decode("ascii")
+_STRINGS: dict[int, tuple] = {}
 
 
-def _table_string(data, n: int, k: int) -> str:
-    if n == 0 or k == 0:
-        return "\n".join("" for _ in range(n))
-    cols = np.unpackbits(np.ascontiguousarray(data).view(np.uint8).reshape(k, -1), axis=1, count=n, bitorder="little")
-    rows = cols.T.astype(np.uint8) + 48
-    return "\n".join(r.tobytes().decode("ascii") for r in rows)
+def _string_bytes(strings: list[str]):
+    """A module's writeln strings as kernels.records_text takes them (made once a module)."""
+    hit = _STRINGS.get(id(strings))
+    if hit is None or hit[0] is not strings or hit[1] != len(strings):
+        data = [x.encode("utf-8") for x in strings]
+        offs = np.zeros(len(data) + 1, np.int64)
+        np.cumsum([len(d) for d in data], out=offs[1:])
+        hit = (strings, len(strings), np.frombuffer(bytearray(b"".join(data) or b"\0"), np.uint8), offs)
+        _STRINGS[id(strings)] = hit
+    return hit[2], hit[3]
+
+
+@lru_cache(maxsize=None)
+def _text_kernel():
+    """kernels.records_text with its one overload loaded (as _records_kernel)."""
+    from numba import types
+    from .cache import compile_overload
+    from .kernels import records_text
+    compile_overload(records_text, (types.int64[::1], types.uint8[::1], types.int64[::1]))
+    return records_text
+
+
+class OutputSink:
+    """Where a compiled call's finished output lines go while it runs (kernels.flush_output
+    calls the one on top through st[S_HOST]): written as the interpreter writes them, then
+    the stream flushed, so that a long or killed run shows what it printed and its record
+    buffer stays within kernels.OUT_CHUNK words. ``written``: the characters it wrote (a
+    call run again from its entry skips them: _skipping_output)."""
+
+    def __init__(self, machine, strings, st, ob):
+        self.machine, self.strings, self.st, self.ob = machine, strings, st, ob
+        self.written = 0
+        self.error = None
+
+    def __enter__(self):
+        self.st[S_HOST] = _host_flush_address()
+        _SINKS.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _SINKS.remove(self)
+        self.st[S_HOST] = 0
+
+    def flush(self) -> None:
+        st = self.st
+        done, n = int(st[S_DONE]), int(st[S_OUT])
+        records = output_records(self.ob)
+        self.written += write_records(self.machine, records[:done], self.strings)
+        records[:n - done] = records[done:n]      # the unfinished write call's records (NumPy copies overlaps)
+        st[S_OUT], st[S_DONE] = n - done, 0
+        stream = self.machine.out or sys.stdout
+        if getattr(self.machine, "_prints", True) and hasattr(stream, "flush"):
+            stream.flush()
+
+
+_SINKS: list[OutputSink] = []      # the compiled calls in progress, innermost last
+
+
+def _flush_top() -> int:
+    sink = _SINKS[-1]
+    try:
+        sink.flush()
+    except BaseException as e:  # noqa: BLE001 - handed to the call's host (runtime.run) through E_HOST
+        sink.error = e
+        return 1
+    return 0
+
+
+@lru_cache(maxsize=None)
+def _host_flush():
+    import ctypes
+    return ctypes.CFUNCTYPE(ctypes.c_int64)(_flush_top)
+
+
+def _host_flush_address() -> int:
+    import ctypes
+    return ctypes.cast(_host_flush(), ctypes.c_void_p).value
+
+
+def request_stop() -> None:
+    """Ctrl-C for the compiled calls in progress: each stops at its next poll (kernels.poll),
+    as interrupted. For a call on another thread (on_large_stack), where Python's record of the
+    signal is not looked at, and for MPI ranks told by another."""
+    for sink in _SINKS:
+        sink.st[S_INTR] = 1
+
+
+class _Skip:
+    """A stream that drops the first ``chars`` characters written to it."""
+
+    def __init__(self, inner, chars: int):
+        self.inner, self.left = inner, chars
+
+    def write(self, text: str):
+        if self.left:
+            k = min(self.left, len(text))
+            text, self.left = text[k:], self.left - k
+        if text:
+            self.inner.write(text)
+
+    def flush(self):
+        if hasattr(self.inner, "flush"):
+            self.inner.flush()
+
+
+@contextmanager
+def _skipping_output(machine, chars: int):
+    """A call run again from its entry after it streamed ``chars`` characters of output
+    prints the rest only (the same text: both tiers print alike)."""
+    if not chars:
+        yield
+        return
+    saved = machine.out
+    machine.out = _Skip(saved or sys.stdout, chars)
+    try:
+        yield
+    finally:
+        machine.out = saved
 
 
 def counter_array():
