@@ -6,7 +6,8 @@ device primitives; how many times an array operation is repeated depends on the 
 geometry: the STAR-machine has one processing element per row, so a slice operation covers
 ``rows`` (the height of the tallest table the run holds) and passes over the device
 ``ceil(rows / lanes)`` times; a row (word) operation covers ``width`` bits (the widest
-table). docs/costs.md says where this is exact and where it is not.
+table). and, or, ..., SOME written on words only (operands.py) are the control unit's work.
+docs/costs.md says where this is exact and where it is not.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from ..ir.ops import BASE_OPS
 from .model import Model
+from .operands import SHARED
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class KindCost:
     count: int
     time: float                  # in the model's unit (ns or steps), all operations of the kind
     energy_pj: float | None
+    on_words: bool = False       # priced as word operations (the program writes the kind on words only)
 
 
 @dataclass
@@ -91,15 +94,18 @@ def _scale(scale: str, g: Geometry) -> int:
     return 1
 
 
-def estimate(model: Model, counts: dict[str, int], geometry: Geometry) -> Estimate:
-    """The time and energy of ``counts`` ({kind name: operations}, as ``Machine.stats``)."""
+def estimate(model: Model, counts: dict[str, int], geometry: Geometry, words=frozenset()) -> Estimate:
+    """The time and energy of ``counts`` ({kind name: operations}, as ``Machine.stats``);
+    the kinds in ``words`` (operands.SHARED kinds the program writes on words only) are
+    priced as the model's word operations."""
     passes = passes_over(model, geometry.rows)
     kinds = []
     for op in BASE_OPS:
         n = counts.get(op.name, 0)
         if not n:
             continue
-        cost = model.ops[op.name]
+        on_words = op.name in words and op in SHARED
+        cost = model.words if on_words else model.ops[op.name]
         reps = _scale(cost.scale, geometry)
         on_array = cost.where == "array"
         time = 0.0
@@ -117,7 +123,7 @@ def estimate(model: Model, counts: dict[str, int], geometry: Geometry) -> Estima
                 else:
                     units = passes if on_array else 1
                 energy += uses * prim.energy_pj * units
-        kinds.append(KindCost(op.name, n, n * reps * time, None if energy is None else n * reps * energy))
+        kinds.append(KindCost(op.name, n, n * reps * time, None if energy is None else n * reps * energy, on_words))
     total_ns = sum(k.time for k in kinds)
     background = None
     if model.background_mw is not None and model.time_unit == "ns":

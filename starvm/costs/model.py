@@ -56,6 +56,7 @@ class Model:
     background_source: str
     primitives: dict[str, Primitive]
     ops: dict[str, OpCost]
+    words: OpCost                # a shared kind (and, or, ..., SOME) the program applies to words
     sources: list[str] = field(default_factory=list)
     leaves_out: list[str] = field(default_factory=list)
     validation: list[dict] = field(default_factory=list)
@@ -120,31 +121,35 @@ def parse_model(data: dict, path: str = "<model>") -> Model:
     if missing:
         raise ModelError(f"{where} [ops]: every base operation needs a cost; missing {', '.join(missing)}")
     for kind in kinds:
-        o, ow = table[kind], f"{where} [ops.{kind}]"
-        if not isinstance(o, dict):
-            raise ModelError(f"{ow}: must be a table")
-        on = o.get("on", "array")
-        if on not in WHERE:
-            raise ModelError(f"{ow}: 'on' must be one of {', '.join(WHERE)}, not {on!r}")
-        scale = o.get("scale", "none")
-        if scale not in SCALES:
-            raise ModelError(f"{ow}: 'scale' must be one of {', '.join(SCALES)}, not {scale!r}")
-        uses = {}
-        for key, value in o.items():
-            if key in ("on", "scale", "note"):
-                continue
-            if key not in prims:
-                raise ModelError(f"{ow}: '{key}' is no primitive of this model (it has {', '.join(prims)})")
-            uses[key] = _number(o, key, ow)
-        ops[kind] = OpCost(kind, on, scale, uses, o.get("note", ""))
+        ops[kind] = _op_cost(kind, table[kind], f"{where} [ops.{kind}]", prims)
+    words = _op_cost("words", _need(data, "words", where, dict), f"{where} [words]", prims, on="control")
     return Model(
         name=name, title=_need(data, "title", where, str), family=_need(data, "family", where, str),
         time_unit=time_unit, lanes=lanes, lanes_source=_need(device, "lanes_source", f"{where} [device]", str),
         large_tables=_need(device, "large_tables", f"{where} [device]", str),
         background_mw=_number(device, "background_mw", f"{where} [device]", None),
         background_source=device.get("background_source", ""),
-        primitives=prims, ops=ops, sources=list(data.get("sources", [])),
+        primitives=prims, ops=ops, words=words, sources=list(data.get("sources", [])),
         leaves_out=list(data.get("leaves_out", [])), validation=list(data.get("validation", [])), path=path)
+
+
+def _op_cost(kind: str, o, ow: str, prims: dict, on: str | None = None) -> OpCost:
+    if not isinstance(o, dict):
+        raise ModelError(f"{ow}: must be a table")
+    where = on or o.get("on", "array")
+    if where not in WHERE:
+        raise ModelError(f"{ow}: 'on' must be one of {', '.join(WHERE)}, not {where!r}")
+    scale = o.get("scale", "none")
+    if scale not in SCALES:
+        raise ModelError(f"{ow}: 'scale' must be one of {', '.join(SCALES)}, not {scale!r}")
+    uses = {}
+    for key in o:
+        if key in ("on", "scale", "note"):
+            continue
+        if key not in prims:
+            raise ModelError(f"{ow}: '{key}' is no primitive of this model (it has {', '.join(prims)})")
+        uses[key] = _number(o, key, ow)
+    return OpCost(kind, where, scale, uses, o.get("note", ""))
 
 
 def load_file(path: str | Path) -> Model:

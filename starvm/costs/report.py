@@ -47,7 +47,9 @@ def report_text(report) -> str:
         head = f"{'operation':<22}{'count':>10}" + "".join(f"{e.model.name[:18]:>20}" for e in report.estimates)
         lines += [head, "-" * len(head)]
         for op in kinds:
-            row = f"{OP_TITLES[op]:<22}{report.estimates[0].kind(op.name).count:>10}"
+            first = report.estimates[0].kind(op.name)
+            title = OP_TITLES[op] + (" (words)" if first.on_words else "")
+            row = f"{title:<22}{first.count:>10}"
             for e in report.estimates:
                 k = e.kind(op.name)
                 share = k.time / e.time * 100 if e.time else 0.0
@@ -64,6 +66,13 @@ def report_text(report) -> str:
             lines.append(f"{row}  {r.display} ({r.where})")
     missing = [e.model.name for e in report.estimates if not e.model.has_energy]
     notes = []
+    ran = {k.kind for e in report.estimates for k in e.kinds}
+    both = [OP_TITLES[op] for op in BASE_OPS if report.classes.get(op.name) == "both" and op.name in ran]
+    if both:
+        notes.append(f"{', '.join(both)}: written on slices and on words; priced as slice operations "
+                     "(an upper bound)")
+    if any(k.on_words for e in report.estimates for k in e.kinds):
+        notes.append("(words): the program applies that kind to words only: priced as control-unit work")
     if missing:
         notes.append(f"no energy figures in {', '.join(missing)} (see star cost --list)")
     if any(e.background_pj for e in report.estimates):

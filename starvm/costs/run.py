@@ -8,6 +8,7 @@ from ..runtime.values import Bits, Table
 from ..types import T
 from .evaluate import Estimate, Geometry, counts_dict, estimate
 from .model import Model, ModelError, load_model, model_names
+from .operands import machine_classes
 
 
 def geometry_of(machine, rows: int | None = None, width: int | None = None) -> Geometry:
@@ -28,6 +29,11 @@ def geometry_of(machine, rows: int | None = None, width: int | None = None) -> G
                 elif sym.type is T.WORD and not wide:
                     wide = max(wide, value.n)
     return Geometry(rows if rows is not None else max(tall, 1), width if width is not None else max(wide, 1))
+
+
+def words_of(classes: dict[str, str]) -> frozenset[str]:
+    """The kinds to price as word operations: those the program writes on words only."""
+    return frozenset(k for k, c in classes.items() if c == "word")
 
 
 def as_models(models) -> list[Model]:
@@ -63,6 +69,7 @@ class CostReport:
     routines: list[RoutineCost] = field(default_factory=list)
     host_seconds: float | None = None
     steps: int = 0
+    classes: dict[str, str] = field(default_factory=dict)   # operands.py: slice | word | both, by kind
 
     def __getitem__(self, name: str) -> Estimate:
         for e in self.estimates:
@@ -91,11 +98,13 @@ def machine_cost(machine, models, rows: int | None = None, width: int | None = N
     if not ms:
         raise ModelError(f"no cost model given (available: {', '.join(model_names())})")
     g = geometry_of(machine, rows, width)
+    classes = machine_classes(machine)
+    words = words_of(classes)
     whole = counts is None
     if whole:
         counts = counts_dict(machine.counts)
-    report = CostReport(g, [estimate(m, counts, g) for m in ms], host_seconds=host_seconds,
-                        steps=sum(counts.values()))
+    report = CostReport(g, [estimate(m, counts, g, words) for m in ms], host_seconds=host_seconds,
+                        steps=sum(counts.values()), classes=classes)
     if not whole:
         return report
     from ..ir.ops import BASE_OPS
@@ -106,7 +115,7 @@ def machine_cost(machine, models, rows: int | None = None, width: int | None = N
         rc = RoutineCost(s.display, s.where, s.calls, s.time_total)
         own = {n: c for n, c in zip(names, s.kinds_self or []) if c}
         total = {n: c for n, c in zip(names, s.kinds_total) if c}
-        rc.self_estimates = [estimate(m, own, g) for m in ms]
-        rc.total_estimates = [estimate(m, total, g) for m in ms]
+        rc.self_estimates = [estimate(m, own, g, words) for m in ms]
+        rc.total_estimates = [estimate(m, total, g, words) for m in ms]
         report.routines.append(rc)
     return report

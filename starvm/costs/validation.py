@@ -20,7 +20,8 @@ from pathlib import Path
 
 from .evaluate import counts_dict, estimate
 from .model import Model, load_model, model_names
-from .run import geometry_of
+from .operands import machine_classes
+from .run import geometry_of, words_of
 
 
 @dataclass
@@ -66,7 +67,7 @@ def reproduce(model: Model | str, **machine_args) -> list[Reproduction]:
     for v in model.validation:
         m = _run(v["program"], **machine_args)
         counts = counts_dict(m.counts)
-        est = estimate(model, counts, geometry_of(m))
+        est = estimate(model, counts, geometry_of(m), words_of(machine_classes(m)))
         measure = v.get("measure", "time_ns")
         if measure == "time_ns":
             value = est.time

@@ -63,6 +63,7 @@ class Machine:
         self.fused_timing = [0, 0.0]     # fused `parallel for` loops run, seconds in them
         self.env = Environment(library=stdlib.lookup)
         self.units: dict[str, GeneratedUnit] = {}
+        self.lowered: dict[str, object] = {}   # the IR of each unit (starvm/costs: slices or words)
         self._ops = make_ops(self.backend, self.counts)
         self.ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS}
         self.ns.update(self._ops)
@@ -184,6 +185,7 @@ class Machine:
         main_backup = getattr(self, "_main", None)
         default_backup = self.graph_default, self.graph_reading
         self.units[gen.filename] = gen
+        self.lowered[gen.filename] = lowered
         try:
             self.ns.update(gen.constants)
             exec(code, self.ns)
@@ -205,6 +207,7 @@ class Machine:
             self._main = main_backup
             self.graph_default, self.graph_reading = default_backup
             self.units.pop(gen.filename, None)
+            self.lowered.pop(gen.filename, None)
             raise
         return gen
 

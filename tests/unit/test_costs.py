@@ -52,7 +52,7 @@ def _minimal(**over) -> dict:
             "device": {"lanes": 4, "lanes_source": "assumed", "large_tables": "in passes"},
             "primitives": {"p": {"time": 2, "energy_pj": 3, "energy_bits": 2, "source": "assumed"},
                            "c": {"time": 5, "source": "assumed"}},
-            "ops": {k: {"p": 1} for k in KINDS}}
+            "ops": {k: {"p": 1} for k in KINDS}, "words": {"c": 1, "scale": "width64"}}
     data.update(over)
     return data
 
@@ -71,6 +71,8 @@ def _minimal(**over) -> dict:
     (lambda d: d.update(time_unit="hours"), "time_unit"),
     (lambda d: d.pop("title"), "missing 'title'"),
     (lambda d: d["device"].pop("large_tables"), "missing 'large_tables'"),
+    (lambda d: d.pop("words"), "missing 'words'"),
+    (lambda d: d["words"].update(z=2), "'z' is no primitive"),
 ])
 def test_a_bad_model_file_says_what_is_wrong(change, message):
     data = _minimal()
@@ -83,7 +85,8 @@ def test_a_model_file_by_path(tmp_path, machine):
     path = tmp_path / "mine.toml"
     lines = ['name = "mine"', 'title = "mine"', 'family = "test"', "[device]", "lanes = 0", 'lanes_source = "assumed"',
              'large_tables = "none"',
-             "[primitives.t]", "time = 3", 'source = "assumed"', "[ops]"] + [f"{k} = {{ t = 1 }}" for k in KINDS]
+             "[primitives.t]", "time = 3", 'source = "assumed"', "[words]", "t = 1",
+             "[ops]"] + [f"{k} = {{ t = 1 }}" for k in KINDS]
     path.write_text("\n".join(lines) + "\n")
     assert load_model(str(path)).name == "mine"
     machine.run("var X: slice; begin X := BITS('101'); X := X and X; writeln(X); end.")
@@ -100,14 +103,18 @@ def test_load_file_reports_bad_toml_and_missing_files(tmp_path):
 
 
 # ------------------------------------------------------------------ the arithmetic
-def _expected(data: dict, counts: dict, rows: int, width: int):
+SHARED_KINDS = {"AND", "OR", "XOR", "NOT", "SET", "CLR", "FND", "STEP", "NUMB", "FRST", "SOME"}
+
+
+def _expected(data: dict, counts: dict, rows: int, width: int, words=frozenset()):
     """The estimate recomputed from the TOML data by the rules of docs/costs.md."""
     lanes = data["device"]["lanes"]
     prims = data["primitives"]
     total_t, total_e = 0.0, 0.0
     for kind, n in counts.items():
-        o = data["ops"][kind]
-        on = o.get("on", "array")
+        on_words = kind in words and kind in SHARED_KINDS
+        o = data["words"] if on_words else data["ops"][kind]
+        on = "control" if on_words else o.get("on", "array")
         scale = o.get("scale", "none")
         reps = {"none": 1, "width": width, "width64": math.ceil(width / 64),
                 "log2rows": max(1, math.ceil(math.log2(rows))) if rows > 1 else 1}[scale]
@@ -143,14 +150,16 @@ def test_estimates_agree_with_a_plain_recomputation(seed):
         uses = {rng.choice(["p", "c", "x"]): rng.choice([0, 1, 2, 0.5])}
         data["ops"][k] = {**uses, "on": rng.choice(["array", "control"]),
                           "scale": rng.choice(["none", "width", "width64", "log2rows"])}
+    data["words"] = {rng.choice(["p", "c"]): rng.choice([1, 3]), "scale": rng.choice(["none", "width64"])}
     model = parse_model(data)
     counts = {k: rng.randrange(0, 50) for k in rng.sample(KINDS, 12)}
     counts = {k: v for k, v in counts.items() if v}
+    words = frozenset(rng.sample(sorted(SHARED_KINDS | {"ROW_GET"}), 4))   # ROW_GET: not a shared kind, ignored
     # edge geometries: one row, exactly the lanes, one past them, not a multiple of 64
     for rows in (1, 7, 8, 1000, 1001, 4097):
         for width in (1, 63, 64, 65, 130):
-            est = estimate(model, counts, Geometry(rows, width))
-            t, e = _expected(data, counts, rows, width)
+            est = estimate(model, counts, Geometry(rows, width), words)
+            t, e = _expected(data, counts, rows, width, words)
             assert est.time == pytest.approx(t, rel=1e-12, abs=1e-12)
             assert est.energy_pj == pytest.approx(e, rel=1e-12, abs=1e-12)
             assert est.passes == (1 if data["device"]["lanes"] == 0 else -(-rows // data["device"]["lanes"]))
@@ -345,3 +354,50 @@ def test_repl_cost(machine):
     s.feed("proc G; begin X := COL(1, T); end;")
     s.feed("G")
     assert "per routine" in s.feed(":cost star-unit")
+
+
+# ------------------------------------------------------------------ slices or words, from the program
+def _classes(text, **kw):
+    from starvm.costs.operands import machine_classes
+    m = starvm.Machine(out=io.StringIO(), native=False, **kw)
+    m.run(text)
+    return m, machine_classes(m)
+
+
+def test_the_program_says_which_operations_act_on_words():
+    from conftest import ROOT
+    _m, warshall = _classes((ROOT / "programs" / "warshall.star").read_text())
+    assert warshall == {"OR": "word", "STEP": "slice", "SOME": "slice"}        # v := v or w on rows
+    _m, warshall_c = _classes((ROOT / "programs" / "warshall_c.star").read_text())
+    assert warshall_c == {"STEP": "word", "OR": "slice"}                       # i := STEP(x), x a row
+    m, mixed = _classes("""var T: table(8, 4); X, Z: slice(T); v, w: word(T);
+proc F(var Z: slice(T)); begin Z := Z and X; end;
+begin SET(X); v := ROW(1, T); w := v and v; F(Z); writeln(NUMB(Z)); end.""")
+    assert mixed == {"SET": "slice", "AND": "both", "NUMB": "slice"}
+    report = m.cost("gsi-gemini")
+    assert "and: written on slices and on words; priced as slice operations" in report.text()
+
+
+def test_word_operations_are_priced_as_the_control_units():
+    text = """var T: table(3000, 70); X: slice(T); v, w: word(T); i, j: integer;
+begin SET(X); v := ROW(1, T); for i := 1 to 10 do begin w := v or v; j := STEP(w); end; end."""
+    m, classes = _classes(text)
+    assert classes == {"SET": "slice", "OR": "word", "STEP": "word"}
+    for name in SHIPPED:
+        model = load_model(name)
+        est = m.cost(name)[name]
+        assert est.kind("OR").on_words and est.kind("STEP").on_words and not est.kind("SET").on_words
+        as_slices = estimate(model, m.stats, Geometry(3000, 70))
+        words = model.words
+        per = sum(u * model.primitives[p].time for p, u in words.uses.items()) * (2 if words.scale == "width64" else 1)
+        assert est.kind("OR").time == pytest.approx(10 * per)
+        if name != "star-unit":
+            assert est.kind("OR").time != as_slices.kind("OR").time
+    assert "(words)" in m.cost("cam-ap").text()
+
+
+def test_library_routines_the_program_does_not_reach_do_not_count():
+    # rows.star comes whole with GATHER; GROUPMIN's CLR, FND, and, not are not reached
+    _m, classes = _classes("""var T, R: table(4, 3); IX: table(4, 3); X: slice(IX);
+begin SET(X); IOTA(IX); GATHER(T, IX, X, R); end.""")
+    assert classes == {"SET": "slice", "SOME": "slice", "STEP": "slice"}
