@@ -48,6 +48,10 @@ def read_input(path, *, expansion: int = 1) -> bytes:
         elif not (stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
             raise OSError(errno.EINVAL, "not a regular file or a pipe (a device is not read)")
         parts, total = [], 0
+        if st.st_size:                       # the size it has, in one buffer; what it grew by, bounded below
+            with os.fdopen(os.dup(fd), "rb", buffering=0) as f:
+                parts.append(f.read(st.st_size))
+            total = len(parts[0])
         while True:
             block = os.read(fd, _CHUNK)
             if not block:
