@@ -130,3 +130,21 @@ def test_help_names_the_param_option(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])
     assert "-D NAME=VALUE, --param NAME=VALUE" in capsys.readouterr().out
+
+
+def test_trace_debug_and_show_take_params(tmp_path, capsys, monkeypatch):
+    """star trace / debug / show pass -D to their machines as star run does."""
+    import json
+    prog = tmp_path / "p.star"
+    prog.write_text(PROG)
+    out = tmp_path / "t.json"
+    assert cli.main(["trace", str(prog), "-D", "n=2", "--json", str(out)]) == 0
+    assert "".join(text for _, text in json.loads(out.read_text())["output"]) == "2 false -2 2x3\n"
+    assert cli.main(["trace", str(prog), "-D", "m=2", "--json", str(out)]) == 2
+    assert "--param m=2: the program has no constant 'm'" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("continue\n"))
+    assert cli.main(["debug", str(prog), "-D", "neg=7"]) == 0
+    assert "3 false 7 3x4" in capsys.readouterr().out
+    pytest.importorskip("matplotlib")
+    assert cli.main(["show", str(prog), "--table", "T", "--png", str(tmp_path / "t.png"), "--param", "n=4"]) == 0
+    assert "(T: table 4 x 5)" in capsys.readouterr().err
