@@ -101,6 +101,13 @@ def jit_background() -> bool:
     return os.environ.get("STARVM_JIT_BACKGROUND", "1") not in ("0", "")
 
 
+def jit_max_compile_s() -> float:
+    """STARVM_JIT_MAX_COMPILE_S: with --jit auto, a routine whose compile is estimated to take
+    longer (jit/estimate.py compile_seconds: its generated code's size) runs interpreted; --jit
+    on compiles it anyway (default 60)."""
+    return float(os.environ.get("STARVM_JIT_MAX_COMPILE_S", 60))
+
+
 def jit_gpu_threshold() -> int:
     """STARVM_JIT_GPU_THRESHOLD: the same for the GPU tier, whose estimate prices a base
     operation as a launch (about 20 units; jit/estimate.py) and whose compile costs less
@@ -114,6 +121,13 @@ def mpi_device_path() -> str:
     buffers: auto (default: NCCL, else CUDA-aware MPI, else host staging), nccl,
     cuda-aware-mpi or host-staging (starvm/distributed/collectives.py)."""
     return (os.environ.get("STARVM_MPI_DEVICE_PATH", "") or "auto").strip().lower()
+
+
+def rank_supervisor() -> bool:
+    """STARVM_RANK_SUPERVISOR: 0 turns off the parent process each rank of `star run
+    --distributed` keeps to report the rank's death by a signal
+    (starvm/distributed/supervise.py); default on."""
+    return os.environ.get("STARVM_RANK_SUPERVISOR", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def mpi_error_wait() -> float:

@@ -27,8 +27,13 @@ from time import perf_counter
 
 import numpy as np
 
-from ..config import debug, jit_background
+from ..config import debug, jit_background, jit_max_compile_s
 from . import cache
+from .estimate import compile_seconds
+
+# seconds of compile that STARVM_JIT_THRESHOLD's work pays for (its default, 2e6 units, is
+# about two seconds of interpreted work)
+_THRESHOLD_PAYS_S = 2.0
 
 
 def applies(routine) -> bool:
@@ -120,6 +125,7 @@ class Background:
         self.started_at = 0          # the call that started the background compile
         self.switched_at = 0         # the first call that ran compiled
         self.from_cache = False      # compiled code found in the disk cache at the first call
+        self.cost = None             # estimate.compile_seconds
 
     def call(self, args):
         """The compiled code's arguments for this call, or None: run it interpreted."""
@@ -137,10 +143,20 @@ class Background:
                 return None
         if self.job is not None:
             return self._poll(args)
+        if self.cost is None:
+            self.cost = compile_seconds(r.unit.lowered.source, r.compiled.func)
+        limit = jit_max_compile_s()
+        if self.cost > limit:
+            r.why = (f"too big to compile quickly: Numba's compile of its generated code is estimated at "
+                     f"{self.cost:.0f} s, over STARVM_JIT_MAX_COMPILE_S = {limit:g} s (--jit on compiles it)")
+            return None
         r.work += r.estimate(args)
-        if r.work < r.threshold:
+        # the threshold pays for a compile of _THRESHOLD_PAYS_S; a longer one needs more work
+        need = int(r.threshold * max(1.0, self.cost / _THRESHOLD_PAYS_S))
+        if r.work < need:
+            scaled = f"; {need} for its compile of about {self.cost:.0f} s" if need > r.threshold else ""
             r.why = (f"too little work to pay for compiling: about {r.work} units estimated "
-                     f"(threshold {r.threshold}, {r.threshold_variable})")
+                     f"(threshold {r.threshold}, {r.threshold_variable}{scaled})")
             return None
         converted = r.convert_args(args)
         if converted is None:
