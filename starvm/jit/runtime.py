@@ -225,7 +225,7 @@ class JitRoutine:
                     result = self.dispatcher(*converted, cnt, st, ob)
         except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
             self.large_stack, self.stack_room = False, _INLINE_ROOM
-            return self.interpreted(*args)
+            return self.rerun_interpreted(args, everything=True)
         except Exception as e:
             from .kernels import JitFault
             if not isinstance(e, JitFault):
@@ -277,7 +277,22 @@ class JitRoutine:
             if self.stack_room < need <= _MAX_ROOM:
                 self.stack_room = need
                 return self.run(args)
-        return self.interpreted(*args)
+        return self.rerun_interpreted(args, everything=int(st[S_CODE]) == E_STACK)
+
+    def rerun_interpreted(self, args, everything: bool):
+        """The call on the interpreter, this routine's own calls in it interpreted too (each
+        would stop again where this one did, and call on through a C frame per level: a deep
+        recursion would overflow the thread's stack) and, for a recursion too deep for the
+        machine stack (``everything``), every compiled routine's."""
+        ns = self.tier.machine.ns
+        names = list(self.tier.routines) if everything else [self.pyname]
+        swapped = {p: ns[p] for p in names if hasattr(ns.get(p), "interpreted")}
+        for p, routine in swapped.items():
+            ns[p] = routine.interpreted
+        try:
+            return self.interpreted(*args)
+        finally:
+            ns.update(swapped)
 
     def finish(self, cnt, st, ob, left, tick, t0) -> None:
         """Steps, step budget and output of one compiled call, also when it failed (``ob``

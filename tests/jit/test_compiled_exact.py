@@ -332,3 +332,20 @@ def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(m
         assert got_r == want_r == (100000 ** 4,)
         assert np.array_equal(P.to_numpy(), P0.to_numpy())
         assert m.counts == want.counts
+
+
+@pytest.mark.parametrize("how", ["no thread", "too large"])
+def test_without_a_large_stack_a_deep_call_runs_interpreted(monkeypatch, how):
+    from starvm.jit import runtime
+    if how == "no thread":
+        def refused(*args):
+            raise runtime.NoLargeStack("can't start new thread")
+        monkeypatch.setattr(runtime, "on_large_stack", refused)
+    else:
+        monkeypatch.setattr(runtime, "_MAX_ROOM", 1 << 21)
+    calls = [("f", 20000), ("walk", 20001), ("f", 50)]
+    off, off_counts, _ = _deep_calls("off", calls)
+    on, on_counts, m = _deep_calls("on", calls)
+    assert on == off and on_counts == off_counts
+    f = next(r for r in m.jit.routines.values() if r.display == "f")
+    assert f.compiled_calls >= 1 and f.stack_room == runtime._INLINE_ROOM
