@@ -14,7 +14,7 @@ from . import __version__, config
 from .backends import BackendUnavailable
 from .errors import StarError, StarInterrupt
 from .runtime import limits
-from .runtime.params import ParamError
+from .runtime.params import ParamError, params_from_args
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
 
@@ -105,21 +105,6 @@ def _add_param_argument(p) -> None:
     p.add_argument("-D", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="give the program's constant NAME (const NAME = ...;) the integer or true/false VALUE "
                         "instead of its declared one; repeatable")
-
-
-def params_from_args(args, usage_error) -> dict:
-    """--param NAME=VALUE ... as Machine(params=...) takes them; a malformed one is a usage error."""
-    from .runtime.params import ParamError, parse_assignment
-    params = {}
-    for text in getattr(args, "param", None) or []:
-        try:
-            name, value = parse_assignment(text)
-        except ParamError as e:
-            raise usage_error(f"--param {e}") from None
-        if name.lower() in {n.lower() for n in params}:
-            raise usage_error(f"--param {name} is given twice")
-        params[name] = value
-    return params
 
 
 def _read(path: str) -> str:

@@ -36,7 +36,7 @@ def show(args, text: str, machine_class, usage_error) -> int:
     from .frontend.parser import fold
     from .pictures import table_png
     from .runtime.values import Table
-    from .cli import params_from_args
+    from .runtime.params import params_from_args
     from .graphs.cli import graph_from_args, reading_from_args
     _need_matplotlib(usage_error)
     machine = machine_class(backend=config.backend_name(args.backend), graph=graph_from_args(args, usage_error),

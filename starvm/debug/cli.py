@@ -50,7 +50,7 @@ def _machine_options(args, usage_error) -> dict:
     from ..graphs.cli import graph_from_args
     opts = {"backend": config.backend_name(args.backend), "max_steps": args.max_steps,
             "graph": graph_from_args(args, usage_error), "native": args.native}
-    from ..cli import params_from_args
+    from ..runtime.params import params_from_args
     opts["params"] = params_from_args(args, usage_error)
     directed = getattr(args, "directed", None)
     if directed is not None:

@@ -91,3 +91,17 @@ def value_of(params: dict[str, tuple[str, int | bool]], name: str, declared: int
     """The value generated code initialises the constant ``name`` (folded) with."""
     given = params.get(name)
     return declared if given is None else given[1]
+
+
+def params_from_args(args, usage_error) -> dict:
+    """--param NAME=VALUE ... as Machine(params=...) takes them; a malformed one is a usage error."""
+    params = {}
+    for text in getattr(args, "param", None) or []:
+        try:
+            name, value = parse_assignment(text)
+        except ParamError as e:
+            raise usage_error(f"--param {e}") from None
+        if name.lower() in {n.lower() for n in params}:
+            raise usage_error(f"--param {name} is given twice")
+        params[name] = value
+    return params
