@@ -7,7 +7,8 @@ checks are the same on every rank, so they fail alike and rank 0 prints the mess
 the others do not answer within the wait (``STARVM_MPI_ERROR_WAIT`` seconds), the failure
 is this rank's alone (out of memory there, a bug): it prints its message, marked with its
 rank, and stops all ranks with MPI_Abort and the exit code. A rank killed outright is
-reported by mpiexec itself, which stops the others.
+reported by the parent process it runs under (supervise.py: `star: rank N stopped (signal
+9: Killed; out of memory?)`), and mpiexec stops the others.
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ def run_ranks(cli_main, argv) -> int:
     this rank, then settle a failure among the ranks as the module says."""
     from .. import config
     from .comm import wrap
+    from .supervise import supervise
+    supervise()                       # before MPI starts: the parent waits, the child runs on
     try:
         comm = wrap(world_comm())
     except MpiMissing as e:

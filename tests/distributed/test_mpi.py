@@ -362,6 +362,42 @@ def test_rank_that_dies_stops_the_run():
     assert "signal 9" in said or "killed" in said.lower() or "terminated" in said.lower(), said
 
 
+def test_rank_killed_outright_is_named_by_its_parent():
+    """kill -9 (or the out-of-memory killer) on one rank's process: the parent process it
+    runs under (distributed/supervise.py) prints one line naming the rank and the signal
+    (mpiexec kills the others with SIGKILL: none of them could); no rank is left behind."""
+    script = textwrap.dedent("""
+        import os, signal, sys
+        from starvm.distributed.backend import DistributedBackend
+        numb = DistributedBackend.numb
+        def dying(self, v):
+            if self.comm.rank == 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return numb(self, v)
+        DistributedBackend.numb = dying
+        from starvm.cli import main
+        sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
+    """)
+    rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
+    assert rc != 0
+    assert "star: rank 1 stopped (signal 9: Killed; out of memory?)" in err.splitlines(), err
+    rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=90, env={"STARVM_RANK_SUPERVISOR": "0"})
+    assert rc != 0 and "stopped (signal" not in err           # turned off: mpiexec's own report only
+
+
+def test_ranks_reading_different_graph_files_stop_with_an_error(tmp_path):
+    """A stale copy of the graph file on one host: one error, no run on two graphs."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("1 2 5\n2 3 1\n")
+    b.write_text("1 2 5\n2 3 2\n")
+    argv = ["run", "programs/dijkstra.star", "--distributed", "--graph"]
+    rc, out, err = mpirun([(1, star_cli(*argv, str(a))), (1, star_cli(*argv, str(b)))], [], timeout=60)
+    assert rc == 1 and out == ""
+    assert err.count("the ranks read different graph inputs: on rank 0 ") == 1, err
+    rc, out, err = mpirun([(1, star_cli(*argv, str(a))), (1, star_cli(*argv, str(a)))], [], timeout=60)
+    assert rc == 0 and out.splitlines()[-1] == "  to 3: 6", err
+
+
 def test_ranks_loading_different_texts_stop_with_an_error(tmp_path):
     a, b = tmp_path / "a.star", tmp_path / "b.star"
     a.write_text("begin writeln('a') end.\n")
