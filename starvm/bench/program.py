@@ -9,6 +9,7 @@ the backend synchronised before and after. What the program writes is discarded.
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,11 @@ class Measurement:
     timing: Timing = field(default_factory=Timing)
     steps: dict[str, int] = field(default_factory=dict)     # of the first timed run, by kind
     native_calls: int = 0                  # standard-library routines run as native kernels
+    tier: str = ""                         # the tier the figure's runs used (tiers.py)
+    tiers: list[str] = field(default_factory=list)          # of every timed run, in order
+    left_out_s: list[float] = field(default_factory=list)   # timed runs of another tier: not in the figure
+    warmups: int = 0                       # warm-up runs made (until the tier stopped changing)
+    settled: bool = True                   # False: the tier still changed when the warm-ups ran out
 
     @property
     def label(self) -> str:
@@ -72,7 +78,9 @@ class Measurement:
             return {**d, "error": self.error}
         return {**d, "backend_resolved": self.resolved, "device_info": self.device, **self.timing.as_dict(),
                 "steps": dict(self.steps), "steps_total": self.steps_total, "steps_per_s": self.steps_per_s,
-                "native_calls": self.native_calls}
+                "native_calls": self.native_calls, "tier": self.tier, "tiers_of_timed_runs": list(self.tiers),
+                "left_out_runs_s": list(self.left_out_s), "warmup_runs": self.warmups,
+                "tier_settled": self.settled}
 
 
 @dataclass
@@ -98,7 +106,8 @@ class Report:
     def text(self) -> str:
         """The table ``star bench`` prints: times and rates, then the steps of one run by kind."""
         lines = [f"{self.program}: {self.what()}, {self.repeat} timed run(s) after {self.warmup} warm-up(s) "
-                 "per backend, device synchronised around each; the program's output is suppressed", ""]
+                 "per backend (more until the tier in use stops changing), device synchronised around each; "
+                 "the program's output is suppressed", ""]
         width = max([len("backend")] + [len(m.label) for m in self.measurements])
         lines.append(f"{'backend':<{width}}  {'median s':>10}  {'min s':>10}  {'max s':>10}  {'steps/run':>12}  "
                      f"{'steps/s':>12}")
@@ -109,7 +118,15 @@ class Report:
             t = m.timing
             resolved = f"  (ran on {m.resolved})" if m.resolved != m.backend else ""
             lines.append(f"{m.label:<{width}}  {t.median_s:>10.6f}  {t.min_s:>10.6f}  {t.max_s:>10.6f}  "
-                         f"{m.steps_total:>12,}  {_rate(m.steps_per_s):>12}{resolved}")
+                         f"{m.steps_total:>12,}  {_rate(m.steps_per_s):>12}  tier: {m.tier} ({m.warmups} warm-up(s)){resolved}")
+        for m in self.measurements:
+            if m.status != "ran":
+                continue
+            if m.left_out_s:
+                lines.append(f"{m.label}: {len(m.left_out_s)} timed run(s) of another tier left out of the figure: "
+                             + ", ".join(f"{s:.6f} s ({t})" for s, t in zip(m.left_out_s, _other(m))))
+            if not m.settled:
+                lines.append(f"{m.label}: the tier still changed after {m.warmups} warm-up run(s)")
         ran = self.ran
         kinds = [op.name for op in BASE_OPS if any(op.name in m.steps for m in ran)]
         if ran and not kinds:
@@ -144,6 +161,10 @@ class Report:
                                "the call is timed, the backend synchronised before and after; output discarded",
                         results=[m.as_dict() for m in self.measurements],
                         devices={m.label: device_label(m.device, machine) for m in self.ran if m.device})
+
+
+def _other(m: Measurement) -> list[str]:
+    return [t for t in m.tiers if t != m.tier]
 
 
 def _rate(x: float | None) -> str:
@@ -202,14 +223,91 @@ def _measure(prog: Program, backend: str, jit, call, args, repeat, warmup, optio
     body = (lambda: m.call(call, *args)) if call is not None else m.run_main
     sync = synchronizer(m)
     result = Measurement(backend, jit, "ran", resolved=m.backend.name, device=device_info(m))
-    for i in range(warmup + repeat):
-        if i:
+    watch = TierWatch(m)
+    first = True
+
+    def one_run():
+        nonlocal first
+        if not first:
             m._guard(init)                         # fresh globals: every run does the same work
+        first = False
         m.reset_stats()
+        before = watch.snapshot()
         seconds = clock(body, sync)
-        if i >= warmup:
-            result.timing.runs_s.append(seconds)
-            if i == warmup:
-                result.steps = dict(m.stats)
-                result.native_calls = int(m.native_timing[0])
+        return seconds, watch.tier_since(before)
+
+    # warm-ups: at least ``warmup``, then on until the tier in use stops changing (a routine
+    # compiled in the background switches at a later run)
+    last = None
+    started = time.monotonic()
+    while True:
+        if result.warmups >= warmup and (watch.steady(last, result.warmups) or not watch.can_change()):
+            break
+        if result.warmups >= max(warmup, MAX_WARMUPS) or time.monotonic() - started > MAX_WARMUP_S:
+            result.settled = False
+            break
+        _seconds, tier = one_run()
+        watch.previous, last = last, tier
+        result.warmups += 1
+    runs = []
+    for i in range(repeat):
+        seconds, tier = one_run()
+        runs.append((seconds, tier))
+        if i == 0:
+            result.steps = dict(m.stats)
+            result.native_calls = int(m.native_timing[0])
+    # the figure: the runs of the tier the warm-ups settled on (else the most frequent one)
+    tiers = [t for _s, t in runs]
+    result.tier = last if last in tiers else max(set(tiers), key=tiers.count)
+    result.tiers = tiers
+    result.timing.runs_s = [s for s, t in runs if t == result.tier]
+    result.left_out_s = [s for s, t in runs if t != result.tier]
     return result
+
+
+# warm-up runs the tier may take to settle: a background compile of a routine takes seconds
+MAX_WARMUPS = 100_000
+MAX_WARMUP_S = 300.0
+
+
+class TierWatch:
+    """Which tier a run used: the routines of the compiled tier that ran compiled and those
+    that ran interpreted in it, from their call counters."""
+
+    def __init__(self, machine):
+        self.routines = machine.jit.routines if machine.jit is not None else {}
+        self.previous = None
+
+    def snapshot(self) -> dict:
+        return {p: (r.calls, r.compiled_calls) for p, r in self.routines.items()}
+
+    def tier_since(self, before: dict) -> str:
+        compiled, interpreted = [], []
+        for p, r in self.routines.items():
+            calls0, compiled0 = before.get(p, (0, 0))
+            calls, done = r.calls - calls0, r.compiled_calls - compiled0
+            if done:
+                compiled.append(r.display)
+            if calls - done:
+                interpreted.append(r.display)
+        if not compiled:
+            return "interpreted"
+        if not interpreted:
+            return "compiled"
+        return f"mixed (compiled: {', '.join(sorted(compiled))}; interpreted: {', '.join(sorted(interpreted))})"
+
+    def pending(self) -> bool:
+        """A background compile (or its load) under way: the tier is about to change."""
+        for r in self.routines.values():
+            bg = getattr(r, "background", None) or getattr(getattr(r, "host", None), "background", None)
+            if bg and (bg.job is not None or bg.loader is not None):
+                return True
+        return False
+
+    def can_change(self) -> bool:
+        """Could a later run use another tier? Not without routines that may still switch."""
+        return any(r.state == "waiting" for r in self.routines.values()) or self.pending()
+
+    def steady(self, last, runs: int) -> bool:
+        """Two warm-up runs of one tier in a row, nothing compiling."""
+        return runs >= 2 and last is not None and last == self.previous and not self.pending()
