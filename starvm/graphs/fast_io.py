@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from .graph import Graph
-from .weights import FLOAT_EXACT, WeightMode, convert_floats
+from .weights import EXACT, FLOAT_EXACT, WeightMode, convert_floats
 
 _WS = b" \t\r\x0b\x0c"
 _INT64_MAX = np.iinfo(np.int64).max       # what np.fromstring makes of a larger integer
@@ -100,7 +100,7 @@ _INDEX_NOT_INT = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*(?:(?![+-]?\d+[ \t\r\x0b\x0c
                             rb"|\S+[ \t\r\x0b\x0c]+(?![+-]?\d+(?:[ \t\r\x0b\x0c\n]|$))\S)")
 
 
-def fast_mtx(data: bytes, mode: WeightMode) -> Graph | None:
+def fast_mtx(data: bytes, mode: WeightMode = EXACT) -> Graph | None:
     head, pos = _next_line(data, 0)
     parts = head.split()
     if len(parts) != 5 or parts[0] != b"%%MatrixMarket" or parts[1].lower() != b"matrix":
@@ -165,7 +165,7 @@ def _with_mirrors(u, v, w):
 _COMMENT_C = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*c(?=[ \t\r\x0b\x0c\n]|$)[^\n]*")
 
 
-def fast_dimacs(data: bytes, mode: WeightMode) -> Graph | None:
+def fast_dimacs(data: bytes, mode: WeightMode = EXACT) -> Graph | None:
     pos, header = 0, None
     while pos < len(data):                           # comments, then the problem line
         line, pos = _next_line(data, pos)
@@ -196,7 +196,7 @@ def fast_dimacs(data: bytes, mode: WeightMode) -> Graph | None:
 
 
 # ------------------------------------------------------------------ edge lists
-def fast_edgelist(data: bytes, mode: WeightMode) -> Graph | None:
+def fast_edgelist(data: bytes, mode: WeightMode = EXACT) -> Graph | None:
     last = max(data.rfind(b"#"), data.rfind(b"%"))
     if last >= 0:                                    # comments: usually a few lines at the top
         end = data.find(b"\n", last)

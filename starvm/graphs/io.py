@@ -21,7 +21,7 @@ from ..errors import GraphFileError
 from ..input_files import check_fits, read_input
 from .fast_io import fast_dimacs, fast_edgelist, fast_mtx
 from .graph import Graph
-from .weights import HINT, WeightMode, parse_mode, weight_of_token
+from .weights import EXACT, HINT, WeightMode, parse_mode, weight_of_token
 
 FORMATS = ("mtx", "dimacs", "edgelist", "npy")
 _BY_SUFFIX = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy"}
@@ -136,7 +136,7 @@ def _vertex(tok: str, n: int, label: str, line: int, base: int = 1) -> int:
 
 
 # ---------------------------------------------------------------------------------- Matrix Market
-def _read_mtx(text: str, label: str, mode: WeightMode) -> Graph:
+def _read_mtx(text: str, label: str, mode: WeightMode = EXACT) -> Graph:
     lines = _lines(text)
     lineno, head = next(lines, (1, ""))
     parts = head.split()
@@ -203,7 +203,7 @@ def write_mtx(g: Graph, path: str | Path, *, symmetric: bool = False, comment: s
 
 
 # ---------------------------------------------------------------------------------- DIMACS .gr
-def _read_dimacs(text: str, label: str, mode: WeightMode) -> Graph:
+def _read_dimacs(text: str, label: str, mode: WeightMode = EXACT) -> Graph:
     n = m = None
     p_line = last = 0
     src, dst, wt = [], [], []
@@ -250,7 +250,7 @@ def write_dimacs(g: Graph, path: str | Path, *, comment: str = "") -> None:
 
 
 # ---------------------------------------------------------------------------------- edge lists
-def _read_edgelist(text: str, label: str, mode: WeightMode) -> Graph:
+def _read_edgelist(text: str, label: str, mode: WeightMode = EXACT) -> Graph:
     """'U V' or 'U V W' per line; '#' or '%' starts a comment. Vertex numbers are 0-based
     when the smallest one in the file is 0 (SNAP), else 1-based; n is the largest vertex
     number (+1 when 0-based). A missing weight is 1."""

@@ -56,6 +56,9 @@ class WeightMode:
         return f"scale={self.factor:g}" if self.kind == "scale" else self.kind
 
 
+EXACT = WeightMode("exact")
+
+
 def parse_mode(spec: "str | WeightMode | None", default: str = "exact") -> WeightMode:
     """A WeightMode from 'exact', 'auto', 'ignore', 'round' or 'scale=K'; ValueError otherwise."""
     if isinstance(spec, WeightMode):

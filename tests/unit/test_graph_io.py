@@ -320,7 +320,7 @@ MORE_BAD = [
     ("a.mtx", MTX + "3 3 2\n1 2 3 4\n2 3 1\n", 3, "expected 3 fields"),
     ("a.mtx", MTX + "3 3 2\n1 2\n3\n2 3 1\n", 3, "expected 3 fields"),
     ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1.0 2 3\n", 3, "must be an integer"),
-    ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n", 3, "not a whole number"),
+    ("a.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n", 3, "not a finite number"),
     ("a.mtx", MTX + "3 3 2\n1 2 -1\n2 3 1\n", 3, "negative weight"),
     ("r.gr", "p sp 3 2\na 1 2 -1\na 2 3 1\n", 2, "negative weight"),
     ("r.gr", "p sp 3 1\np sp 3 1\na 1 2 1\n", 2, "a second problem line"),
