@@ -163,6 +163,28 @@ begin SET(X); POKE(X, N_ROWS, s); writeln(s) end.
 """
 
 
+# integers past 64 bits and a failing `parallel for`: the compiled call runs again interpreted on
+# every rank alike (runtime.JitRoutine.restart), with GROW's table writes put back first
+EDGE = """
+proc GROW(var P: table; k: integer; var r: integer);
+var i: integer;
+begin
+  for i := 1 to NCOLS(P) do COL(i, P) := not COL(i, P);
+  r := k;
+  for i := 1 to 5 do r := r * k
+end;
+var P: table(N_ROWS, 3); r, m, i: integer;
+begin
+  ROW(1, P) := BITS('101');
+  GROW(P, 10, r); writeln(r);
+  GROW(P, 10000, r); writeln(r);
+  m := -9223372036854775807 - 1; m := m div (-1); writeln(m);
+  writeln(P);
+  parallel for i := 1 to NCOLS(P) + 1 do COL(i, P) := not COL(i, P)
+end.
+"""
+
+
 def programs() -> dict[str, str]:
     # the size is only in the declarations (the bodies read it with NROWS): a literal in a compiled
     # body would make each size its own module, compiled again (seconds each, on a cold cache)
@@ -175,6 +197,7 @@ def programs() -> dict[str, str]:
         out[f"pfor{n}"] = PFOR.replace("N_ROWS", str(n))
     out["row_error"] = ROW_ERROR.replace("N_ROWS", "5")
     out["bit_error"] = BIT_ERROR.replace("N_ROWS", "66")
+    out["edge"] = EDGE.replace("N_ROWS", "70")
     return out
 
 
@@ -198,6 +221,7 @@ def main() -> None:
              "off": run(text, name, distribute(get_backend("numpy"), comm, align), "off")[0]}
         r["on"], m = run(text, name, distribute(get_backend("numpy"), comm, align), "on")
         r["compiled"] = {rt.display: rt.compiled_calls for rt in m.jit.routines.values()}
+        r["restarts"] = {rt.display: rt.restarts for rt in m.jit.routines.values()}
         everyone = comm.allgather(json.dumps(r, sort_keys=True))
         r["same_on_all_ranks"] = all(e == everyone[0] for e in everyone)
         r["report"] = m.jit.report()         # rank 0's (its times differ between ranks)

@@ -5,7 +5,8 @@ Each mpiexec start runs jit_driver.py's programs (loops over SOME, NUMB, FND, ST
 reads and writes, ROW reads and writes, `=` and CONVERT of slices, writeln of a slice and a
 table; `parallel for` loops that cross ranks in every iteration; WARSHALL-C and MIN under
 users' names called from interpreted code;
-index errors inside compiled loops) three ways per rank: one NumPy machine, the distributed
+index errors inside compiled loops; integers past 64 bits and a failing `parallel for`, which
+run again interpreted) three ways per rank: one NumPy machine, the distributed
 machine with --jit off, and with --jit on; the output, the error message and the step counts
 must be the reference's, on every rank alike, and the routines must have run compiled.
 """
@@ -51,6 +52,10 @@ def test_compiled_routines_on_ranks_match_the_interpreter(tmp_path, ranks, align
         if kind in COMPILED:
             assert r["ref"]["out"] and not r["ref"]["err"], name
             assert {k for k, calls in r["compiled"].items() if calls} == COMPILED[kind], (name, r["report"])
+        elif kind == "edge":     # past 64 bits, then a failing parallel for: the main block ran again interpreted
+            assert "column index 4 out of range 1..3" in r["ref"]["err"], name
+            assert r["ref"]["out"].startswith(f"{10 ** 6}\n{10 ** 24}\n{1 << 63}\n"), name
+            assert r["restarts"]["main block"] == 1, (name, r["report"])
         else:      # the error programs: the main block (and the failing routine with it) ran compiled
             assert "out of range" in r["ref"]["err"] and r["compiled"]["main block"] == 1, (name, r["report"])
     report = got["counter70"]["report"]
