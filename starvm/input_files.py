@@ -37,7 +37,7 @@ def read_input(path, *, expansion: int = 1) -> bytes:
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory")
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         free = available_memory()
         limit = None if free is None else free // max(1, expansion)
         if stat.S_ISREG(st.st_mode):
