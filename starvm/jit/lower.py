@@ -32,6 +32,9 @@ _SCALAR_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<",
                   ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
 # integer arithmetic that stops on 64-bit overflow (Star's integers are unbounded)
 _CHECKED = {"+": "ck_add", "-": "ck_sub", "*": "ck_mul"}
+# what in generated code may stop a call to run it again (runtime.restart): kernels that stop
+# on 64-bit overflow, a `parallel for`
+_RESTARTS = ("ck_add(", "ck_sub(", "ck_mul(", "ck_neg(", "sdiv(", "loop_end_", "st[S_PFOR]")
 # base operations: kernel name (all take ..., cnt, st, site)
 _OP_KERNEL = {op: "op_" + op.name.lower() for op in (
     Op.SET, Op.CLR, Op.BIT_GET, Op.BIT_SET, Op.FND, Op.STEP, Op.NUMB, Op.CONVERT, Op.FRST, Op.SOME,
@@ -75,6 +78,7 @@ class Compiled:
     globals: list[Symbol]                # extra arguments, in order
     returned_globals: list[Symbol]       # non-table globals among them, returned in order
     writes_tables: bool = True           # it or a routine it calls may write a table in place
+    restartable: bool = True             # it may stop to run again from its entry (ModuleGen.restartable)
 
 
 @dataclass
@@ -134,6 +138,7 @@ class ModuleGen:
         self.compiled: dict[str, Compiled] = {}
         self._globals: dict[str, list[Symbol]] = {}
         self.cycles = call_cycles(bodies)        # pyname -> the routines of its cycle of calls
+        self._texts: dict[str, str] = {}         # pyname -> its function's text (restartable)
         self._cycles_done: set[tuple[str, ...]] = set()
 
     # ------------------------------------------------------------------ module
@@ -155,8 +160,28 @@ class ModuleGen:
 
     def render(self, order: list[str]) -> Lowered:
         for pyname in order:
+            at = len(self.lines)
             self.function(pyname)
+            self._texts[pyname] = "\n".join(self.lines[at:])
+        for pyname, compiled in self.compiled.items():
+            compiled.restartable = self.restartable(pyname)
         return Lowered("\n".join(self.lines) + "\n", self.compiled, self.sites, self.names, self.strings)
+
+    def restartable(self, pyname: str) -> bool:
+        """May a call of pyname stop to run again from its entry (runtime.restart): an integer
+        past 64 bits, a `parallel for`, or recursion (the machine stack's room) in it or in
+        what it calls?"""
+        seen, todo = set(), [pyname]
+        while todo:
+            p = todo.pop()
+            if p in seen or p not in self.bodies:
+                continue
+            seen.add(p)
+            callee_names = [c.pyname for c in callees(self.bodies[p][1])]
+            if p in self.cycles or p in callee_names or any(m in self._texts.get(p, "") for m in _RESTARTS):
+                return True
+            todo.extend(callee_names)
+        return False
 
     def site(self, loc, op: Op | None = None, what: str = "") -> str:
         """A new error site, as the argument compiled code passes (np.int64: a literal
@@ -597,8 +622,12 @@ class ModuleGen:
             t = self.new_tmp()
             self.emit(ind, f"{t} = {a}")
             a = t
-        # the end past the bound, checked for 64 bits (kernels.loop_end_up)
-        end = f"loop_end_{'down' if downto else 'up'}({a}, {b}, st, {self.site(s.loc)})"
+        # the end past the bound, checked for 64 bits (kernels.loop_end_up) unless both bounds
+        # are sizes or small constants
+        if _small(start) and _small(stop):
+            end = f"{b} - 1" if downto else f"{b} + 1"
+        else:
+            end = f"loop_end_{'down' if downto else 'up'}({a}, {b}, st, {self.site(s.loc)})"
         rng = f"range({a}, {end}, -1)" if downto else f"range({a}, {end})"
         if tick:
             self.before_loop(s, ind)
@@ -869,6 +898,13 @@ def _writes_globals(bodies, pyname: str, seen=None) -> bool:
                 s.op is Op.VAR and s.arg.scope == "global" for s in n.src):
             return True
     return False
+
+
+def _small(e: Node) -> bool:
+    """A value far from 64 bits' ends: a size or a small constant."""
+    if e.op is Op.CONST:
+        return isinstance(e.arg, int) and abs(e.arg) < (1 << 62)
+    return e.op in (Op.NROWS, Op.NCOLS, Op.LEN)
 
 
 def writes_tables(bodies, pyname: str, seen=None) -> bool:

@@ -8,6 +8,7 @@ know which tier ran. It keeps the interpreted function for the calls the tier de
 from __future__ import annotations
 
 import operator
+import signal
 import sys
 import threading
 from contextlib import contextmanager
@@ -251,8 +252,9 @@ class JitRoutine:
     # which are put back as saved at the entry.
     def save_tables(self, converted):
         """Copies of the tables the call may write (var table parameters, global tables), or
-        None where it writes none (lower.writes_tables)."""
-        if not self.compiled.writes_tables:
+        None where it writes none (lower.writes_tables) or cannot stop to run again
+        (lower.ModuleGen.restartable: no integer arithmetic, parallel for or recursion)."""
+        if not (self.compiled.writes_tables and self.compiled.restartable):
             return None
         info = self.compiled.info
         syms = (list(info.params) if info is not None else []) + list(self.compiled.globals)
@@ -351,6 +353,9 @@ def on_large_stack(size: int, fn, *args):
     box = []
 
     def target():
+        # Ctrl-C to the caller's thread, which asks the call to stop (request_stop): Python's
+        # handler runs there only, and a signal this thread took would leave it waiting
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             box.append((True, fn(*args)))
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread

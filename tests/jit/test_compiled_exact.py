@@ -208,6 +208,13 @@ begin
   end;
   writeln('done')
 end;
+
+{ nothing in it can stop to run again: its calls save no table }
+proc orall(var P: table; X: slice(P));
+var i: integer;
+begin
+  for i := 1 to NCOLS(P) do COL(i, P) := COL(i, P) or X
+end;
 begin end.
 """
 
@@ -224,11 +231,11 @@ def test_a_failing_parallel_for_leaves_what_the_interpreter_leaves(monkeypatch, 
         m = starvm.Machine(jit=mode, out=out, native=False)
         m.load(PFOR, "pfor.star")
         got = []
-        for name, k in (("fill", 8), ("fill", 9), ("two", 7), ("two", 8), ("fill", 0)):
+        for name, k in (("fill", 8), ("fill", 9), ("two", 7), ("two", 8), ("fill", 0), ("orall", None)):
             P = m.table(table.copy())
             before = list(m.counts)
             try:
-                m.call(name, P, m.slice(x), k)
+                m.call(name, P, m.slice(x), *([] if k is None else [k]))
                 err = None
             except starvm.StarError as e:
                 err = e.render()
@@ -243,7 +250,9 @@ def test_a_failing_parallel_for_leaves_what_the_interpreter_leaves(monkeypatch, 
     assert off[3][4] == (table ^ x[:, None] * (np.arange(8) < 8)).tolist()     # statement 1 ran for all 8
     assert off_out == "two 7\ndone\ntwo 8\n"
     restarts = {r.display: r.restarts for r in m.jit.routines.values() if r.display != "main block"}
-    assert restarts == {"fill": 1, "two": 1}
+    assert restarts == {"fill": 1, "two": 1, "orall": 0}
+    restartable = {r.display: r.compiled.restartable for r in m.jit.routines.values() if r.display != "main block"}
+    assert restartable == {"fill": True, "two": True, "orall": False}
 
 
 # ---------------------------------------------------------------- the GPU tier (emulated)
