@@ -14,7 +14,7 @@ from . import __version__, config
 from .backends import BackendUnavailable
 from .errors import StarError, StarInterrupt
 from .runtime import limits
-from .runtime.params import ParamError, params_from_args
+from .runtime.params import ParamError, add_param_argument, params_from_args
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
 
@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                           "table (needs mpi4py: pip install 'starvm[mpi]')")
     from .graphs.cli import add_arguments as add_graph_arguments
     add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
-    _add_param_argument(run)
+    add_param_argument(run)
     run.add_argument("--plot", metavar="OUT.png",
                      help="after the run, draw the steps per operation as a bar chart (with --profile also the "
                           "time per kind; needs matplotlib)")
@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     add_graph_arguments(show)   # the graph options of star run
-    _add_param_argument(show)
+    add_param_argument(show)
 
     check = sub.add_parser("check", help="parse and type-check a Star program without running it",
                            description="Parse and type-check a Star program without running it; prints "
@@ -99,12 +99,6 @@ def _parser() -> argparse.ArgumentParser:
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     return p
-
-
-def _add_param_argument(p) -> None:
-    p.add_argument("-D", "--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="give the program's constant NAME (const NAME = ...;) the integer or true/false VALUE "
-                        "instead of its declared one; repeatable")
 
 
 def _read(path: str) -> str:

@@ -24,8 +24,8 @@ def _run_options(p) -> None:
                         "default: every routine runs as its Star body and can be stepped through)")
     from ..graphs.cli import add_arguments
     add_arguments(p)
-    from ..cli import _add_param_argument
-    _add_param_argument(p)   # -D / --param NAME=VALUE: the program's constants
+    from ..runtime.params import add_param_argument
+    add_param_argument(p)   # -D / --param NAME=VALUE: the program's constants
 
 
 def add_subcommands(sub) -> None:

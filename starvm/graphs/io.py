@@ -22,6 +22,7 @@ from ..input_files import check_fits, read_input
 from .fast_io import fast_dimacs, fast_edgelist, fast_mtx
 from .graph import Graph
 from .weights import EXACT, HINT, WeightMode, parse_mode, weight_of_token
+from .fields import shown
 
 FORMATS = ("mtx", "dimacs", "edgelist", "npy")
 _BY_SUFFIX = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy"}
@@ -74,12 +75,6 @@ def load(path: str | Path, fmt: str | None = None, *, name: str | None = None,
 def _lines(text: str):
     for i, line in enumerate(text.split("\n"), 1):
         yield i, line.rstrip("\r")
-
-
-def shown(tok: str) -> str:
-    """A field as an error message quotes it: invisible characters (a byte order mark, a
-    control character) escaped, so the message says what is there."""
-    return tok if tok.isprintable() else tok.encode("unicode_escape").decode("ascii")
 
 
 def _int(tok: str, label: str, line: int, what: str) -> int:

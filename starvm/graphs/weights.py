@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .fields import shown
+
 MAX_WEIGHT = (1 << 64) - 1          # a weight is a code of at most 64 bits (GRAPH_EDGES' W)
 FLOAT_EXACT = 1 << 53               # below this every integer is a 64-bit float exactly
 MODES = ("auto", "exact", "ignore", "round", "scale=K")
@@ -92,7 +94,6 @@ def weight_of_token(tok: str, mode: WeightMode) -> int | str:
                 raise ValueError(tok)
             x = float(tok)
         except ValueError:
-            from .io import shown
             return f"weight must be a number, got '{shown(tok)}'"
         if not math.isfinite(x):
             return f"weight {tok} is not a finite number (weights are integers >= 0)"

@@ -105,3 +105,9 @@ def params_from_args(args, usage_error) -> dict:
             raise usage_error(f"--param {name} is given twice")
         params[name] = value
     return params
+
+
+def add_param_argument(p) -> None:
+    p.add_argument("-D", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="give the program's constant NAME (const NAME = ...;) the integer or true/false VALUE "
+                        "instead of its declared one; repeatable")
