@@ -29,7 +29,7 @@ from ..runtime.forall import fusable
 from ..types import T
 from .cuda_prelude import PRELUDE, defines
 from .layout import E
-from .lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, walk
+from .lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, small_int, walk
 
 KERNEL_NAME = "star_routine"
 _IDX = {op: i for i, op in enumerate(BASE_OPS)}
@@ -463,10 +463,11 @@ class CudaRenderer:
         self.emit(f"i64 {hi} = {self.scalar(stop)};")
         # the interpreter counts past the largest (smallest) integer; the loop stops there as an
         # overflow (the call runs again interpreted) instead of wrapping around
-        edge = "(-9223372036854775807LL - 1)" if downto else "9223372036854775807LL"
-        self.restartable = True
-        self.emit(f"if ({hi} == {edge} && {lo} {'>=' if downto else '<='} {hi}) "
-                  f"{self.fail(self.site(s.loc), 'E_OVERFLOW', hi, '1', '1' if downto else '0')}")
+        if not small_int(stop):
+            edge = "(-9223372036854775807LL - 1)" if downto else "9223372036854775807LL"
+            self.restartable = True
+            self.emit(f"if ({hi} == {edge} && {lo} {'>=' if downto else '<='} {hi}) "
+                      f"{self.fail(self.site(s.loc), 'E_OVERFLOW', hi, '1', '1' if downto else '0')}")
         stmts = body.src if body.op is Op.BLOCK else [body]
         pivot = None
         if (self.grid and len(stmts) == 1 and stmts[0].op is Op.PFOR

@@ -624,7 +624,7 @@ class ModuleGen:
             a = t
         # the end past the bound, checked for 64 bits (kernels.loop_end_up) unless both bounds
         # are sizes or small constants
-        if _small(start) and _small(stop):
+        if small_int(start) and small_int(stop):
             end = f"{b} - 1" if downto else f"{b} + 1"
         else:
             end = f"loop_end_{'down' if downto else 'up'}({a}, {b}, st, {self.site(s.loc)})"
@@ -900,7 +900,7 @@ def _writes_globals(bodies, pyname: str, seen=None) -> bool:
     return False
 
 
-def _small(e: Node) -> bool:
+def small_int(e: Node) -> bool:
     """A value far from 64 bits' ends: a size or a small constant."""
     if e.op is Op.CONST:
         return isinstance(e.arg, int) and abs(e.arg) < (1 << 62)
