@@ -5,9 +5,10 @@ finds them there and runs them compiled from their first call (jit/background.py
 The routines are those the CPU tier takes on auto (a loop inside, nothing it does not
 compile) that the program uses: its own and the library routines it calls; with --stdlib
 every such library routine. Each is compiled for the argument types a run hands it (tables
-and vectors as words and a length, integers, booleans: ``static_spec``) by the compile
-worker (jit/compile_worker.py), one process per cache entry, up to --jobs at once; processes
-compiling one entry take turns, so concurrent `star compile`s and runs share one cache.
+and vectors as words and a length, integers, booleans: ``static_spec``) by compile workers
+(jit/compile_worker.py), an entry's routines dealt out over up to --jobs processes (default:
+the CPU cores); processes compiling one routine take turns, so concurrent `star compile`s and
+runs share one cache.
 
 Exit status: 0 every routine compiled or found in the cache (those Numba cannot compile are
 listed: they run interpreted), 1 an error in a Star program, 2 usage or I/O, 3 a worker
@@ -123,7 +124,25 @@ def main_compile(args, read, usage_error) -> int:
     if not total:
         print("nothing to compile: no routine of the compiled tier is used")
         return 0
-    return _compile_all(work, backends, total, args.jobs or os.cpu_count() or 1)
+    jobs = args.jobs or os.cpu_count() or 1
+    return _compile_all(_split(work, jobs), backends, total, jobs)
+
+
+def _split(work: dict, jobs: int) -> list:
+    """(entry, {(function, types): display}) per worker: an entry's routines dealt out over
+    up to ``jobs`` workers, the longest compiles first (estimate.compile_seconds), so that
+    the library's one entry compiles on every core."""
+    from .jit.cache import checked_source
+    from .jit.estimate import compile_seconds
+    items = []
+    for path, funcs in work.items():
+        source = checked_source(path) or ""
+        order = sorted(funcs, key=lambda fs: -compile_seconds(source, fs[0]))
+        parts = max(1, min(jobs, len(order)))
+        for i in range(parts):
+            chunk = {fs: funcs[fs] for fs in order[i::parts]}
+            items.append((path, chunk))
+    return items
 
 
 def _main_body(text: str, name: str):
@@ -135,8 +154,8 @@ def _main_body(text: str, name: str):
     return lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, name))).main
 
 
-def _compile_all(work: dict, backends: dict, total: int, jobs: int) -> int:
-    """One worker per cache entry, ``jobs`` at a time; each reports a line per routine as it
+def _compile_all(work: list, backends: dict, total: int, jobs: int) -> int:
+    """The workers (``_split``), ``jobs`` at a time; each reports a line per routine as it
     finishes it (read on a thread per worker), which moves the progress bar."""
     import queue
     import tempfile
@@ -145,7 +164,7 @@ def _compile_all(work: dict, backends: dict, total: int, jobs: int) -> int:
     t0 = time.monotonic()
     progress = _Progress(total)
     lines: queue.Queue = queue.Queue()
-    pending = list(work.items())
+    pending = list(work)
     running = 0
     results, failed_workers = [], []
     env = dict(os.environ)

@@ -165,16 +165,17 @@ def failed_marker(source_path: Path, func: str, spec) -> Path:
 
 
 @contextmanager
-def entry_lock(source_path: Path):
-    """Held while a process compiles routines of this entry: a second process compiling the
-    same ones waits, then finds them compiled (their ready markers) instead of compiling
-    them again."""
+def entry_lock(source_path: Path, func: str):
+    """Held while a process compiles one function of this entry: a second process compiling
+    it waits, then finds it compiled (its ready marker) instead of compiling it again.
+    Processes compiling different functions of one entry run side by side (a callee both
+    compile is saved whole by each: Numba writes its files by replacing them)."""
     try:
         import fcntl
     except ImportError:         # no flock (Windows): compiles may overlap; each writes whole files
         yield
         return
-    with open(source_path.with_suffix(".lock"), "a") as f:
+    with open(source_path.with_name(f"{source_path.stem}.{func}.lock"), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

@@ -43,39 +43,39 @@ def compile_jobs(source_path: Path, backend: str, jobs, report=None) -> list[tup
     if source is None:
         raise ValueError(f"{source_path} does not hold the code its hash names")
     out = []
-    with cache.entry_lock(source_path):
-        todo = []
-        for func, spec in jobs:
+    module = buffers = None
+    for func, spec in jobs:
+        with cache.entry_lock(source_path, func):
             if cache.ready_marker(source_path, func, spec).exists():
                 out.append((func, "cached", 0.0))
                 report(*out[-1])
-            else:
-                todo.append((func, spec))
-        if not todo:
-            return out
-        import numba
-        from .runtime import _records_kernel, _room_to_compile, counter_array, output_holder, status_array
-        module = cache.load(source, backend)
-        buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
-        _records_kernel()           # what a compiled call that wrote output loads
-        for func, spec in todo:
-            t0 = perf_counter()
-            try:
-                sig = (*(numba_type(s) for s in spec), *buffers)
-                with _room_to_compile():
-                    cache.compile_overload(getattr(module, func), sig)
-            except Exception as e:  # noqa: BLE001 - Numba's refusal is this routine's answer
-                first = (str(e).strip().splitlines() or [""])[0][:200]
-                cache.write_marker(cache.failed_marker(source_path, func, spec),
-                                   f"Numba could not compile it: {type(e).__name__}: {first}")
-                out.append((func, f"failed: {type(e).__name__}: {first}", perf_counter() - t0))
-                report(*out[-1])
                 continue
-            seconds = perf_counter() - t0
-            cache.write_marker(cache.ready_marker(source_path, func, spec), f"{seconds:.3f}\n")
-            out.append((func, "compiled", seconds))
+            if module is None:
+                import numba
+                from .runtime import _records_kernel, counter_array, output_holder, status_array
+                module = cache.load(source, backend)
+                buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
+                _records_kernel()           # what a compiled call that wrote output loads
+            out.append(_compile_one(source_path, module, func, spec, buffers))
             report(*out[-1])
     return out
+
+
+def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[str, str, float]:
+    from .runtime import _room_to_compile
+    t0 = perf_counter()
+    try:
+        sig = (*(numba_type(s) for s in spec), *buffers)
+        with _room_to_compile():
+            cache.compile_overload(getattr(module, func), sig)
+    except Exception as e:  # noqa: BLE001 - Numba's refusal is this routine's answer
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        cache.write_marker(cache.failed_marker(source_path, func, spec),
+                           f"Numba could not compile it: {type(e).__name__}: {first}")
+        return func, f"failed: {type(e).__name__}: {first}", perf_counter() - t0
+    seconds = perf_counter() - t0
+    cache.write_marker(cache.ready_marker(source_path, func, spec), f"{seconds:.3f}\n")
+    return func, "compiled", seconds
 
 
 def main(argv=None) -> int:
