@@ -94,6 +94,28 @@ def test_options_turn_recursion_printing_functions_and_errors_on_and_off():
     assert stopped >= 15          # the failing statement runs unless its routine or branch does not
 
 
+def test_edge_programs_reach_the_machines_edges():
+    """Gen(edge_pct=100): integers past 2^63 in the model, a recursion deeper than the default
+    limit with Program.max_depth raised for it, a parallel for that fails; with edge_pct=0 a
+    seed's program is what it was (the edges are drawn last)."""
+    from jit_differential import _beyond_64_bits
+    options = dict(OPTIONS, error_pct=0)
+    past, deep, failing = 0, 0, 0
+    for seed in range(16):
+        base = render(Gen(RandomSource(seed), **options).program())
+        gen = Gen(RandomSource(seed), **options, edge_pct=100)
+        prog = gen.program()
+        assert prog.edges and render(prog) != base
+        assert render(Gen(RandomSource(seed), **options, edge_pct=0).program()) == base
+        if prog.max_depth:
+            deep += 1
+            assert prog.max_depth > 3000
+        else:          # (the model's deep recursions take seconds)
+            past += _beyond_64_bits(prog)
+        failing += gen.error_at == "main"
+    assert past >= 3 and deep >= 2 and failing >= 3
+
+
 def test_the_checker_sees_each_kind_of_difference(monkeypatch):
     """With the compiled run replaced by a tampered interpreted one (no compile), every kind of
     difference is reported: output, steps, error text."""
