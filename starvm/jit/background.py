@@ -89,7 +89,7 @@ class Job:
         env["STARVM_JIT_CACHE"] = str(source_path.parent)
         quiet = None if debug() else subprocess.DEVNULL
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "starvm.jit.compile_worker", backend, str(source_path),
+            [sys.executable, "-m", "starvm.jit.compile_worker", "--background", backend, str(source_path),
              json.dumps([[func, spec]])],
             stdin=subprocess.DEVNULL, stdout=quiet, stderr=quiet, env=env,
             start_new_session=True)     # not stopped by the run's Ctrl-C or end: it fills the cache

@@ -1,5 +1,5 @@
 """Compiles routines of one cache entry into Numba's disk cache, in a process of its own:
-``python -m starvm.jit.compile_worker BACKEND ENTRY.py JOBS`` (JOBS: JSON list of
+``python -m starvm.jit.compile_worker [--background] BACKEND ENTRY.py JOBS`` (JOBS: JSON list of
 [function, argument types as background.signature_spec gives them]).
 
 Started by --jit auto (background.py) while the interpreter keeps running the routine, and
@@ -11,11 +11,16 @@ match its hash.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from time import perf_counter
 
 from . import cache
+
+# how much lower the priority of a compile a run started is (os.nice): on a machine with
+# fewer free cores than processes, the run's interpreter is not slowed by the compile
+BACKGROUND_NICE = 10
 
 
 def numba_type(spec):
@@ -80,8 +85,15 @@ def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[s
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--background"]:
+        # started by a run on --jit auto: the run's interpreter comes first where cores are few
+        argv = argv[1:]
+        try:
+            os.nice(BACKGROUND_NICE)
+        except (AttributeError, OSError):
+            pass
     if len(argv) != 3:
-        print("usage: python -m starvm.jit.compile_worker BACKEND ENTRY.py JOBS", file=sys.stderr)
+        print("usage: python -m starvm.jit.compile_worker [--background] BACKEND ENTRY.py JOBS", file=sys.stderr)
         return 2
     backend, path, jobs = argv
     def report(func, status, seconds):
