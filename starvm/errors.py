@@ -139,16 +139,20 @@ def _in_library(loc: Loc | None) -> bool:
 
 
 def at_the_users_call(err: StarError) -> StarError:
-    """A library routine refusing an argument (``argument 'v' (word(T)) must have 8 bits``) is
-    the caller's mistake: report it at the innermost call outside the library. The stack keeps
-    the library frames, so where the check sits is still shown."""
-    if not (_in_library(err.loc) and err.message.startswith("argument ") and err.stack):
+    """An error inside a library routine is reported at the innermost call outside the library:
+    the user's call is what the user can change (an argument of the wrong width, a variable
+    passed before it has a value, data that takes the routine out of range). The message names
+    the routine; the stack keeps the library frames, so where it failed is still shown."""
+    if not (_in_library(err.loc) and err.stack):
         return err
     frames = err.stack
     for i in range(len(frames) - 1, 0, -1):
-        if not _in_library(frames[i - 1].loc) and _in_library(frames[i].loc):
+        if frames[i - 1].loc is not None and not _in_library(frames[i - 1].loc) and _in_library(frames[i].loc):
             routine = frames[i].routine
-            err.message = err.message.replace("argument ", f"{routine}'s argument ", 1)
+            if err.message.startswith("argument "):   # the routine's check of its argument
+                err.message = err.message.replace("argument ", f"{routine}'s argument ", 1)
+            else:
+                err.message = f"{err.message} (in {routine}, called here)"
             err.args = (err.message,)
             err.loc = frames[i - 1].loc
             return err

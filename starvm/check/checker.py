@@ -13,6 +13,7 @@ from typing import Callable
 from ..errors import StarTypeError, StarWarning
 from ..frontend import ast as A
 from ..frontend.deep import deep
+from ..frontend.integers import decimal_of_int
 from ..types import T
 from .builtins import BUILTINS, STATEMENT_BUILTINS, Builtin
 from .parallel import check_parallel_for
@@ -81,6 +82,70 @@ def _from_stdlib(r: A.Routine) -> bool:
 def _kind_word(t: T) -> str:
     return {T.INT: "an integer", T.BOOL: "a boolean", T.SLICE: "a slice", T.WORD: "a word",
             T.TABLE: "a table", T.STR: "a string", T.VOID: "nothing"}[t]
+
+
+# ---- sizes known before running: tables of constant size, what they give, BITS literals ----
+_WORD_PAIRS = {"EQ", "NOTEQ", "LESS", "LESSEQ", "GREAT", "GREATEQ", "ADD", "SUBT"}
+_VECTOR_TITLES = {"and": "and", "or": "or", "xor": "xor", "=": "EQ", "<>": "NOTEQ"}   # as the run says
+
+
+def _const(e) -> int | None:
+    """The value of an integer expression of literals (a constant may be set from the command
+    line, so only literals count)."""
+    if isinstance(e, A.Num):
+        return e.value
+    if isinstance(e, A.Unary) and e.op in ("-", "+"):
+        v = _const(e.operand)
+        return None if v is None else (-v if e.op == "-" else v)
+    if isinstance(e, A.BinOp) and e.op in ("+", "-", "*"):
+        a, b = _const(e.left), _const(e.right)
+        if a is None or b is None or max(a.bit_length(), b.bit_length()) > 64:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def _table_size(sym) -> tuple[int, int] | None:
+    spec = getattr(sym, "spec", None)
+    if not isinstance(sym, Symbol) or sym.type is not T.TABLE or spec is None or spec.dims is None:
+        return None
+    n, k = (_const(d) for d in spec.dims)
+    return None if n is None or k is None or n < 0 or k < 0 else (n, k)
+
+
+def _symbol_length(sym) -> int | None:
+    if not isinstance(sym, Symbol) or sym.length_of is None:
+        return None
+    size = _table_size(sym.length_of)
+    return None if size is None else size[0] if sym.type is T.SLICE else size[1]
+
+
+def _length(e) -> int | None:
+    """The number of bits of a slice or word expression, when it is known before running."""
+    if isinstance(e, A.Name):
+        return _symbol_length(e.ref)
+    if isinstance(e, A.Apply) and e.kind == "builtin":
+        name = e.ref.name
+        if name == "BITS":
+            return len(e.args[0].value)
+        if name in ("COL", "ROW"):
+            size = _table_size(getattr(e.args[1], "ref", None))
+            return None if size is None else size[0] if name == "COL" else size[1]
+        if name in ("FRST", "CONVERT", "ADD", "SUBT"):
+            return _length(e.args[0])
+        return None
+    if isinstance(e, A.Unary) and e.op == "not":
+        return _length(e.operand)
+    if isinstance(e, A.BinOp) and e.op in ("and", "or", "xor"):
+        a = _length(e.left)
+        return a if a is not None else _length(e.right)
+    return None
+
+
+def _same_lengths(e, title: str, left, right) -> None:
+    a, b = _length(left), _length(right)
+    if a is not None and b is not None and a != b:
+        raise _err(f"length mismatch in {title}: {a} bits and {b} bits", e)
 
 
 def _writes(node, sym) -> bool:
@@ -265,6 +330,10 @@ class Checker:
         if isinstance(tgt, A.Name):
             sym = self._assignable_var(tgt)
             self._expect_assignable(s.value, sym.type, f"'{tgt.display}'")
+            if sym.type.is_vector:
+                have, got = _symbol_length(sym), _length(s.value)
+                if have is not None and got is not None and have != got:
+                    raise _err(f"length mismatch in assignment: the variable has {have} bits, the value {got}", s)
             return
         # X(i) := b, COL(i, T) := V, ROW(i, T) := w
         fn = tgt.func
@@ -292,6 +361,14 @@ class Checker:
             want = T.SLICE if fn.name == "col" else T.WORD
             self._expect_assignable(s.value, want, f"{b.name}(i, {table.display})")
             tgt.type = want
+            self._constant_index(tgt)
+            size, got = _table_size(table.ref), _length(s.value)
+            if size is not None and got is not None and got != (size[0] if fn.name == "col" else size[1]):
+                index = _const(tgt.args[0])
+                index = _text(tgt.args[0]) if index is None else decimal_of_int(index)
+                rows, what = ((size[0], "slice"), "rows") if fn.name == "col" else ((size[1], "word"), "columns")
+                raise _err(f"{b.name}({index}, {table.display}) := ...: the {rows[1]} has {got} bits but the table "
+                           f"has {rows[0]} {what}", tgt)
             return
         if fn.name in self.env.routines or fn.name in BUILTINS:
             raise _err(f"cannot assign to the result of '{fn.display}(...)'", fn)
@@ -535,7 +612,12 @@ class Checker:
                     raise _err(f"{b.name} is a statement and has no value", fn,
                                hint=_PROC_AS_FUNCTION_HINT.format(name=fn.display))
                 e.kind, e.ref = "builtin", b
-                return self._builtin_args(e, b, e.args)
+                t = self._builtin_args(e, b, e.args)
+                if b.name in ("COL", "ROW"):
+                    self._constant_index(e)
+                elif b.name in _WORD_PAIRS:
+                    _same_lengths(e, b.name, e.args[0], e.args[1])
+                return t
             info = self._routine(fn.name)
             if info is not None:
                 if not info.is_function:
@@ -550,6 +632,17 @@ class Checker:
         e.kind, e.ref = "call", info
         self._call_args(e, info, e.args)
         return info.result.type
+
+    def _constant_index(self, e: A.Apply) -> None:
+        """COL(i, T) / ROW(i, T) with a constant i out of the range of a table of constant size."""
+        size, i = _table_size(getattr(e.args[1], "ref", None)), _const(e.args[0])
+        if size is None or i is None:
+            return
+        n, what = (size[1], "column") if e.ref.name == "COL" else (size[0], "row")
+        if not 0 < i <= n:
+            i = decimal_of_int(i)   # str() stops at 4300 digits
+            raise _err(f"{what} index {i} out of range 1..{n}" if n else f"{what} index {i} out of range: "
+                       "it has none", e)
 
     def _bit_access(self, e: A.Apply, t: T) -> T:
         if not t.is_vector:
@@ -585,6 +678,8 @@ class Checker:
             hint = "compare words as numbers with LESS(v, w), GREAT(v, w), ..." if lt is T.WORD else None
             raise _err(f"'{op}' compares integers, not {_kind_word(lt)} and {_kind_word(rt)}", e, hint)
         lt, rt = self._unify_vectors(e, lt, rt)
+        if lt.is_vector and rt.is_vector and op in _VECTOR_TITLES:
+            _same_lengths(e, _VECTOR_TITLES[op], e.left, e.right)
         if op in _EQUALITY:
             if lt is rt and lt in (T.INT, T.BOOL, T.SLICE, T.WORD):
                 return T.BOOL

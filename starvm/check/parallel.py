@@ -8,7 +8,8 @@ overlap. An iteration may write:
     must assign a private variable before reading it; after the loop private variables
     keep the values they had before it.
 It may not call procedures or functions (their writes cannot be checked), print, or
-nest another `parallel for`.
+nest another `parallel for`. A write to a private variable that nothing later in the same
+iteration reads is refused: it could only be meant for after the loop, where it never arrives.
 """
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ class ForallInfo:
         return list(self.tables) + sorted(self.shared_bits, key=lambda s: s.name)
 
 
-def _refuse(msg: str, node: A.Node) -> StarTypeError:
-    return StarTypeError(f"parallel for: {msg}", node.loc,
-                         hint="iterations run as one simultaneous step; each may write only what its own index selects")
+def _refuse(msg: str, node: A.Node, hint: str | None = None) -> StarTypeError:
+    return StarTypeError(f"parallel for: {msg}", node.loc, hint=hint or
+                         "iterations run as one simultaneous step; each may write only what its own index selects")
 
 
 def check_parallel_for(loop: A.For) -> ForallInfo:
@@ -44,25 +45,29 @@ def check_parallel_for(loop: A.For) -> ForallInfo:
     _collect_private(loop.body, info)
     _check_writes(loop.body, info)
     _check_defined_before_use(loop.body, info, set())
+    _check_no_lost_writes(loop.body, info)
     return info
 
 
 def _walk(node):
-    """All AST nodes under node (statements and expressions)."""
-    if node is None:
-        return
-    if isinstance(node, (list, tuple)):
-        for x in node:
-            yield from _walk(x)
-        return
-    yield node
-    for v in vars(node).values():
-        if isinstance(v, A.Node):
-            yield from _walk(v)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                if isinstance(x, A.Node):
-                    yield from _walk(x)
+    """All AST nodes under node (statements and expressions), preorder; a stack, not
+    recursion (bodies may nest deeply)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if isinstance(n, (list, tuple)):
+            stack.extend(reversed(n))
+            continue
+        yield n
+        children = []
+        for v in vars(n).values():
+            if isinstance(v, A.Node):
+                children.append(v)
+            elif isinstance(v, (list, tuple)):
+                children.extend(x for x in v if isinstance(x, A.Node))
+        stack.extend(reversed(children))
 
 
 def _collect_private(body, info: ForallInfo) -> None:
@@ -170,3 +175,77 @@ def _check_defined_before_use(stmt, info: ForallInfo, defined: set) -> set:
         _check_defined_before_use(stmt.body, info, set(defined) | {stmt.var.ref})
         return defined
     return defined
+
+
+def _private_reads(e, info: ForallInfo) -> set:
+    return {n.ref for n in _reads(e) if n.ref in info.private}
+
+
+def _check_no_lost_writes(body, info: ForallInfo) -> None:
+    """Refuse a write to a whole variable that nothing later in the same iteration reads.
+    The iteration's variables are private (each iteration has its own copy, and after the
+    loop the variable has its value from before it), so such a write could only have been
+    meant for after the loop (`s := i`, `CLR(X)`), where it never arrives."""
+    _live(body, info, set(), check=True)
+
+
+def _steps(e) -> bool:
+    """Does e call STEP (`j := STEP(V)` is how a body clears V's first 1: kept for that)?"""
+    return any(isinstance(n, A.Apply) and getattr(n.ref, "name", None) == "STEP" for n in _walk(e))
+
+
+def _lost(target: A.Name, how: str) -> StarTypeError:
+    name = target.display
+    return _refuse(f"{how} '{name}' is lost: every iteration writes its own copy of '{name}', read by "
+                   f"nothing after this in the iteration, and after the loop '{name}' has its value from "
+                   "before the loop", target,
+                   hint="keep each iteration's result where its index selects (COL(i, T), ROW(i, T), a bit "
+                        "X(i)), or use an ordinary 'for' loop")
+
+
+def _live(stmt, info: ForallInfo, out: set, check: bool) -> set:
+    """The private variables whose value on entry to stmt may be read later in the iteration,
+    given ``out``, those read after it (a backward liveness pass over the body)."""
+    if stmt is None:
+        return out
+    if isinstance(stmt, (A.Block, list)):
+        live = out
+        for s in reversed(stmt.body if isinstance(stmt, A.Block) else stmt):
+            live = _live(s, info, live, check)
+        return live
+    if isinstance(stmt, A.Assign):
+        tgt = stmt.target
+        if isinstance(tgt, A.Name):
+            sym = tgt.ref
+            if check and sym in info.private and sym not in out and not _steps(stmt.value):
+                raise _lost(tgt, "the value assigned to")
+            return (out - {sym}) | _private_reads(stmt.value, info)
+        used = _private_reads(stmt.value, info) | _private_reads(tgt.args, info)
+        if tgt.kind == "bit":           # a bit write keeps the other bits: the vector lives on
+            used |= _private_reads(tgt.func, info) | ({tgt.func.ref} & info.private)
+        return out | used
+    if isinstance(stmt, A.CallStmt):
+        if getattr(stmt.ref, "name", None) in ("SET", "CLR") and stmt.args and isinstance(stmt.args[0], A.Name):
+            sym = stmt.args[0].ref
+            if check and sym in info.private and sym not in out:
+                raise _lost(stmt.args[0], f"{stmt.ref.name} of")
+            return out - {sym}
+        return out | _private_reads(stmt.args, info)
+    if isinstance(stmt, A.If):
+        return (_private_reads(stmt.cond, info) | _live(stmt.then, info, out, check)
+                | _live(stmt.orelse, info, out, check))
+    if isinstance(stmt, (A.While, A.Repeat, A.For)):
+        # the body may run again: what it reads at its start is live at its end too
+        cond = stmt.cond if not isinstance(stmt, A.For) else None
+        body = stmt.body
+        head = out | _private_reads(cond, info)
+        while True:
+            grown = head | _live(body, info, head, check=False)
+            if grown == head:
+                break
+            head = grown
+        _live(body, info, head, check)
+        if isinstance(stmt, A.For):
+            return (head - {stmt.var.ref}) | _private_reads([stmt.start, stmt.stop], info)
+        return head
+    return out

@@ -45,7 +45,7 @@ def estimator(info, body, tier, pricing=None):
                 size = max(size, value.n, value.k)
             elif sym.type.is_vector and isinstance(getattr(value, "n", None), int):
                 size = max(size, value.n)
-        return int(_block_cost(body, env, size, tier.bodies, 0, pricing))
+        return int(min(_block_cost(body, env, size, tier.bodies, 0, pricing), 1e300))   # deep loops: inf
     return estimate
 
 

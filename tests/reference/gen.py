@@ -477,6 +477,8 @@ class Gen:
         if self.chance(40):
             w = ("if", self.bool_(readonly, 2), [w], None)
         body.append(w)
+        body = _without_lost_writes(body, private)     # the checker refuses those (check/parallel.py)
+        private = [v for v in private if any(s[0] == "asg" and s[1] == v for s in body)]
         return ("pfor", "p", ("lit", lo), ("lit", hi), down, body, [write], private)
 
     # ------------------------------------------------------------------ programs
@@ -817,3 +819,29 @@ def x(e) -> str:
     if op == "fcall":
         return f"{e[1]}({', '.join(x(a) for a in e[2])})"
     raise AssertionError(op)
+
+
+def _names(node) -> set[str]:
+    """Every string inside a generated node (the variables it reads, among other words)."""
+    if isinstance(node, str):
+        return {node}
+    if isinstance(node, (tuple, list)):
+        return set().union(*(_names(x) for x in node)) if node else set()
+    return set()
+
+
+def _without_lost_writes(body: list, private: list) -> list:
+    """The body without assignments to a private variable that nothing after them in the
+    iteration reads (a backward pass): their value could only reach past the loop, where it
+    never arrives, and such bodies are refused. No random draw: a seed keeps the rest."""
+    live, kept = set(), []
+    for stmt in reversed(body):
+        if stmt[0] == "asg" and stmt[1] in private:
+            if stmt[1] not in live:
+                continue
+            live = (live - {stmt[1]}) | _names(stmt[2])
+        else:
+            live |= _names(stmt)
+        kept.append(stmt)
+    return kept[::-1]
+

@@ -79,13 +79,94 @@ def random_text(rnd) -> str:
     return "".join(rnd.choice(SPECIAL + [" ", " ", "\n", "x", "P", "1"]) for _ in range(n // 5))
 
 
+_HEAD = "var T: table(4, 3); U, V: slice(T); w: word(T); x, i, k: integer; b: boolean;\n"
+_FUNC = "function F(a: integer): integer;\nbegin\n  F := a + 1\nend;\n"
+
+
+def _huge(rnd) -> str:
+    return str(rnd.randint(1, 9)) + "".join(rnd.choice("0123456789") for _ in range(rnd.choice([20, 4299, 4301, 6000])))
+
+
+def _flat(rnd, n: int) -> str:
+    """A long flat expression (`1+1+...`, `b and b or ...`, `U and V xor ...`) in a statement."""
+    kind = rnd.randint(0, 2)
+    if kind == 0:
+        terms = [rnd.choice(["1", "x", "i", "2", "F(1)", "NUMB(U)"]) for _ in range(n)]
+        ops = [rnd.choice(["+", "-", "*", "+", "-", " div ", " mod "]) for _ in range(n - 1)]
+        target = "x"
+    elif kind == 1:
+        terms = [rnd.choice(["b", "true", "false", "(x = 1)", "(i < k)", "SOME(U)"]) for _ in range(n)]
+        ops = [rnd.choice([" and ", " or ", " xor "]) for _ in range(n - 1)]
+        target = "b"
+    else:
+        terms = [rnd.choice(["U", "V", "COL(1, T)", "not U"]) for _ in range(n)]
+        ops = [rnd.choice([" and ", " or ", " xor "]) for _ in range(n - 1)]
+        target = "V"
+    return target + " := " + terms[0] + "".join(o + t for o, t in zip(ops, terms[1:]))
+
+
+def _nested(rnd, d: int) -> str:
+    """One construct nested d deep around a statement."""
+    c = rnd.randint(0, 11)
+    if c == 0:
+        return "x := " + "(" * d + "x + 1" + ")" * d
+    if c == 1:
+        return "x := " + "-" * d + "1"
+    if c == 2:
+        return "b := " + "not " * d + "true"
+    if c == 3:
+        return "begin " * d + "x := x + 1" + " end" * d
+    if c == 4:
+        return "if x >= 0 then " * d + "x := x + 1"
+    if c == 5:
+        return "if x < 0 then x := 1 else " * d + "x := x + 1"
+    if c == 6:
+        return "while x < 1 do " * d + "x := x + 1"
+    if c == 7:
+        return "repeat " * d + "x := x + 1" + " until x > 0" * d
+    if c == 8:
+        return "".join(f"for k := 1 to 1 do " if j % 2 else "for i := 1 to 1 do " for j in range(min(d, 2))) + \
+            "begin " * d + "x := x + 1" + " end" * d
+    if c == 9:
+        return "x := " + "F(" * d + "1" + ")" * d
+    if c == 10:
+        return "x := " + "(x + " * d + "1" + ")" * d
+    return "b := " + "(b and " * (d // 2) + "(b or " * (d - d // 2) + "true" + ")" * d
+
+
+def structured_text(rnd) -> str:
+    """A program at the edges of the front end: a long flat expression, a construct nested
+    deeply, integers past 4300 digits (literals, computed, as indexes and sizes)."""
+    c = rnd.randint(0, 2)
+    if c == 0:
+        body = _flat(rnd, rnd.choice([50, 210, 700, 1500]))
+    elif c == 1:
+        body = _nested(rnd, rnd.choice([30, 120, 600, 1500]))
+    else:
+        big = _huge(rnd)
+        body = rnd.choice([f"x := {big}; writeln(x, ' ', x - 1, ' ', x div 7)",
+                           "x := 1; for i := 1 to 15000 do x := x * 2; writeln(x)",
+                           f"writeln(ROW({big}, T))", f"x := {big}; U(x) := 1", f"writeln(TRIM(1, {big}, w))",
+                           f"x := -{big}; writeln(x mod 3, x)"])
+        if rnd.random() < 0.2:
+            return f"var P: table({big}, 2);\nbegin\n  writeln(1)\nend.\n"
+    text = _HEAD + _FUNC + "begin\n  x := 0; i := 1; k := 2; b := true; SET(U); CLR(V); w := ROW(1, T);\n  " + body + \
+        ";\n  writeln(x, b, V)\nend.\n"
+    if rnd.random() < 0.2:      # broken at a random place
+        text = text[:rnd.randint(0, len(text))]
+    return text
+
+
 def inputs(rnd, count: int):
-    """``count`` (name, text) inputs: mostly mutations of the shipped programs, some random."""
+    """``count`` (name, text) inputs: mostly mutations of the shipped programs, some random,
+    some at the edges (``structured_text``: long, deep, huge numbers)."""
     base = corpus()
     vocab = sorted({t for _, text in base for t in _TOKEN.findall(text) if t.strip()})
     for k in range(count):
         if k % 10 == 9:
             yield "random", random_text(rnd)
+        elif k % 20 == 4:
+            yield "structured", structured_text(rnd)
         else:
             name, text = base[rnd.randrange(len(base))]
             yield name, mutate(rnd, text, vocab)
@@ -120,6 +201,7 @@ SECONDS = 20.0
 def classify_run(text: str, max_steps: int = 20_000, seconds: float = SECONDS, fuse: bool = True) -> tuple[str, str]:
     """Run a text through Machine (like `star run`): ('ok' | 'star_error' | failure, detail)."""
     m = starvm.Machine(backend="numpy", out=io.StringIO(), max_steps=max_steps, fuse=fuse)
+    m.env.warn = lambda w: w.render()    # warnings must render; the run goes on
     try:
         with time_limit(seconds):
             m.run(text, "fuzz.star")
