@@ -449,9 +449,10 @@ class Machine:
                 else:
                     frames = star_frames(e.__traceback__, self.units)
                 if getattr(e, "jit_frames", None):   # raised by compiled code (starvm/jit/errors.py)
-                    e.loc, e.stack = e.jit_frames[-1].loc, frames + e.jit_frames
-                    if getattr(e, "deep", False):
-                        e.stack = shortened(e.stack, 20)
+                    # the whole stack shortened as the interpreter's is: its interpreted callers
+                    # and the compiled part together
+                    whole = star_frames(e.__traceback__, self.units, limit=1 << 62) + e.jit_frames
+                    e.loc, e.stack = e.jit_frames[-1].loc, shortened(whole, 20 if getattr(e, "deep", False) else 200)
                 elif frames:
                     if e.loc is None:
                         e.loc = frames[-1].loc

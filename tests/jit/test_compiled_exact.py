@@ -140,8 +140,8 @@ begin end.
 """
 
 
-def _deep_calls(jit, calls, max_depth=30000):
-    m = starvm.Machine(jit=jit, out=io.StringIO(), max_depth=max_depth)
+def _deep_calls(jit, calls, max_depth=30000, max_steps=None):
+    m = starvm.Machine(jit=jit, out=io.StringIO(), max_depth=max_depth, max_steps=max_steps)
     m.load(DEEP, "deep.star")
     got = []
     for name, n in calls:
@@ -177,6 +177,16 @@ def test_too_deep_is_the_interpreters_error_never_a_signal():
     assert "recursion too deep (more than about 12000 nested Star calls)" in off[0]
     assert "recursion too deep (more than about 12000 nested Star calls)" in off[1]
     assert off[2] == 11990
+
+
+def test_an_error_deep_in_compiled_recursion_shows_the_interpreters_stack():
+    """The step limit 2500 calls deep (found by the edge fuzz, seed 370022): the stack of more
+    than 200 frames shortened as the interpreter shortens it (Machine._guard)."""
+    calls = [("f", 3000), ("ping", 3000)]
+    off, off_counts, _ = _deep_calls("off", calls, max_steps=2500)
+    on, on_counts, _ = _deep_calls("on", calls, max_steps=2500)
+    assert on == off and on_counts == off_counts
+    assert "step limit reached" in off[0] and "more frames ..." in off[0]
 
 
 def test_on_large_stack_returns_and_raises_as_a_call():
