@@ -134,14 +134,15 @@ def _nested(rnd, d: int) -> str:
     return "b := " + "(b and " * (d // 2) + "(b or " * (d - d // 2) + "true" + ")" * d
 
 
-def structured_text(rnd) -> str:
+def structured_text(rnd, quick: bool = False) -> str:
     """A program at the edges of the front end: a long flat expression, a construct nested
-    deeply, integers past 4300 digits (literals, computed, as indexes and sizes)."""
+    deeply, integers past 4300 digits (literals, computed, as indexes and sizes). ``quick``:
+    sizes just past Python's limits (200 parentheses, 100 indentation levels, 20 loops)."""
     c = rnd.randint(0, 2)
     if c == 0:
-        body = _flat(rnd, rnd.choice([50, 210, 700, 1500]))
+        body = _flat(rnd, rnd.choice([210, 250] if quick else [50, 210, 700, 1500]))
     elif c == 1:
-        body = _nested(rnd, rnd.choice([30, 120, 600, 1500]))
+        body = _nested(rnd, rnd.choice([25, 110] if quick else [30, 120, 600, 1500]))
     else:
         big = _huge(rnd)
         body = rnd.choice([f"x := {big}; writeln(x, ' ', x - 1, ' ', x div 7)",
@@ -157,15 +158,15 @@ def structured_text(rnd) -> str:
     return text
 
 
-def inputs(rnd, count: int):
+def inputs(rnd, count: int, edges: bool = True):
     """``count`` (name, text) inputs: mostly mutations of the shipped programs, some random,
-    some at the edges (``structured_text``: long, deep, huge numbers)."""
+    with ``edges`` one in 20 at the edges (``structured_text``: long, deep, huge numbers)."""
     base = corpus()
     vocab = sorted({t for _, text in base for t in _TOKEN.findall(text) if t.strip()})
     for k in range(count):
         if k % 10 == 9:
             yield "random", random_text(rnd)
-        elif k % 20 == 4:
+        elif k % 20 == 4 and edges:
             yield "structured", structured_text(rnd)
         else:
             name, text = base[rnd.randrange(len(base))]
