@@ -623,10 +623,12 @@ class Gen:
             _insert_somewhere(self, main, ("asg", self.pick(sc.ints), value(sc.ints)))
         if self.chance(50):
             p1.body.append(("asg", self.pick(["m1", "a1"]), value(["m1", "e1", "a1"])))
-        tail = len(main) - 7                       # before the closing writelns
+        # after the setup (q, a word of n bits, is assigned last) and before the closing writelns
+        start = next(i for i, s in enumerate(main) if s[:2] == ("asg", "q")) + 1
+        tail = len(main) - 7
         if self.recursion and self.chance(50):
             depth = self.pick([1500, 4000, 9000])
-            main.insert(R.int(0, tail), ("pcall", "RP", [("var", "T"), ("lit", depth), ("var", self.pick(["X", "Y", "Z"])),
+            main.insert(R.int(start, tail), ("pcall", "RP", [("var", "T"), ("lit", depth), ("var", self.pick(["X", "Y", "Z"])),
                                                          ("var", self.pick(sc.ints))]))
             prog.max_depth = 2 * depth + 100     # RP through RQ: two calls a level
         if self.chance(40):
@@ -637,7 +639,7 @@ class Gen:
                 past = ("lit", 1 + (self.k if w[0] == "colset" else self.n if w[0] == "rowset"
                                     else self.length("W" if w[1] in sc.vecs.get("W", ()) else "S")))
                 lo, hi = (past, hi) if down else (lo, past)
-                _insert_somewhere(self, main, ("pfor", var, lo, hi, down, body, written, private))
+                main.insert(R.int(start, len(main) - 7), ("pfor", var, lo, hi, down, body, written, private))
                 self.error_at = self.error_at or "main"
 
 
