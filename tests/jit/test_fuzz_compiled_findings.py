@@ -111,7 +111,7 @@ def test_a_result_beyond_64_bits_equals_the_unbounded_model():
     gen = Gen(RandomSource(13556), 8, recursion_pct=20, fn_output_pct=20, error_pct=15)
     rec = check_program(gen.program(), "numpy", error_at=gen.error_at)
     assert rec["problems"] == [] and rec["error"] is None
-    assert rec["beyond_64_bits"] and "main block" in rec["ran_compiled"]
+    assert rec["beyond_64_bits"] and "main block" in rec["restarted"] and rec["ran_compiled"]
 
 
 def test_the_64_bit_model_stops_at_the_first_result_beyond_64_bits():
