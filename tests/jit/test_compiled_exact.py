@@ -368,3 +368,37 @@ def test_without_a_large_stack_a_deep_call_runs_interpreted(monkeypatch, how):
     assert on == off and on_counts == off_counts
     f = next(r for r in m.jit.routines.values() if r.display == "f")
     assert f.compiled_calls >= 1 and f.stack_room == runtime._INLINE_ROOM
+
+
+def test_gpu_tier_past_64_bits_and_a_failing_parallel_for_equal_the_interpreter():
+    """On a GPU (skipped without one): g_late passes 64 bits after writing its table, the
+    minimum div -1 stops the kernel, fill fails in an iteration of its parallel for; each call
+    runs again interpreted with its table put back."""
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    table = np.random.default_rng(5).random((70, 3)) < 0.5
+    x = np.random.default_rng(6).random(70) < 0.5
+    text = GPU_LATE.replace("begin end.", "") + GPU_INTS.replace("begin end.", "") + PFOR
+
+    def calls(jit):
+        m = starvm.Machine(backend="cupy", jit=jit, native=False, out=io.StringIO())
+        m.load(text, "gpu.star")
+        got = []
+        # (a loop up to 2^63 - 1 would run on for ever interpreted: the emulated kernel's test)
+        for name, args in (("G_LATE", (100, 0)), ("G_LATE", (100000, 0)), ("G_OPS", (MIN, -1, 0, 0, 0)),
+                           ("G_OPS", (MIN, 2, 0, 0, 0)), ("G_OPS", (MIN, -3, 0, 0, 0)), ("FILL", (3,)), ("FILL", (4,))):
+            P = m.table(table.copy())
+            full = (P, *args) if name == "G_LATE" else (P, m.slice(x), *args) if name == "FILL" else args
+            before = list(m.counts)
+            try:
+                out = m.call(name, *full)
+            except starvm.StarError as e:
+                out = e.render()
+            got.append((name, out, [a - b for a, b in zip(m.counts, before)], P.to_numpy().tolist()))
+        return got, m
+
+    off, _ = calls("off")
+    on, m = calls("on")
+    assert on == off
+    reruns = {r.display: r.reruns for r in m.jit.routines.values() if hasattr(r, "reruns")}
+    assert reruns.get("g_late", 0) >= 1 and reruns.get("g_ops", 0) >= 1, reruns
