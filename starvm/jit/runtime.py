@@ -221,7 +221,9 @@ class JitRoutine:
         try:
             with sink:
                 if self.stack_room > _INLINE_ROOM:
-                    result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
+                    from .interrupts import flagged
+                    with flagged(st):        # Ctrl-C for a call on another thread
+                        result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
                 else:
                     result = self.dispatcher(*converted, cnt, st, ob)
         except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
