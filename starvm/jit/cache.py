@@ -155,8 +155,25 @@ def ready_marker(source_path: Path, func: str, spec) -> Path:
     """The file that says Numba's cache beside ``source_path`` holds ``func`` compiled for
     these argument types (``spec``, background.signature_spec): a run on --jit auto then
     loads it at the routine's first call, without weighing its work or importing Numba to ask."""
-    digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(repr((spec, machine_id())).encode()).hexdigest()[:16]
     return source_path.parent / f"{source_path.stem}.{func}.{digest}.ready"
+
+
+@lru_cache(maxsize=None)
+def machine_id() -> str:
+    """The kind of CPU (Numba's machine code is compiled for the host's: a cache folder shared
+    by different machines, over NFS on a cluster, keeps one marker per kind)."""
+    import platform
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "Model", "cpu model")):
+                    model = line.partition(":")[2].strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.machine()}|{model or platform.processor()}"
 
 
 def failed_marker(source_path: Path, func: str, spec) -> Path:
