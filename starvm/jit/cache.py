@@ -286,11 +286,33 @@ def compile_overload(dispatcher, sig: tuple) -> str:
     if found == "loaded":
         return "direct"
     LOADS["numba"] += 1
-    if found == "unreadable":
-        _compile_over_the_entry(dispatcher, sig)
-    else:
-        dispatcher.compile(sig)
+    with _compiling_notice(dispatcher):
+        if found == "unreadable":
+            _compile_over_the_entry(dispatcher, sig)
+        else:
+            dispatcher.compile(sig)
     return "numba"
+
+
+@contextmanager
+def _compiling_notice(dispatcher):
+    """A line on stderr, where it is a terminal, while Numba loads or compiles in the
+    foreground (--jit on, STARVM_JIT_BACKGROUND=0): the first compile of a routine and of the
+    kernels it uses takes seconds. Cleared when done."""
+    if not (threading.current_thread() is threading.main_thread() and sys.stderr.isatty()):
+        yield
+        return
+    func = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
+    what = ("the main block" if func == "f_main_" else func[4:].upper() if func.startswith("f_r_")
+            else "starvm's kernels")
+    line = f"starvm: compiling {what} with Numba (`star compile FILE.star` does it ahead) ..."
+    sys.stderr.write(line)
+    sys.stderr.flush()
+    try:
+        yield
+    finally:
+        sys.stderr.write("\r" + " " * len(line) + "\r")
+        sys.stderr.flush()
 
 
 def _compile_over_the_entry(dispatcher, sig: tuple) -> None:

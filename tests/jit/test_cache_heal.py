@@ -112,3 +112,33 @@ def test_the_worker_refuses_an_entry_that_does_not_match_its_hash(folder):
     usage = subprocess.run([sys.executable, "-m", "starvm.jit.compile_worker"], capture_output=True, text=True,
                            timeout=120, env=subprocess_env())
     assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+class _Terminal:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_a_foreground_compile_says_so_on_a_terminal_and_clears_the_line(monkeypatch):
+    class Dispatcher:
+        py_func = type("F", (), {"__name__": "f_r_bfs"})
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with cache._compiling_notice(Dispatcher()):
+        assert terminal.text.startswith("starvm: compiling BFS with Numba")
+    assert terminal.text.endswith("\r" + " " * (len(terminal.text.split("\r")[0])) + "\r")
+    piped = _Terminal()
+    piped.isatty = lambda: False
+    monkeypatch.setattr(sys, "stderr", piped)
+    with cache._compiling_notice(Dispatcher()):
+        pass
+    assert piped.text == ""                     # nothing where stderr is a file or a pipe
