@@ -124,6 +124,7 @@ def tick(st, nid):
         fail(st, nid, E_STEPS, 0, 0, 0, 0)
     if (left & (POLL_EVERY - 1)) == 0:
         if mp_interrupted(st) != 0:
+            interrupt_pending()      # mpiexec's copy of the signal to this rank, if it came after the vote: taken
             st[S_INTR] = 1
             fail(st, nid, E_INTERRUPT, 0, 0, 0, 0)
 

@@ -234,6 +234,8 @@ class JitRoutine:
             if not isinstance(e, JitFault):
                 raise
             code = int(st[S_CODE])
+            if code == E_INTERRUPT:
+                _take_pending_interrupt()
             if code == E_HOST:              # the output's stream failed (a closed pipe, ...)
                 self.finish(cnt, st, ob, left, tick, t0)
                 raise sink.error
@@ -519,6 +521,14 @@ def _host_flush():
 def _host_flush_address() -> int:
     import ctypes
     return ctypes.cast(_host_flush(), ctypes.c_void_p).value
+
+
+def _take_pending_interrupt() -> None:
+    """A second copy of the Ctrl-C that stopped the call (mpiexec sends it to every rank, which
+    may have stopped on another rank's vote first) is taken here: the call's own position is
+    the one to report, not wherever Python's handler would raise it next."""
+    import ctypes
+    ctypes.pythonapi.PyOS_InterruptOccurred()
 
 
 def request_stop() -> None:
