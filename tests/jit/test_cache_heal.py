@@ -129,8 +129,11 @@ class _Terminal:
 
 
 def test_a_foreground_compile_says_so_on_a_terminal_and_clears_the_line(monkeypatch):
+    def f_r_bfs():
+        pass
+
     class Dispatcher:
-        py_func = type("F", (), {"__name__": "f_r_bfs"})
+        py_func = f_r_bfs
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     with cache._compiling_notice(Dispatcher()):
