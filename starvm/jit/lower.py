@@ -117,6 +117,19 @@ def direct_globals(body: Node) -> set[Symbol]:
     return out
 
 
+_MAX_DEPTH = 200      # IR levels; Python compiles at most 100 indentation levels, 200 parentheses
+
+
+def _deeper_than(body: Node, limit: int) -> bool:
+    stack = [(body, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > limit:
+            return True
+        stack.extend((s, d + 1) for s in n.src)
+    return False
+
+
 def callees(body: Node) -> list[RoutineInfo]:
     seen, out = set(), []
     for n in walk(body):
@@ -160,6 +173,9 @@ class ModuleGen:
 
     def render(self, order: list[str]) -> Lowered:
         for pyname in order:
+            if _deeper_than(self.bodies[pyname][1], _MAX_DEPTH):   # found before the per-loop walks (quadratic)
+                raise Unsupported(f"it nests more than {_MAX_DEPTH} levels: its Python source would pass Python's "
+                                  "limits (100 indentation levels, 200 parentheses)")
             at = len(self.lines)
             self.function(pyname)
             self._texts[pyname] = "\n".join(self.lines[at:])
