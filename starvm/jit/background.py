@@ -205,8 +205,8 @@ class Background:
             return self._loaded(args)
         status = job.poll()
         if status == "running":
-            r.why = (f"being compiled in the background (since call {self.started_at}, "
-                     f"{job.seconds:.1f} s so far)")
+            # one text for every call meanwhile: auto_tier's report counts calls by reason
+            r.why = f"being compiled in the background (since call {self.started_at})"
             return None
         if status == "ready":
             # Numba's import and the load on a thread of their own, while this call and the
