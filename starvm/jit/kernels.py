@@ -773,14 +773,14 @@ def load_relaxed(typingctx, arr, i):
 
 
 @intrinsic
-def host_call(typingctx, addr):
-    """Call the host's function at ``addr``, an ``int64 (*)(void)`` (a ctypes callback:
-    runtime.OutputSink); its result (0: done)."""
-    sig = types.int64(types.int64)
+def host_call(typingctx, addr, arg):
+    """Call the host's function at ``addr``, an ``int64 (*)(int64)`` (a ctypes callback:
+    runtime.OutputSink), with ``arg``; its result (0: done)."""
+    sig = types.int64(types.int64, types.int64)
 
     def codegen(context, builder, sig, args):
-        fnty = ir.FunctionType(ir.IntType(64), [])
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [])
+        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64)])
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1]])
     return sig, codegen
 
 
@@ -788,7 +788,7 @@ def host_call(typingctx, addr):
 def flush_output(st, nid):
     """The records of the finished write calls to the host (it moves the rest to the front)."""
     if st[S_HOST] != 0 and st[S_DONE] > 0:
-        if host_call(st[S_HOST]) != 0:
+        if host_call(st[S_HOST], st.ctypes.data) != 0:     # the host finds the call by its status array
             fail(st, nid, E_HOST, 0, 0, 0, 0)
 
 

@@ -480,12 +480,16 @@ class OutputSink:
 
     def __enter__(self):
         self.st[S_HOST] = _host_flush_address()
-        _SINKS.append(self)
+        self.saved = _SINKS.get(self.st.ctypes.data)
+        _SINKS[self.st.ctypes.data] = self
         return self
 
     def __exit__(self, *exc):
-        _SINKS.remove(self)
-        self.st[S_HOST] = 0
+        if self.saved is None:
+            del _SINKS[self.st.ctypes.data]
+        else:          # a call of the same machine in progress (compiled, interpreted, compiled)
+            _SINKS[self.st.ctypes.data] = self.saved
+        self.st[S_HOST] = 0 if self.saved is None else _host_flush_address()
 
     def flush(self) -> None:
         st = self.st
@@ -499,11 +503,11 @@ class OutputSink:
             stream.flush()
 
 
-_SINKS: list[OutputSink] = []      # the compiled calls in progress, innermost last
+_SINKS: dict[int, OutputSink] = {}      # the compiled calls in progress by their status array's address
 
 
-def _flush_top() -> int:
-    sink = _SINKS[-1]
+def _flush_top(st_address: int) -> int:
+    sink = _SINKS[st_address]
     try:
         sink.flush()
     except BaseException as e:  # noqa: BLE001 - handed to the call's host (runtime.run) through E_HOST
@@ -515,7 +519,7 @@ def _flush_top() -> int:
 @lru_cache(maxsize=None)
 def _host_flush():
     import ctypes
-    return ctypes.CFUNCTYPE(ctypes.c_int64)(_flush_top)
+    return ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(_flush_top)
 
 
 def _host_flush_address() -> int:
@@ -535,7 +539,7 @@ def request_stop() -> None:
     """Ctrl-C for the compiled calls in progress: each stops at its next poll (kernels.poll),
     as interrupted. For a call on another thread (on_large_stack), where Python's record of the
     signal is not looked at, and for MPI ranks told by another."""
-    for sink in _SINKS:
+    for sink in list(_SINKS.values()):
         sink.st[S_INTR] = 1
 
 
