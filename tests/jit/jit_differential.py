@@ -203,7 +203,8 @@ def _step_limit_runs(parsed, kw, seed, natives: bool = False):
 def _features(prog, model, m, error_at, model_error, limit) -> dict:
     jit = m.jit
     by_display = {r.display: r for r in jit.routines.values()}
-    ran_compiled = {d for d, r in by_display.items() if getattr(r, "compiled_calls", 0)}
+    # a call that stopped and ran again interpreted (JitRoutine.restart) ran compiled up to there
+    ran_compiled = {d for d, r in by_display.items() if getattr(r, "compiled_calls", 0) or getattr(r, "restarts", 0)}
     main_compiled = "main block" in ran_compiled
     calls = model.calls
 
