@@ -316,3 +316,38 @@ class Background:
         if self.job is not None:
             return f"being compiled in the background since call {self.started_at}"
         return ""
+
+
+# ------------------------------------------------------------------ the GPU tier on auto
+# Its compile (NVRTC) is short and CuPy keeps the binary on disk; what kept a routine that an
+# earlier run compiled interpreted was its work estimate, weighed anew in every process. A
+# marker per kernel plan, left when the tier compiled it, lets a later run compile (load) it
+# at its first call.
+def _gpu_marker(routine) -> Path | None:
+    plan = getattr(routine, "plan", None)
+    source = getattr(plan, "source", None)
+    if not isinstance(source, str):
+        return None
+    try:
+        folder = cache.folder()
+    except OSError:
+        return None
+    import hashlib
+    stamp = repr((source, plan.root, cache._version(), cache.machine_id()))
+    return folder / f"gpu_{hashlib.sha256(stamp.encode()).hexdigest()[:32]}.ready"
+
+
+def compiled_before(routine) -> bool:
+    """Did an earlier run compile this GPU-tier routine (asked once per routine)?"""
+    found = routine.__dict__.get("_compiled_before")
+    if found is None:
+        marker = _gpu_marker(routine)
+        found = routine._compiled_before = marker is not None and marker.exists()
+    return found
+
+
+def note_compiled(routine) -> None:
+    """After a GPU-tier routine compiled (any mode): later runs on auto compile it at once."""
+    marker = _gpu_marker(routine)
+    if marker is not None and not marker.exists():
+        cache.write_marker(marker, "")

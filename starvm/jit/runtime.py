@@ -93,16 +93,18 @@ class JitRoutine:
             if self.background:      # the CPU tier: the disk cache first, compiles in the background
                 converted = self.background.call(args)
                 return self.interpreted(*args) if converted is None else self.run(args, converted)
-            self.work += self.estimate(args)
-            if self.work < self.threshold:
-                self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
-                            f"(threshold {self.threshold}, {self.threshold_variable})")
-                return self.interpreted(*args)
+            if not background.compiled_before(self):     # the GPU tier: an earlier run compiled it
+                self.work += self.estimate(args)
+                if self.work < self.threshold:
+                    self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
+                                f"(threshold {self.threshold}, {self.threshold_variable})")
+                    return self.interpreted(*args)
         converted = self.convert_args(args)
         if converted is None:
             return self.interpreted(*args)
         if not self.compile(converted):
             return self.interpreted(*args)
+        background.note_compiled(self)
         return self.run(args, converted)
 
     def compile(self, converted) -> bool:

@@ -84,3 +84,34 @@ def test_a_longer_compile_needs_more_work(monkeypatch, tmp_path):
     cost = big.background.cost
     assert cost > 2.0
     assert f"threshold 10000000, STARVM_JIT_THRESHOLD; {int(10_000_000 * cost / 2.0)} for its compile" in big.why
+
+
+def test_the_gpu_tier_compiles_at_the_first_call_what_an_earlier_run_compiled(monkeypatch, tmp_path):
+    """On the CuPy backend (its stand-in): a routine far below STARVM_JIT_GPU_THRESHOLD runs
+    interpreted until a run has compiled its kernel plan (the marker note_compiled leaves in
+    the cache folder); a later machine on auto then compiles it at its first call. The
+    compile and the kernel's run are stand-ins here: what is checked is the decision."""
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.jit import background
+    monkeypatch.setenv("STARVM_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("STARVM_JIT_GPU_THRESHOLD", str(10**18))
+    program = _program(4)
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        def big_of_a_new_machine():
+            m = starvm.Machine(backend="cupy", jit="auto", native=False, out=io.StringIO())
+            m.load(program, "gpu.star")
+            big = _routine(m, "BIG")
+            calls = []
+            big.interpreted = lambda *args: calls.append("interpreted")
+            big.compile = lambda converted: calls.append("compiled") or True
+            big.run = lambda args, converted=None: calls.append("ran")
+            return m, big, calls
+        m, big, calls = big_of_a_new_machine()
+        P = m.table(rows=70, cols=4)
+        big(P, 3)
+        assert calls == ["interpreted"] and "STARVM_JIT_GPU_THRESHOLD" in big.why
+        background.note_compiled(big)             # what a run that compiled it leaves
+        assert len(list(tmp_path.glob("gpu_*.ready"))) == 1
+        m, big, calls = big_of_a_new_machine()
+        big(m.table(rows=70, cols=4), 3)
+        assert calls == ["compiled", "ran"]
