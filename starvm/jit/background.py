@@ -36,13 +36,6 @@ from .estimate import compile_seconds
 _THRESHOLD_PAYS_S = 2.0
 
 
-def applies(routine) -> bool:
-    """Routines Numba compiles through JitRoutine.compile (the GPU and MPI tiers compile
-    their own way, and every MPI rank must switch at the same call)."""
-    from .runtime import JitRoutine
-    return type(routine).compile is JitRoutine.compile
-
-
 def signature_spec(values):
     """The argument types of a compiled call as plain tuples (what ``numba.typeof`` gives,
     rebuilt in the worker by ``compile_worker.numba_type``), or None for a value it does not
@@ -229,7 +222,7 @@ class Background:
     def _load_on_thread(self) -> None:
         try:
             from .compile_worker import numba_type
-            from .runtime import counter_array, output_holder, status_array
+            from .buffers import counter_array, output_holder, status_array
             import numba
             buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
             sig = (*(numba_type(s) for s in self.spec), *buffers)

@@ -57,21 +57,21 @@ def compile_jobs(source_path: Path, backend: str, jobs, report=None) -> list[tup
                 continue
             if module is None:
                 import numba
-                from .runtime import _records_kernel, counter_array, output_holder, status_array
+                from .buffers import counter_array, output_holder, records_kernel, status_array
                 module = cache.load(source, backend)
                 buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
-                _records_kernel()           # what a compiled call that wrote output loads
+                records_kernel()           # what a compiled call that wrote output loads
             out.append(_compile_one(source_path, module, func, spec, buffers))
             report(*out[-1])
     return out
 
 
 def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[str, str, float]:
-    from .runtime import _room_to_compile
+    from .buffers import room_to_compile
     t0 = perf_counter()
     try:
         sig = (*(numba_type(s) for s in spec), *buffers)
-        with _room_to_compile():
+        with room_to_compile():
             cache.compile_overload(getattr(module, func), sig)
     except Exception as e:  # noqa: BLE001 - Numba's refusal is this routine's answer
         first = (str(e).strip().splitlines() or [""])[0][:200]

@@ -17,13 +17,13 @@ from time import perf_counter
 
 import numpy as np
 
-from ..ir.ops import BASE_OPS
-from ..runtime.limits import frame_depth, tick_many
+from ..runtime.limits import tick_many
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
+from .buffers import output_records, room_to_compile
 from .layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
-from .layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK, STATUS_SIZE
+from .layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK
 
 _UNLIMITED = 1 << 62
 
@@ -86,24 +86,24 @@ class JitRoutine:
         if self.state == "compiled":
             return self.run(args)
         if self.state == "failed":
-            return self.interpreted(*args)
+            return self.interpret(args)
         if self.tier.mode == "auto":
             if self.background is None:
-                self.background = background.Background(self) if background.applies(self) else False
+                self.background = background.Background(self) if type(self).compile is JitRoutine.compile else False
             if self.background:      # the CPU tier: the disk cache first, compiles in the background
                 converted = self.background.call(args)
-                return self.interpreted(*args) if converted is None else self.run(args, converted)
+                return self.interpret(args) if converted is None else self.run(args, converted)
             if not background.compiled_before(self):     # the GPU tier: an earlier run compiled it
                 self.work += self.estimate(args)
                 if self.work < self.threshold:
                     self.why = (f"too little work to pay for compiling: about {self.work} units estimated "
                                 f"(threshold {self.threshold}, {self.threshold_variable})")
-                    return self.interpreted(*args)
+                    return self.interpret(args)
         converted = self.convert_args(args)
         if converted is None:
-            return self.interpreted(*args)
+            return self.interpret(args)
         if not self.compile(converted):
-            return self.interpreted(*args)
+            return self.interpret(args)
         background.note_compiled(self)
         return self.run(args, converted)
 
@@ -112,7 +112,7 @@ class JitRoutine:
         try:
             import numba
             from .cache import argument_type, compile_overload
-            with _room_to_compile():
+            with room_to_compile():
                 fn = self.unit.function(self.pyname)
                 cnt, st, ob = self.tier.buffers()
                 sig = tuple(argument_type(a) or numba.typeof(a) for a in (*converted, cnt, st, ob))
@@ -287,13 +287,28 @@ class JitRoutine:
                 return self.run(args)
         return self.rerun_interpreted(args, everything=int(st[S_CODE]) == E_STACK)
 
+    def interpret(self, args):
+        """The interpreted routine, for a call the tier does not run compiled. From _DEEP_CALLS
+        nested Star calls on, the tier's routines not compiled are called directly while it
+        runs (with_interpreted): a call through a JitRoutine takes a C frame (Python calls an
+        object's __call__ through C), so a recursion the interpreter runs alone (--jit off)
+        would overflow the thread's stack under --jit auto."""
+        if self.tier.machine.ns["_depth"][0] < _DEEP_CALLS:
+            return self.interpreted(*args)
+        names = [p for p, r in self.tier.routines.items() if r.state != "compiled"]
+        return self.with_interpreted(names, args)
+
     def rerun_interpreted(self, args, everything: bool):
         """The call on the interpreter, this routine's own calls in it interpreted too (each
         would stop again where this one did, and call on through a C frame per level: a deep
         recursion would overflow the thread's stack) and, for a recursion too deep for the
         machine stack (``everything``), every compiled routine's."""
+        return self.with_interpreted(list(self.tier.routines) if everything else [self.pyname], args)
+
+    def with_interpreted(self, names, args):
+        """The call interpreted, the routines ``names`` interpreted in it too (Machine.ns holds
+        their interpreted functions meanwhile)."""
         ns = self.tier.machine.ns
-        names = list(self.tier.routines) if everything else [self.pyname]
         swapped = {p: ns[p] for p in names if hasattr(ns.get(p), "interpreted")}
         for p, routine in swapped.items():
             ns[p] = routine.interpreted
@@ -350,6 +365,7 @@ class _Decline(Exception):
 # more runs again on a thread of its own, its stack sized from the bytes a call took and the
 # recursion limit (Machine.max_depth), up to _MAX_ROOM (then interpreted).
 _INLINE_ROOM = 1 << 20
+_DEEP_CALLS = 1000        # nested Star calls from which interpreted calls bypass JitRoutine (interpret)
 _STACK_MARGIN = 1 << 20
 _MAX_ROOM = 1 << 34
 
@@ -398,24 +414,6 @@ class NoLargeStack(RuntimeError):
     """on_large_stack could not start its thread (the stack's memory refused)."""
 
 
-# Python frames Numba's compiler may need (typing recurses through callees and kernels): more
-# than a Star recursion limit leaves (limits.RecursionLimit)
-_COMPILE_FRAMES = 3000
-
-
-@contextmanager
-def _room_to_compile():
-    """Python's recursion limit raised while Numba compiles: a routine first called deep in
-    a Star recursion, or under a small max_depth, must compile as at the top (a RecursionError
-    inside Numba's typing also leaves it unable to type the same functions again)."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, frame_depth() + _COMPILE_FRAMES))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
 def steps_left(tick, max_steps: int) -> int:
     """How many more calls the interpreter's ``_tick`` (limits.ticker) allows."""
     gen = tick.__self__
@@ -460,7 +458,7 @@ def _string_bytes(strings: list[str]):
 
 @lru_cache(maxsize=None)
 def _text_kernel():
-    """kernels.records_text with its one overload loaded (as _records_kernel)."""
+    """kernels.records_text with its one overload loaded (as records_kernel)."""
     from numba import types
     from .cache import compile_overload
     from .kernels import records_text
@@ -578,37 +576,3 @@ def _skipping_output(machine, chars: int):
         machine.out = saved
 
 
-def counter_array():
-    return np.zeros(len(BASE_OPS), np.int64)
-
-
-def status_array(max_depth: int = STATUS_SIZE - S_STACK - 1):
-    """The status slots, then room for max_depth call sites (kernels.enter)."""
-    return np.zeros(S_STACK + max_depth + 1, np.int64)
-
-
-def output_holder():
-    """The output records' holder (kernels.Output): compiled code replaces its array when it
-    grows it, so the host finds the records even after a failure in the same call. The grown
-    array stays for the next calls."""
-    from numba import types
-    from .cache import compile_overload
-    from .kernels import new_output
-    compile_overload(new_output, (types.int64,))    # without it, the first call would start Numba's compiler
-    return new_output(1024)
-
-
-def output_records(ob):
-    """The record array an output holder holds now."""
-    return _records_kernel()(ob)
-
-
-@lru_cache(maxsize=None)
-def _records_kernel():
-    """kernels.output_records, its one overload loaded once (a call of an overload-less
-    dispatcher would start Numba's compiler; loading it again at every call is lock and
-    signature work on the path of every compiled call that wrote output)."""
-    from .cache import compile_overload
-    from .kernels import OUTPUT, output_records as records
-    compile_overload(records, (OUTPUT,))
-    return records

@@ -20,7 +20,8 @@ from ..ir.ops import Op
 from ..runtime.forall import fusable
 from .estimate import estimator
 from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
-from .runtime import JitRoutine, Unit, counter_array, output_holder, status_array
+from .buffers import counter_array, output_holder, status_array
+from .runtime import JitRoutine, Unit
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 
