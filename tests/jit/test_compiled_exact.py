@@ -402,3 +402,29 @@ def test_gpu_tier_past_64_bits_and_a_failing_parallel_for_equal_the_interpreter(
     assert on == off
     reruns = {r.display: r.reruns for r in m.jit.routines.values() if hasattr(r, "reruns")}
     assert reruns.get("g_late", 0) >= 1 and reruns.get("g_ops", 0) >= 1, reruns
+
+
+LOOPED = """
+function g(n: integer): integer;
+var i, s: integer;
+begin
+  s := 0;
+  for i := 1 to 2 do s := s + i;
+  if n = 0 then g := s else g := g(n - 1) + 1
+end;
+begin end.
+"""
+
+
+def test_a_deep_recursion_left_interpreted_on_auto_is_the_interpreters(monkeypatch):
+    """--jit auto below the threshold: g runs interpreted through its JitRoutine, a C frame a
+    call; 30000 calls deep that overflowed the stack (SIGSEGV) where --jit off printed 30003
+    (found by the edge fuzz). From runtime._DEEP_CALLS on, the calls go to the interpreted
+    routine directly."""
+    monkeypatch.setenv("STARVM_JIT_THRESHOLD", str(10 ** 18))
+    got = {}
+    for jit in ("off", "auto"):
+        m = starvm.Machine(jit=jit, out=io.StringIO(), max_depth=40000)
+        m.load(LOOPED, "looped.star")
+        got[jit] = (m.call("g", 30000), list(m.counts))
+    assert got["auto"] == got["off"] and got["off"][0] == 30003
