@@ -87,6 +87,7 @@ LOOPS = {
     COL(i, P) := COL(1, P);
     COL(i, P) := V;
     Z := COL(i, P) or COL(1, P);
+    COL(i, P) := Z and V;
   end;""",
 }
 

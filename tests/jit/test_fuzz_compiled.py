@@ -67,8 +67,10 @@ def test_more_random_programs_agree(programs):
 
 # ------------------------------------------------------------------ the generator and the checker
 # sha256 of the programs of seeds 0-49 with the default options (the reliability campaign's):
-# the options added for the compiled tier must not change them
-DEFAULT_PROGRAMS_SHA = "a46110915b146b03375a3a8d9d871baa403b1435aef9ec545c44271b072c345f"
+# the options added for the compiled tier must not change them. Changed once on purpose, at
+# 349a36f: parallel for bodies lost the private writes nothing reads (the checker refuses
+# them since), so earlier campaigns' seeds give those programs less such writes
+DEFAULT_PROGRAMS_SHA = "616d396ea9def75177147b2c2a763d5256eebdaec86cf2b2feaf760b79cc3e0c"
 
 
 def test_default_options_keep_the_reliability_campaigns_programs():
