@@ -29,7 +29,7 @@ from ..runtime.forall import fusable
 from ..types import T
 from .cuda_prelude import PRELUDE, defines
 from .layout import E
-from .lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, small_int, walk
+from .lower import Compiled, Lowered, Site, Unsupported, callees, check_int64, direct_globals, small_int, walk
 
 KERNEL_NAME = "star_routine"
 _IDX = {op: i for i, op in enumerate(BASE_OPS)}
@@ -1242,8 +1242,7 @@ class CudaRenderer:
             if isinstance(e.arg, bool):
                 return "true" if e.arg else "false"
             if isinstance(e.arg, int):
-                if not -(1 << 63) <= e.arg < (1 << 63):
-                    raise Unsupported(f"the integer {e.arg} does not fit 64 bits", e.loc)
+                check_int64(e)
                 return "(-9223372036854775807LL - 1)" if e.arg == -(1 << 63) else f"{e.arg}LL"
             raise Unsupported(f"the constant {e.arg!r}", e.loc)
         if op is Op.VAR:

@@ -62,6 +62,13 @@ class Unsupported(Exception):
         super().__init__(f"{why} (at {loc})" if loc else why)
 
 
+def check_int64(e: Node) -> None:
+    """A constant past 64 bits is Unsupported (the routine runs interpreted, exactly)."""
+    if not -(1 << 63) <= e.arg < (1 << 63):
+        big = e.arg if e.arg.bit_length() < 256 else f"of {e.arg.bit_length()} bits"   # str() stops at 4300 digits
+        raise Unsupported(f"the integer {big} does not fit 64 bits", e.loc)
+
+
 @dataclass
 class Site:
     loc: Loc | None
@@ -827,9 +834,7 @@ class ModuleGen:
             if isinstance(e.arg, bool):
                 return repr(e.arg)
             if isinstance(e.arg, int):
-                if not -(1 << 63) <= e.arg < (1 << 63):
-                    big = e.arg if e.arg.bit_length() < 256 else f"of {e.arg.bit_length()} bits"   # str() stops at 4300 digits
-                    raise Unsupported(f"the integer {big} does not fit 64 bits", e.loc)
+                check_int64(e)
                 return f"np.int64({e.arg})"
             raise Unsupported(f"the constant {e.arg!r}", e.loc)
         if op is Op.VAR:
