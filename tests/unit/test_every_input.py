@@ -4,6 +4,7 @@ warning with its position instead of an internal error or a silently wrong resul
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 import pytest
@@ -90,7 +91,7 @@ def test_the_compiled_tier_falls_back_on_deep_code(backend):
     m.run(with_x("while x < 1 do " * 25 + "x := x + 1"), "deep.star")
     assert out.getvalue() == "1 true\n"
     report = "\n".join(m.jit.report())
-    assert "main block: interpreted" in report
+    assert re.search(r"main block: .*interpreted", report)
     if backend != "cupy":       # the GPU tier leaves every main block to the interpreter, for its own reason
         assert "too many statically nested blocks" in report
 
