@@ -187,10 +187,26 @@ def random_loop(rng: random.Random) -> str:
     return f"\n  k := {k};\n  parallel for i := 1 to n do\n  begin\n    " + "\n    ".join(lines) + "\n  end;"
 
 
+def without_lost_writes(src: str) -> str:
+    """The program without the lines the checker refuses as a private write nothing later in
+    the iteration reads (check/parallel.py; each such line holds one body statement)."""
+    while True:
+        try:
+            starvm.Machine(jit="off").compile(src, "random.star")
+            return src
+        except starvm.StarError as e:
+            if "is lost" not in str(e):
+                raise
+            line = int(re.search(r"random\.star:(\d+):", str(e)).group(1))
+            lines = src.split("\n")
+            del lines[line - 1]
+            src = "\n".join(lines)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_random_bodies(seed):
     rng = random.Random(seed)
-    src = HEADER + "".join(random_loop(rng) for _ in range(3)) + FOOTER
+    src = without_lost_writes(HEADER + "".join(random_loop(rng) for _ in range(3)) + FOOTER)
     # the interpreter's fused form fails on a bit of a private slice (V(j) := b: an internal
     # error in runtime/forall.py, reported): iteration by iteration only, there
     for fuse in (False,) if re.search(r"\bV\(\d+\) :=", src) else (True, False):
