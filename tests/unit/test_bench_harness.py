@@ -269,7 +269,7 @@ from pathlib import Path  # noqa: E402
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 # Scripts of other issues not moved onto the harness yet: each must fail this test until it is
 # (strict xfail: once it uses the harness, the XPASS fails and it leaves this set).
-NOT_YET: set[str] = set()
+NOT_YET: set[str] = {"bench_auto_warm", "bench_first_run"}   # issue 32, still open
 SCRIPTS = [pytest.param(p.stem, marks=pytest.mark.xfail(strict=True, reason="not on the harness yet"))
            if p.stem in NOT_YET else p.stem
            for p in sorted(BENCH.glob("*.py")) if not p.stem.startswith("fuzz_")]
