@@ -43,9 +43,16 @@ def compiled(tmp_path_factory):
     program.write_text(PROGRAM)
     cache = folder / "jit"
     env = subprocess_env(STARVM_JIT_CACHE=str(cache))
-    procs = [subprocess.Popen([sys.executable, "-m", "starvm", "compile", str(program)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
-    done = [(p.wait(timeout=600), p.stdout.read(), p.stderr.read()) for p in procs]
+    procs = []
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-m", "starvm", "compile", str(program)],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        done = [(p.wait(timeout=600), p.stdout.read(), p.stderr.read()) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
     return cache, program, done
 
 

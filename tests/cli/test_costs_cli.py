@@ -113,7 +113,7 @@ def test_vary_runs_the_program_at_each_size(tmp_path, capsys):
 
 def test_end_to_end_through_the_command(program):
     r = subprocess.run([sys.executable, "-m", "starvm", "run", str(program), "--cost", "nosuch"],
-                       capture_output=True, text=True, cwd=ROOT, env=subprocess_env())
+                       capture_output=True, text=True, cwd=ROOT, env=subprocess_env(), timeout=300)
     assert r.returncode == 2 and "available: cam-ap" in r.stderr and "Traceback" not in r.stderr
 
 

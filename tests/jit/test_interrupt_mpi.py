@@ -43,7 +43,7 @@ def _mpiexec() -> str:
 
 def _rank_pids(path: Path) -> list[int]:
     """The processes running the program (each rank and the parent that waits for it)."""
-    res = subprocess.run(["pgrep", "-f", f"starvm run {path}"], capture_output=True, text=True)
+    res = subprocess.run(["pgrep", "-f", f"starvm run {path}"], capture_output=True, text=True, timeout=30)
     return sorted(int(p) for p in res.stdout.split())
 
 

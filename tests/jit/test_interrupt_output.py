@@ -46,13 +46,15 @@ end.
 """
 
 
-def _start(tmp_path, text: str, *args: str) -> subprocess.Popen:
+def _command(tmp_path, text: str, *args: str) -> tuple[list, dict]:
+    """subprocess.Popen's arguments for `star run --jit on` of ``text`` (the caller starts it
+    inside the try whose finally kills it)."""
     path = tmp_path / "spin.star"
     path.write_text(text)
     # SIGINT's default action back in the child (ignored when the tests run in the background)
-    return subprocess.Popen([sys.executable, "-m", "starvm", "run", "--jit", "on", str(path), *args],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=subprocess_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return ([sys.executable, "-m", "starvm", "run", "--jit", "on", str(path), *args],
+            dict(cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env=subprocess_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))
 
 
 def _read_until(proc: subprocess.Popen, last: str, timeout: float = 120) -> list[str]:
@@ -67,7 +69,8 @@ def _read_until(proc: subprocess.Popen, last: str, timeout: float = 120) -> list
 
 
 def test_ctrl_c_stops_a_compiled_endless_loop_at_its_position(tmp_path):
-    proc = _start(tmp_path, SPIN.format(lines=3, mode=1))
+    cmd, kw = _command(tmp_path, SPIN.format(lines=3, mode=1))
+    proc = subprocess.Popen(cmd, **kw)
     try:
         # the routine's lines arrive before the loop, from the compiled call (streamed)
         assert _read_until(proc, "line 3") == ["before", "line 1", "line 2", "line 3"]
@@ -89,7 +92,8 @@ def test_ctrl_c_stops_a_compiled_endless_loop_at_its_position(tmp_path):
 def test_a_killed_run_keeps_what_compiled_code_printed(tmp_path):
     """The lines of an endless loop that writes reach the pipe while it runs (tick_out): a
     run killed outright (SIGKILL: nothing flushed at exit) has printed them."""
-    proc = _start(tmp_path, SPIN.format(lines=2, mode=2))
+    cmd, kw = _command(tmp_path, SPIN.format(lines=2, mode=2))
+    proc = subprocess.Popen(cmd, **kw)
     try:
         lines = _read_until(proc, "turn 131072")
         proc.kill()
@@ -147,8 +151,12 @@ def test_ctrl_c_reaches_a_call_on_a_thread_of_its_own(monkeypatch):
     real = runtime.on_large_stack
 
     def on_large_stack(size, fn, *args):
-        started.append(subprocess.Popen(["sh", "-c", f"sleep 1.5; kill -INT {os.getpid()}"]))
-        return real(size, fn, *args)
+        signaller = subprocess.Popen(["sh", "-c", f"sleep 1.5; kill -INT {os.getpid()}"])
+        started.append(signaller)
+        try:
+            return real(size, fn, *args)
+        finally:
+            signaller.wait(timeout=30)
     monkeypatch.setattr(runtime, "on_large_stack", on_large_stack)
     routine.stack_room = runtime._INLINE_ROOM * 2        # as after a call that needed a larger stack
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
