@@ -398,9 +398,10 @@ def on_large_stack(size: int, fn, *args):
     except KeyboardInterrupt:
         request_stop()         # Ctrl-C reached this thread, not the call's: it stops at its next poll
         worker.join()          # the call ends (it polls for the interrupt) before the error is raised
-        if box and not box[0][0]:
-            raise box[0][1] from None     # its stop (kernels E_INTERRUPT), at the Star position it reached
-        raise
+        if not box:
+            raise
+        # the call stopped at its poll (E_INTERRUPT in its status): the caller's run() reports
+        # it at the Star position it reached, with its steps and output, as on the caller's thread
     ok, value = box[0]
     if not ok:
         raise value
