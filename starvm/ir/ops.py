@@ -78,6 +78,55 @@ class Op(Enum):
 
 BASE_OPS: tuple[Op, ...] = tuple(op for op in Op if op.value <= Op.ROW_SET.value)
 
+# Where a base operation's count lives in every step-counter array (Machine.counts, the
+# compiled tiers' cnt arrays, the CUDA kernels' counters): its position in BASE_OPS.
+STEP_INDEX: dict[Op, int] = {op: i for i, op in enumerate(BASE_OPS)}
+
+
+class GroupOp:
+    """Named sets of opcodes, as tinygrad's ``GroupOp``: every consumer (renderers, tiers,
+    cost models, the checker of fused loops) imports these and re-declares none
+    (tests/unit/test_op_groups.py fails on an op set listed anywhere else)."""
+    Base = frozenset(BASE_OPS)
+    # vector logic: a result word is a bitwise function of the operand words
+    BinaryLogic = frozenset({Op.AND, Op.OR, Op.XOR})
+    Logic = BinaryLogic | {Op.NOT}
+    # compare two words (or slices, for EQ / NOTEQ) and give a bool
+    Compare = frozenset({Op.EQ, Op.NOTEQ, Op.LESS, Op.LESSEQ, Op.GREAT, Op.GREATEQ})
+    Arith = frozenset({Op.ADD, Op.SUBT})
+    # two operands of one length: "length mismatch in ..." when they differ
+    SameLength = BinaryLogic | Compare | Arith
+    # reductions of a vector that host control flow reads as a scalar
+    Search = frozenset({Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.FRST, Op.CONVERT})
+    # what a renderer for a device must bring back to the host to branch on
+    HostReading = frozenset({Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.CONVERT, Op.BIT_GET})
+    # operations whose operand may be a slice or a word (costs/operands.py prices them by it)
+    SliceOrWord = Logic | {Op.SET, Op.CLR, Op.FND, Op.STEP, Op.NUMB, Op.FRST, Op.SOME}
+    Word = frozenset({Op.TRIM, Op.REP}) | Compare | Arith
+    Table = frozenset({Op.COL_GET, Op.COL_SET, Op.ROW_GET, Op.ROW_SET})
+    # base operations that change their first operand (a variable or a table) in place
+    InPlace = frozenset({Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET, Op.STEP})
+    Values = frozenset({Op.CONST, Op.BITS, Op.VAR, Op.COPY, Op.BINARY, Op.UNARY, Op.LEN,
+                        Op.NROWS, Op.NCOLS, Op.CALL})
+    Loops = frozenset({Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR})
+    Compound = Loops | {Op.IF}
+    Control = Compound | {Op.BLOCK, Op.ERROR}
+    Statements = Control | {Op.ASSIGN, Op.WRITE, Op.GRAPH}
+    # what a fused `parallel for` (all iterations at once) evaluates, and which of those may
+    # stand as statements of its body
+    Fusable = frozenset({
+        Op.CONST, Op.VAR, Op.BINARY, Op.UNARY, Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COPY,
+        Op.COL_GET, Op.COL_SET, Op.BIT_GET, Op.BIT_SET, Op.AND, Op.OR, Op.XOR, Op.NOT,
+        Op.SOME, Op.NUMB, Op.EQ, Op.NOTEQ, Op.LEN, Op.NROWS, Op.NCOLS, Op.BITS})
+    FusableStatements = frozenset({Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COL_SET, Op.BIT_SET})
+
+
+# The operator of a bitwise logic op, the same in Python, NumPy and C.
+LOGIC_SYMBOL: dict[Op, str] = {Op.AND: "&", Op.OR: "|", Op.XOR: "^"}
+# A comparison as a test of a three-way compare result c (c < 0, c == 0, c > 0).
+COMPARE_TEST: dict[Op, str] = {Op.EQ: "== 0", Op.NOTEQ: "!= 0", Op.LESS: "< 0", Op.LESSEQ: "<= 0",
+                               Op.GREAT: "> 0", Op.GREATEQ: ">= 0"}
+
 # The one vocabulary of step kinds readers see: `star run --profile`, the REPL's :stats and
 # :profile on, the debugger and the docs' cost formulas (docs/language.md lists it). The paper's
 # Table 1 writes get_row / set_row. Machine.stats keeps the Op names as its keys (COL_GET ...).
