@@ -117,10 +117,11 @@ def hook_cost(quick: bool) -> dict | None:
         return None
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_foundation import LOOP_SOURCE, PROGRAMS, random_digraph
-    import starvm.runtime.codegen as current
+    import starvm.targets.python.codegen as current
     from starvm.runtime import machine as machine_module
     path = Path(tempfile.mkdtemp()) / "codegen_before_hook.py"
-    path.write_text(old_src)
+    # its `.forall` moved to starvm/targets/numpy (issue 34); it is loaded as a runtime module
+    path.write_text(old_src.replace("from .forall import", "from ..targets.numpy.forall import"))
     spec = importlib.util.spec_from_file_location("starvm.runtime.codegen_before_hook", path)
     old = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = old

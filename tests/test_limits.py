@@ -16,7 +16,7 @@ import starvm
 from conftest import subprocess_env
 from starvm import cli
 from starvm.runtime import limits
-from starvm.runtime.codegen import CodeGen
+from starvm.targets.python.codegen import CodeGen
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENDLESS = "var x: integer;\nbegin\n  x := 0;\n  while true do x := x + 1\nend.\n"

@@ -120,8 +120,8 @@ class Backend(ABC):
         """The inverse: t's n codes (uint64, an array of xp) read from its last min(k, 64) columns."""
 
     def forall_kernel(self, loop, counts, symbols, timing):
-        """The callable that runs a fusable `parallel for` (runtime/forall.py) on this backend."""
-        from ..runtime.forall import ForallKernel
+        """The callable that runs a fusable `parallel for` (targets/numpy/forall.py) on this backend."""
+        from ..targets.numpy.forall import ForallKernel
         return ForallKernel(loop, self, counts, symbols, timing)
 
     def table_snapshot(self, t):

@@ -30,7 +30,7 @@ from time import perf_counter
 import cupy as cp
 
 from ..ir.ops import BASE_OPS, Node
-from ..runtime.forall import ForallKernel
+from ..targets.numpy.forall import ForallKernel
 from ..runtime.values import Bits, Table
 from ..types import T
 from .cuda_forall_source import KERNEL_NAME, forall_template, kernel_source, launch_args, launch_shape

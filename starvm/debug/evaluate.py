@@ -17,7 +17,7 @@ from ..errors import Loc, Source, StarError
 from ..frontend import ast as A
 from ..frontend.parser import parse
 from ..ir.lower import _Lowerer
-from ..runtime.codegen import CodeGen
+from ..targets.python.codegen import CodeGen
 from ..runtime.values import Bits, Table, Unassigned
 from ..types import T
 from .events import routine_of

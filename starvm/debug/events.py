@@ -2,7 +2,7 @@
 
 Code compiled with ``Machine._debug_hooks`` set calls ``_dbg()`` before every statement and
 before each test of a loop (``_dbg(1)``: the first statement of a routine or main block;
-``runtime/codegen.py``). :class:`EventSource` puts the hook into a machine's namespace and
+``targets/python/codegen.py``). :class:`EventSource` puts the hook into a machine's namespace and
 numbers the events 1, 2, ...; a program is deterministic, so event N of one run is event N
 of every run of the same program with the same input (what ``back`` relies on).
 Without the flag no hook is generated at all: ordinary runs pay nothing.

@@ -1,4 +1,4 @@
-"""A fused `parallel for` (runtime/forall.py) on the distributed backend.
+"""A fused `parallel for` (targets/numpy/forall.py) on the distributed backend.
 
 The loop runs as one array operation over the iterations on every rank, each on its own rows:
 a slice value is a batch of this rank's words of it (``_Local``), a word or a replicated
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import Node, Op
-from ..runtime.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
+from ..targets.numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
 from ..runtime.values import Bits
 from .vectors import REPLICATE_MAX, Fill, Shard, _host
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..ir.ops import Op
-from ..runtime.forall import fusable
+from ..targets.numpy.forall import fusable
 from ..runtime.values import Bits, Table
 from ..types import T
 from .lower import callees, walk

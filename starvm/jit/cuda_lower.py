@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir.ops import BASE_OPS, Node, Op
-from ..runtime.forall import fusable
+from ..targets.numpy.forall import fusable
 from ..types import T
 from .cuda_prelude import PRELUDE, defines
 from .layout import E

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ..ir.ops import Node, Op
-from ..runtime.forall import fusable
+from ..targets.numpy.forall import fusable
 from ..types import T
 from .lower import ModuleGen, Unsupported, walk
 

@@ -17,7 +17,7 @@ from ..native import factory_for
 from ..backends.auto_backend import AutoBackend
 from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import Op
-from ..runtime.forall import fusable
+from ..targets.numpy.forall import fusable
 from .estimate import estimator
 from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .buffers import counter_array, output_holder, status_array

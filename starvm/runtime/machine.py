@@ -24,7 +24,7 @@ from .routine_profile import RoutineProfile
 from ..types import T
 from . import limits
 from . import params as params_
-from .codegen import CodeGen, GeneratedUnit
+from ..targets.python.codegen import CodeGen, GeneratedUnit
 from .counters import StepCounter, steps_between
 from .globals_view import Globals
 from .ops import make_helpers, make_ops, timed_ops

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import Frame, Loc
-from .codegen import GeneratedUnit
+from ..targets.python.codegen import GeneratedUnit
 
 
 def _position(tb) -> tuple[int, int | None, int | None]:

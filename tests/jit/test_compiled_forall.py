@@ -208,7 +208,7 @@ def test_random_bodies(seed):
     rng = random.Random(seed)
     src = without_lost_writes(HEADER + "".join(random_loop(rng) for _ in range(3)) + FOOTER)
     # the interpreter's fused form fails on a bit of a private slice (V(j) := b: an internal
-    # error in runtime/forall.py, reported): iteration by iteration only, there
+    # error in targets/numpy/forall.py, reported): iteration by iteration only, there
     for fuse in (False,) if re.search(r"\bV\(\d+\) :=", src) else (True, False):
         assert differences(src, f"random{seed}.star", fuse=fuse) == [], src
     _, _, err, m = run(src, f"random{seed}.star", "on")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import starvm
-from starvm.runtime.forall import fusable
+from starvm.targets.numpy.forall import fusable
 
 SIZES = [1, 2, 63, 64, 65, 130]
 

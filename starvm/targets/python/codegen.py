@@ -12,15 +12,15 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..check.symbols import RoutineInfo, Symbol
-from ..errors import Loc, StarTypeError
-from ..frontend.deep import deep
-from ..frontend.integers import decimal_of_int
-from ..ir.lower import LoweredUnit
-from ..ir.ops import BASE_OPS, Node, Op
-from ..types import T
-from .forall import fusable
-from .ops import op_name
+from ...check.symbols import RoutineInfo, Symbol
+from ...errors import Loc, StarTypeError
+from ...frontend.deep import deep
+from ...frontend.integers import decimal_of_int
+from ...ir.lower import LoweredUnit
+from ...ir.ops import BASE_OPS, Node, Op
+from ...types import T
+from ..numpy.forall import fusable
+from ...runtime.ops import op_name
 
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
 # Python's compiler nests at most 200 parentheses, 100 indentation levels and 20 loop/try

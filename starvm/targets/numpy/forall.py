@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from time import perf_counter
 
-from ..errors import StarRuntimeError
-from ..ir.ops import Node, Op
-from ..types import T
-from .ops import IDX
-from .values import Bits, Table, Unassigned
+from ...errors import StarRuntimeError
+from ...ir.ops import Node, Op
+from ...types import T
+from ...runtime.ops import IDX
+from ...runtime.values import Bits, Table, Unassigned
 
 _SUPPORTED = {
     Op.CONST, Op.VAR, Op.BINARY, Op.UNARY, Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COPY,

@@ -1,0 +1,1 @@
+"""The interpreter's target: IR to Python source (``codegen.py``); ``runtime/machine.py`` runs it."""
