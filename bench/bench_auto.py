@@ -12,7 +12,7 @@
    GPU wins), MIN + MATCH over 2^24 rows (the GPU wins), associative PRIM on an R-MAT graph
    (2^16 edge rows: small tables), and one program doing both kinds of work, where only
    auto is fast at both.
-Writes auto_<device>.json and .md to bench/results/ (the harness's files, starvm/bench/: the
+Writes auto_<device>.json and .md to bench/results/ (the harness's files, starvm/benchmarking/: the
 same header as every benchmark).
 """
 from __future__ import annotations
@@ -33,8 +33,8 @@ import cupy  # noqa: E402,F401  (needed: synchronizer() below waits on the CUDA 
 import starvm  # noqa: E402
 from bench_gpu import graph, procs  # noqa: E402  (the random digraphs and listing texts of Table 2)
 from starvm import config  # noqa: E402
-from starvm.bench import clock as harness_clock  # noqa: E402
-from starvm.bench import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
+from starvm.benchmarking import clock as harness_clock  # noqa: E402
+from starvm.benchmarking import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
 
 STEP_LOOP = """proc STEPS(var T: table; r: integer);
 var V, W: slice(T); i, p: integer; b: boolean;

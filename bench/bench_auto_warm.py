@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_compiled import COLLOOP  # noqa: E402
-from starvm.bench.results import document, header_markdown, write_json  # noqa: E402
+from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402
 
 N, REPS = 5000, 20000
 PROGRAM = COLLOOP + f"""

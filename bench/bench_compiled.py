@@ -13,7 +13,7 @@ smaller size (said in the table); and the strongest plain alternative on the sam
 columns: a hand-written Numba loop, and plain NumPy. Compile times: cold, and from the
 disk cache in a fresh process (Numba's own start-up reported separately). Results:
 bench/results/compiled_cpu.json and .md (--out PATH: PATH.json and .md), written by the
-harness (starvm/bench/) with its common header. Exit status 1 if any result is wrong.
+harness (starvm/benchmarking/) with its common header. Exit status 1 if any result is wrong.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ _CACHE = tempfile.mkdtemp(prefix="starvm-jit-bench-")
 os.environ.setdefault("STARVM_JIT_CACHE", _CACHE)
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.distributed.user_named import warshall_adapt  # noqa: E402
 
 TITLE = "The compiled tier on the CPU (Numba), NumPy backend"

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from starvm.bench.results import document, header_markdown, write_json  # noqa: E402
+from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402
 
 PROGRAMS = sorted(p.stem for p in (ROOT / "programs").glob("*.star"))
 GRAPHS = ["bundled", "gnp:n=1000,p=0.005,seed=1", "gnp:n=4000,p=0.001,seed=1"]

@@ -17,7 +17,7 @@ done once by ``Machine.load`` beforehand; a fresh table is built before each run
 Graphs: random digraphs G(n, p) with p = 2/n (mean out-degree 2), no self-loops, fixed seed.
 Every Star result is checked against the NumPy closure, which is itself checked against an
 independent closure by boolean matrix squaring. Results go to bench/results/foundation.json
-and bench/results/foundation.md (the harness's files, starvm/bench/). The exit status is 1 if
+and bench/results/foundation.md (the harness's files, starvm/benchmarking/). The exit status is 1 if
 any result is wrong.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import starvm  # noqa: E402
-from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 
 SEED = 2016
 PAPER_K40 = {   # spec §8, Table 2: seconds on an NVIDIA Kepler K40

@@ -14,7 +14,7 @@ device synchronised before each clock read:
   * Table 1: mean microseconds per base operation (ROW read/write, or, FND, STEP, SOME, COL)
     through the interpreter, from the machine's profile, on the cupy and auto backends.
 Every closure is checked against the host NumPy closure. Writes gpu_<device>.json and .md
-(the harness's files, starvm/bench/: the same header as every benchmark).
+(the harness's files, starvm/benchmarking/: the same header as every benchmark).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
+from starvm.benchmarking import clock, device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
 from starvm.ir.ops import BASE_OPS, OP_TITLES  # noqa: E402
 
 PAPER_T2 = {"WARSHALL-C": {1000: 4.827, 2000: 11.161, 3000: 23.363, 4000: 42.661, 5000: 64.454},

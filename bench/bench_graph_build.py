@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, install
 import numpy as np  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
 
 SEED = 2015

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
-from starvm.bench import device_info, device_label, document, git_state, machine_info, repeat, slug, \
+from starvm.benchmarking import device_info, device_label, document, git_state, machine_info, repeat, slug, \
     synchronizer, write_results  # noqa: E402
 from starvm.distributed.user_named import warshall_adapt  # noqa: E402
 from starvm.frontend.parser import fold  # noqa: E402

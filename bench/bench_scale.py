@@ -78,7 +78,7 @@ native kernel (rank 0). The graph is generated on every rank and each keeps its 
 P = 1 the script also times the same calls on a plain (non-distributed) NumPy machine with its
 native kernels ("serial"), the reference for speed-ups. A workload whose mpiexec exceeds
 --timeout is recorded as such. Results: bench/results/scale_<name>.{json,md} (--results-dir:
-another folder), written by the harness (starvm/bench/) with its common header.
+another folder), written by the harness (starvm/benchmarking/) with its common header.
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
 WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall", "jit")
 
-from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.runtime.values import Bits  # noqa: E402
 
 

@@ -73,11 +73,11 @@ sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, install
 import starvm  # noqa: E402
 from starvm.api import steps_between  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
-from starvm.bench import (Budget, caused_by_timeout, device_label, document,  # noqa: E402
+from starvm.benchmarking import (Budget, caused_by_timeout, device_label, document,  # noqa: E402
                           header_markdown, machine_info as harness_machine_info, slug, synchronizer,
                           watchdog, write_json)
-from starvm.bench import device_info as harness_device_info  # noqa: E402
-from starvm.bench.environment import memory_available  # noqa: E402
+from starvm.benchmarking import device_info as harness_device_info  # noqa: E402
+from starvm.benchmarking.environment import memory_available  # noqa: E402
 
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)

@@ -17,7 +17,7 @@ the hook (from git, ``HOOK_PARENT``) and today's, alternated in one process with
 tier off, on the 1e6-statement loop and WARSHALL-C at n = 1000 of bench/bench_foundation.py
 (skipped outside a git checkout).
 Results go to bench/results/trace.json and bench/results/trace.md (--quick: trace_quick.*;
---out PATH: PATH.json and PATH.md), written by the harness (starvm/bench/).
+--out PATH: PATH.json and PATH.md), written by the harness (starvm/benchmarking/).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import starvm  # noqa: E402
-from starvm.bench import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
 from starvm.debug import Debugger  # noqa: E402
 from starvm.debug.trace import DEFAULT_MAX_EVENTS, record  # noqa: E402
 from starvm.debug.trace_html import write_html  # noqa: E402

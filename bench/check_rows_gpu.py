@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import cupy as cp  # noqa: E402
 
-from starvm.bench import clock, device_info, device_label, machine_info, repeat, synchronizer  # noqa: E402
+from starvm.benchmarking import clock, device_info, device_label, machine_info, repeat, synchronizer  # noqa: E402
 from starvm.native import rows_cupy as rc  # noqa: E402
 from starvm.native import rows_numpy as rn  # noqa: E402
 

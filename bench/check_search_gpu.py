@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, document, machine_info, synchronizer, write_json  # noqa: E402
+from starvm.benchmarking import clock, device_info, document, machine_info, synchronizer, write_json  # noqa: E402
 from starvm.native import search_cupy as sc  # noqa: E402
 from reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
 

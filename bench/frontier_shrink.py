@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
 from scipy.sparse.csgraph import breadth_first_order, dijkstra  # noqa: E402
-from starvm.bench import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
+from starvm.benchmarking import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402
 from starvm.graphs.generators import rmat  # noqa: E402
 
 VARIANTS = r"""

@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "jit")]
 
-from starvm.bench import RunTimeout, device_info, document, machine_info, watchdog, write_results  # noqa: E402
+from starvm.benchmarking import RunTimeout, device_info, document, machine_info, watchdog, write_results  # noqa: E402
 
 # The generator's options for this campaign (tests/reference/gen.py Gen): recursion and
 # printing functions in a fifth of the programs (either makes the main block run

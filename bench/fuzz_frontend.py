@@ -75,7 +75,7 @@ def main(argv=None) -> int:
 def save(done: int, counts, failures, secs: float, args) -> None:
     """The results so far (every 1000 inputs, and at the end: a stopped run keeps them), with
     the git state they were measured at."""
-    from starvm.bench.environment import git_state
+    from starvm.benchmarking.environment import git_state
     result = {"harness": "fuzz_frontend", "inputs": done, "inputs_asked": args.count, "complete": done == args.count,
               "seed": args.seed, "git": git_state(ROOT),
               "subprocess_runs": min(args.subprocess, done), "outcomes": dict(sorted(counts.items())),

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import starvm  # noqa: E402
 from bench_compiled import MATCH_BODY, MIN_BODY, _LaunchTimer, _table_of_values  # noqa: E402
-from starvm.bench import device_info, document, machine_info, write_json  # noqa: E402
+from starvm.benchmarking import device_info, document, machine_info, write_json  # noqa: E402
 
 
 def sync():

@@ -6,7 +6,7 @@ and the grid barrier alone under variants of its arrival and spin: one compact t
 Each variant is a set of environment settings (STARVM_GPU_SWITCHES, STARVM_GPU_OWNC,
 STARVM_GPU_PFOR_THREADS, ...) read when its kernel is built; every result is checked
 against the hand kernel's closure of the same graph. --out PATH writes PATH.json and PATH.md
-through the harness (starvm/bench). For measuring (issue 10: n = 5000 at <= 3.0 us a pivot);
+through the harness (starvm/benchmarking). For measuring (issue 10: n = 5000 at <= 3.0 us a pivot);
 bench/bench_compiled.py --gpu gives the figures that are reported.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench_compiled import WARSHALL_ADAPT, _gpu_sync, random_digraph  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, document, machine_info, write_results  # noqa: E402
+from starvm.benchmarking import clock, device_info, document, machine_info, write_results  # noqa: E402
 
 # (label, environment) of the pivot loop; each runs at every size
 VARIANTS = [

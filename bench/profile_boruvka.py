@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import starvm  # noqa: E402
-from starvm.bench import clock, device_info, device_label, git_state, machine_info, synchronizer  # noqa: E402
+from starvm.benchmarking import clock, device_info, device_label, git_state, machine_info, synchronizer  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
 
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05, wmax=100)

@@ -83,8 +83,8 @@ def _parser() -> argparse.ArgumentParser:
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("file", help=FILE_HELP)
 
-    from .bench.cli import add_parser as add_bench_parser
-    add_bench_parser(sub)      # star bench (starvm/bench/cli.py)
+    from .benchmarking.cli import add_parser as add_bench_parser
+    add_bench_parser(sub)      # star bench (starvm/benchmarking/cli.py)
 
     from .debug.cli import add_subcommands as add_debug_subcommands
     add_debug_subcommands(sub)   # star debug, star trace (starvm/debug/)
@@ -163,8 +163,8 @@ def _main(argv) -> int:
         text = _read(args.file)
         if args.file == "-":
             args.file = STDIN
-        if args.command == "bench":   # starvm/bench/cli.py
-            from .bench.cli import bench
+        if args.command == "bench":   # starvm/benchmarking/cli.py
+            from .benchmarking.cli import bench
             return bench(args, text, _UsageError)
         if args.command == "check":   # parse, check and lower; run nothing, allocate no table
             from . import stdlib

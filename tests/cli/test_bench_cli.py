@@ -14,7 +14,7 @@ import pytest
 import starvm
 from starvm import cli
 from starvm.backends import BackendUnavailable, get_backend
-from starvm.bench import machine_has_jit
+from starvm.benchmarking import machine_has_jit
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import starvm
-from starvm import bench
+from starvm import benchmarking
 from starvm.bench import environment, program, results, timing
 from starvm.bench.watchdog import Budget, RunTimeout, caused_by_timeout, watchdog
 
@@ -152,7 +152,7 @@ end.
 
 
 def test_run_measures_the_same_work_every_run(backend, capsys):
-    rep = bench.run(STATEFUL, backends=[backend], repeat=3, warmup=2)
+    rep = benchmarking.run(STATEFUL, backends=[backend], repeat=3, warmup=2)
     (m,) = rep.measurements
     plain = starvm.Machine(backend=backend, out=io.StringIO())
     plain.run(STATEFUL)
@@ -166,7 +166,7 @@ def test_run_measures_the_same_work_every_run(backend, capsys):
 def test_run_a_routine_of_a_program_object(backend):
     prog = starvm.compile("function SQ(n: integer): integer; var T: table(5, 2); X: slice(T);\n"
                           "begin SET(X); SQ := n * n + NUMB(X) end;", "sq.star")
-    rep = bench.run(prog, call="SQ", args=(4,), backends=[backend], repeat=2, warmup=0)
+    rep = benchmarking.run(prog, call="SQ", args=(4,), backends=[backend], repeat=2, warmup=0)
     assert rep.what() == "SQ(4)" and rep.measurements[0].steps == {"SET": 1, "NUMB": 1}
     assert rep.measurements[0].timing.runs_s and "SQ(4)" in rep.text()
 
@@ -179,7 +179,7 @@ def test_run_reports_an_unavailable_backend(monkeypatch):
             raise program.BackendUnavailable("no GPU in this test")
         return real(backend=backend, **kw)
     monkeypatch.setattr(program, "Machine", machine)
-    rep = bench.run("begin end.", backends=["numpy", "cupy"], repeat=1)
+    rep = benchmarking.run("begin end.", backends=["numpy", "cupy"], repeat=1)
     assert [m.status for m in rep.measurements] == ["ran", "unavailable"]
     assert rep.measurements[1].error == "no GPU in this test" and len(rep.ran) == 1
     assert "cupy     unavailable: no GPU in this test" in rep.text()
@@ -191,27 +191,27 @@ def test_run_passes_machine_options(monkeypatch):
     seen = []
     real = program.Machine
     monkeypatch.setattr(program, "Machine", lambda **kw: seen.append(kw) or real(**kw))
-    rep = bench.run("var T: table(3, 3); X: slice(T); begin SET(X) end.", repeat=1, warmup=0, native=False,
+    rep = benchmarking.run("var T: table(3, 3); X: slice(T); begin SET(X) end.", repeat=1, warmup=0, native=False,
                     max_steps=100)
     assert seen[0]["native"] is False and seen[0]["max_steps"] == 100 and rep.ran
 
 
 def test_scalar_work_counts_no_step():
-    rep = bench.run("var i, s: integer; begin for i := 1 to 100 do s := s + i end.", repeat=1)
+    rep = benchmarking.run("var i, s: integer; begin for i := 1 to 100 do s := s + i end.", repeat=1)
     assert rep.measurements[0].steps == {} and rep.measurements[0].steps_per_s is None
     assert "no step counted" in rep.text()
 
 
 def test_run_settings_and_errors():
     with pytest.raises(ValueError):
-        bench.run("begin end.", repeat=0)
+        benchmarking.run("begin end.", repeat=0)
     with pytest.raises(starvm.StarTypeError, match="no main block"):
-        bench.run("proc P; begin end;")
+        benchmarking.run("proc P; begin end;")
     with pytest.raises(starvm.StarRuntimeError, match="step limit"):
-        bench.run("var i: integer; begin while true do i := i + 1 end.", max_steps=10, repeat=1)
-    if not bench.machine_has_jit():
+        benchmarking.run("var i: integer; begin while true do i := i + 1 end.", max_steps=10, repeat=1)
+    if not benchmarking.machine_has_jit():
         with pytest.raises(ValueError, match="compiled tier"):
-            bench.run("begin end.", jit=[True])
+            benchmarking.run("begin end.", jit=[True])
 
 
 # ---------------------------------------------------------------------- the GPU side, with a stand-in CuPy

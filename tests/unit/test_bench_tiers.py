@@ -1,10 +1,10 @@
-"""`star bench` measures one tier (starvm/bench/program.py): warm-up runs go on until the
+"""`star bench` measures one tier (starvm/benchmarking/program.py): warm-up runs go on until the
 tier in use stops changing (a routine compiled at a later run, or in the background), each
 timed run's tier is reported, and a run of another tier is left out of the figure."""
 from __future__ import annotations
 
-import starvm.bench.program as program
-from starvm.bench import run
+import starvm.benchmarking.program as program
+from starvm.benchmarking import run
 
 PROGRAM = """var T: table(70, 3); X: slice(T); s: integer;
 proc SPREAD(var P: table; k: integer);

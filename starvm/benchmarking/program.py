@@ -1,4 +1,4 @@
-"""Benchmark one Star program (``star bench``; ``starvm.bench.run`` from Python): its main block,
+"""Benchmark one Star program (``star bench``; ``starvm.benchmarking.run`` from Python): its main block,
 or one routine, repeated after warm-ups on one or several backends side by side.
 
 Each configuration (backend, and ``jit`` where the machine has a compiled tier) gets its own
