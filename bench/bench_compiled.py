@@ -748,7 +748,7 @@ def gpu_barrier(results):
     what one costs, against the generation-word barrier of before (the switch GEN_BARRIER)."""
     import cupy as cp
     from starvm.ir.ops import BASE_OPS
-    from starvm.jit.cuda_prelude import PRELUDE, defines
+    from starvm.targets.cuda.prelude import PRELUDE, defines
     from starvm.jit.cuda_runtime import PFOR_THREADS, THREADS, _sm_count
     sms = _sm_count()
     for switch, what in (("", "arrival counter, release/acquire"), ("FENCE_BARRIER", "arrival counter, full fences"),
@@ -997,7 +997,7 @@ def gpu_warshall_c_auto(n, results, problems):
 
 def write_gpu(doc, path):
     lines = ["`python bench/bench_compiled.py --gpu`: user-named copies of library bodies (no native kernel "
-             "applies), each a single cooperative CUDA kernel per call (starvm/jit/cuda_lower.py). Cold = the first "
+             "applies), each a single cooperative CUDA kernel per call (starvm/targets/cuda/routine.py). Cold = the first "
              "call in the process (NVRTC compile, or CuPy's kernel cache); warm = median of the later calls.", "",
              "| workload | n | cold, s | warm, s | target | plain / hand, s | kernel (R, blocks x threads, regs) |",
              "| --- | ---: | ---: | ---: | --- | --- | --- |"]

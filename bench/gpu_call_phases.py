@@ -174,7 +174,7 @@ def min_prototype(T, want, rr, threads):
     """The kernel alone of MIN_REMAT (rr words a thread): microseconds, registers, correct."""
     import cupy as cp
     from starvm.ir.ops import BASE_OPS
-    from starvm.jit.cuda_prelude import PRELUDE, defines
+    from starvm.targets.cuda.prelude import PRELUDE, defines
     src = f"#define RR {rr}\n" + defines(len(BASE_OPS)) + PRELUDE + MIN_REMAT
     fn = cp.RawModule(code=src, options=("--std=c++14",), enable_cooperative_groups=True).get_function("min_remat")
     W = (T.n + 63) // 64
@@ -379,7 +379,7 @@ def main():
         print(name, json.dumps(row, indent=1), flush=True)
     # MIN's kernel with Y computed again after the barrier (STARVM_GPU_SWITCHES=RECOMPUTE), where the switch exists
     import os
-    from starvm.jit.cuda_lower import SWITCHES
+    from starvm.targets.cuda.routine import SWITCHES
     if "RECOMPUTE" in SWITCHES:
         os.environ["STARVM_GPU_SWITCHES"] = "RECOMPUTE"
         try:

@@ -33,7 +33,7 @@ from ..ir.ops import BASE_OPS, Node
 from ..targets.numpy.forall import ForallKernel
 from ..runtime.values import Bits, Table
 from ..types import T
-from .cuda_forall_source import KERNEL_NAME, forall_template, kernel_source, launch_args, launch_shape
+from ..targets.cuda.forall import KERNEL_NAME, forall_template, kernel_source, launch_args, launch_shape
 
 
 class CudaForallKernel:

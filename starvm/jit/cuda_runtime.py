@@ -24,8 +24,8 @@ from ..runtime.limits import tick_many
 from ..runtime.values import Table, Unassigned
 from ..types import T
 from . import errors
-from .cuda_lower import KERNEL_NAME, SWITCHES, KernelPlan, instance
-from .cuda_prelude import E_RERUN
+from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
+from ..targets.cuda.prelude import E_RERUN
 from .layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
 from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
 

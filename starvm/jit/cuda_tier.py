@@ -9,7 +9,7 @@ when its tables are on the device; otherwise it runs interpreted.
 from __future__ import annotations
 
 from ..ir.ops import Op
-from .cuda_lower import render
+from ..targets.cuda.routine import render
 from .estimate import DEVICE_PRICES, estimator
 from .lower import Unsupported, callees, walk
 

@@ -162,7 +162,7 @@ def star_texts() -> list[tuple[str, str]]:
 def forall_loops() -> tuple[Loop, ...]:
     """Every fusable loop of star_texts(), with its generated kernel (one per distinct text)."""
     import starvm
-    from starvm.backends.cuda_forall_source import forall_template
+    from starvm.targets.cuda.forall import forall_template
     loops, seen = [], set()
     for name, text in star_texts():
         rec = _recording_backend()
@@ -179,7 +179,7 @@ def forall_loops() -> tuple[Loop, ...]:
 
 @collector
 def forall_sources():
-    from starvm.backends.cuda_forall_source import KERNEL_NAME, kernel_source
+    from starvm.targets.cuda.forall import KERNEL_NAME, kernel_source
     for loop in forall_loops():
         if loop.template is not None:
             yield CudaSource(f"forall:{loop.where}", kernel_source(loop.template, 1), (KERNEL_NAME,))
@@ -207,7 +207,7 @@ def routine_bodies(text: str, name: str) -> dict:
 def compiled_routines() -> tuple:
     """(where, plan or the reason it is not compiled) for every routine of the library (under
     user names) and of the listings in programs/."""
-    from starvm.jit.cuda_lower import Unsupported, render
+    from starvm.targets.cuda.routine import Unsupported, render
     out = []
     texts = [(f"stdlib/{p.name}", renamed(p.read_text())) for p in sorted((ROOT / "stdlib").glob("*.star"))]
     texts += [(f"programs/{p.name}", p.read_text()) for p in sorted((ROOT / "programs").glob("*.star"))]
@@ -231,7 +231,7 @@ def compiled_routines() -> tuple:
 
 @collector
 def gpu_tier_sources():
-    from starvm.jit.cuda_lower import KERNEL_NAME, instance
+    from starvm.targets.cuda.routine import KERNEL_NAME, instance
     seen = set()
     for where, plan in compiled_routines():
         if isinstance(plan, str) or plan.source in seen:

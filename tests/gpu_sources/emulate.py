@@ -1,4 +1,4 @@
-"""Run a GPU-tier kernel (starvm/jit/cuda_lower.py) on the CPU: the generated CUDA C compiled
+"""Run a GPU-tier kernel (starvm/targets/cuda/routine.py) on the CPU: the generated CUDA C compiled
 as C++20 with cpu_cuda.h, every GPU thread an OS thread, launched on a small grid (a few
 blocks of one or two warps). It checks a kernel's logic without a GPU: grid barriers, the
 pivot loop's double buffers, reductions, warp shuffles and ballots, the failure flags and the
@@ -92,7 +92,7 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
     vector, integers and booleans as ints. R, RP, KW, switches (names of
     cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
-    from starvm.jit.cuda_lower import instance
+    from starvm.targets.cuda.routine import instance
     from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
     from starvm.types import T
     nk = len(BASE_OPS)

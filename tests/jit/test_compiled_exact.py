@@ -284,7 +284,7 @@ def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
     largest integer stop as E_OVERFLOW (the host then runs the call interpreted)."""
     from gpu_sources import emulate
     from gpu_sources.corpus import routine_bodies
-    from starvm.jit.cuda_lower import render
+    from starvm.targets.cuda.routine import render
     from starvm.jit.layout import E
     emulate.require()
     plan = render(routine_bodies(GPU_INTS, "emu.star"), "r_g_ops")
@@ -298,7 +298,7 @@ def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
 
 def test_gpu_tier_leaves_recursion_to_the_host():
     from gpu_sources.corpus import routine_bodies
-    from starvm.jit.cuda_lower import render
+    from starvm.targets.cuda.routine import render
     from starvm.jit.lower import Unsupported
     bodies = routine_bodies(DEEP.replace("var P: table(64, 2);", ""), "deep.star")
     for root in ("r_f", "r_ping"):

@@ -15,8 +15,8 @@ import pytest
 import starvm
 from gpu_sources import emulate
 from gpu_sources.corpus import renamed, routine_bodies
-from starvm.jit.cuda_lower import render
-from starvm.jit.cuda_prelude import E_RERUN
+from starvm.targets.cuda.routine import render
+from starvm.targets.cuda.prelude import E_RERUN
 from starvm.jit.layout import E
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ begin end.
 """
     body = _plan(two, "r_two").source.split("void f_r_two(")[1]
     assert "d_col_set_changed(" not in body and "d_col_set(" in body
-    from starvm.jit.cuda_lower import instance
+    from starvm.targets.cuda.routine import instance
     with pytest.raises(ValueError, match="unknown switches"):
         instance(_plan(two, "r_two"), 1, 1, 1, 0, ("STORE_NONE",))
 
@@ -438,7 +438,7 @@ def test_launch_arguments_match_the_kernel_parameters(text, pyname):
     from types import SimpleNamespace
     from gpu_sources import nvrtc
     from gpu_sources.fake_cupy import _width
-    from starvm.jit.cuda_lower import KERNEL_NAME, instance
+    from starvm.targets.cuda.routine import KERNEL_NAME, instance
     from starvm.jit.cuda_runtime import GpuRoutine
     from starvm.types import T
     nvrtc.require()
@@ -756,7 +756,7 @@ def test_lanes_and_words_a_lane_of_parallel_for(monkeypatch):
     lane), else 32; a lane's words exact up to 8, then a power of two; kept own columns up
     to 10 words a lane, none above 6 words; STARVM_GPU_LANES overrides."""
     from starvm.jit import cuda_runtime as cr
-    from starvm.jit.cuda_lower import instance
+    from starvm.targets.cuda.routine import instance
     monkeypatch.delenv("STARVM_GPU_LANES", raising=False)
     assert [cr._lanes(c) for c in (1, 79, 96, 97, 256)] == [16, 16, 16, 32, 32]
     assert [cr._lane_words(c) for c in (1, 79, 256, 257, 300)] == [1, 3, 8, 16, 16]

@@ -51,7 +51,7 @@ begin end.
 
 
 def test_what_the_renderer_refuses_says_why():
-    from starvm.jit.cuda_lower import Unsupported, render
+    from starvm.targets.cuda.routine import Unsupported, render
     bodies = routine_bodies(REFUSED, "r.star")
     with pytest.raises(Unsupported, match="a local table"):
         render(bodies, "r_local")
@@ -294,7 +294,7 @@ PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text
 
 
 def test_pivot_loops_render_with_one_barrier_a_pivot():
-    from starvm.jit.cuda_lower import render
+    from starvm.targets.cuda.routine import render
     bodies = routine_bodies(PIVOTS, "piv.star")
     for name in ("r_piv_down", "r_piv_grow", "r_piv_sway", "r_piv_fail"):
         src = render(bodies, name).source

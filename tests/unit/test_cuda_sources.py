@@ -38,8 +38,8 @@ def test_corpus_holds_every_kind_of_source():
 def test_every_file_with_cuda_code_is_in_the_corpus():
     """A new CUDA source in starvm/ fails here until a collector of corpus.py compiles it."""
     covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
-               corpus.ROOT / "starvm/backends/cuda_forall_source.py", *corpus.native_files(),
-               corpus.ROOT / "starvm/jit/cuda_lower.py"}      # gpu_tier_sources
+               corpus.ROOT / "starvm/targets/cuda/forall.py", *corpus.native_files(),
+               corpus.ROOT / "starvm/targets/cuda/routine.py"}      # gpu_tier_sources
     with_cuda = {p for p in (corpus.ROOT / "starvm").rglob("*.py") if "__global__" in p.read_text()}
     assert with_cuda <= covered, (f"CUDA code in {sorted(str(p.relative_to(corpus.ROOT)) for p in with_cuda - covered)}: "
                                   "add a @collector to tests/gpu_sources/corpus.py that yields its sources, and "
@@ -68,7 +68,7 @@ def test_source_compiles_to_ptx(nvrtc, source: CudaSource):
 
 
 def test_generated_kernels_compile_for_several_words_per_thread(nvrtc):
-    from starvm.backends.cuda_forall_source import KERNEL_NAME, kernel_source
+    from starvm.targets.cuda.forall import KERNEL_NAME, kernel_source
     template = forall_loops()[0].template
     widths = {R: nvrtc.compile_ptx(kernel_source(template, R), f"r{R}.cu").entry(KERNEL_NAME) for R in (1, 4, 32)}
     assert widths[1] == widths[4] == widths[32]

@@ -134,7 +134,7 @@ def test_fused_loops_launch_one_block_per_iteration(fake, n):
 
 
 def test_launch_shape_covers_every_word():
-    from starvm.backends.cuda_forall_source import MAX_THREADS, launch_shape
+    from starvm.targets.cuda.forall import MAX_THREADS, launch_shape
     for n in [1, 63, 64, 65, 64 * 32, 64 * 32 + 1, 64 * 1024, 64 * 1024 + 1, 10 ** 7]:
         W, threads, R = launch_shape(n)
         assert W == (n + 63) // 64 and threads % 32 == 0 and 32 <= threads <= MAX_THREADS
@@ -144,7 +144,7 @@ def test_launch_shape_covers_every_word():
 def test_launch_args_without_any_gpu_module():
     """launch_args is plain Python: the argument list for a table, a slice written bit by bit,
     a read-only slice, a boolean and an integer, in the kernel's parameter order."""
-    from starvm.backends.cuda_forall_source import forall_template, launch_args
+    from starvm.targets.cuda.forall import forall_template, launch_args
     m = starvm.Machine(backend="numpy", out=io.StringIO(), fuse=True)
     m.load(LOOPS, "loops.star")
     kern = next(v for v in m.ns.values() if type(v).__name__ == "ForallKernel" and v.downto)

@@ -12,9 +12,9 @@ import itertools
 
 import numpy as np
 
-from ..ir.ops import BASE_OPS, Node, Op
-from ..runtime.ops import IDX
-from ..types import T
+from ...ir.ops import BASE_OPS, Node, Op
+from ...runtime.ops import IDX
+from ...types import T
 
 KERNEL_NAME = "star_forall"
 MAX_THREADS = 1024

@@ -468,7 +468,7 @@ __device__ __forceinline__ bool mul_ovf(i64 a, i64 b, i64& r) {
 """
 
 # status slots and error codes, as layout.py numbers them
-from .layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, STATUS_SIZE, E  # noqa: E402
+from ...jit.layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, STATUS_SIZE, E  # noqa: E402
 
 
 def defines(nkinds: int) -> str:
