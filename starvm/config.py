@@ -116,6 +116,96 @@ def jit_gpu_threshold() -> int:
     return int(os.environ.get("STARVM_JIT_GPU_THRESHOLD", 250_000))
 
 
+# ---- the GPU tier's kernel shapes and switches (jit/cuda_runtime.py, targets/cuda/): the
+# defaults are what the bench measured best; the variables let it measure the others
+_GPU_PARSED: dict = {}     # (variable, its text) -> its value: a call's launch reads them cheaply
+
+
+def _gpu_setting(name: str, parse):
+    raw = os.environ.get(name)
+    key = (name, raw)
+    if key not in _GPU_PARSED:
+        _GPU_PARSED[key] = parse(raw)
+    return _GPU_PARSED[key]
+
+
+def _bounded_int(raw, default: int, lo: int, hi: int) -> int:
+    try:
+        return max(lo, min(hi, int(raw if raw is not None else default)))
+    except ValueError:
+        return default
+
+
+def gpu_lanes(default: str) -> str:
+    """STARVM_GPU_LANES: the lanes an iteration of a `parallel for` runs on: 32, 16, 8 or auto."""
+    return _gpu_setting("STARVM_GPU_LANES", lambda raw: (raw if raw is not None else default).strip().lower())
+
+
+def gpu_free_r(default: int, most: int) -> int:
+    """STARVM_GPU_FREE_R: the words a thread of a kernel with no grid barrier holds (0: as the others)."""
+    return _gpu_setting("STARVM_GPU_FREE_R", lambda raw: _bounded_int(raw, default, 0, most))
+
+
+def gpu_min_r(most: int) -> int:
+    """STARVM_GPU_R: the fewest words a thread of a grid kernel (outside parallel for) tries."""
+    return _gpu_setting("STARVM_GPU_R", lambda raw: _bounded_int(raw, 1, 1, most))
+
+
+def gpu_threads(default: int) -> int:
+    """STARVM_GPU_THREADS: threads a block of a grid kernel outside parallel for (32..1024, a
+    multiple of 32)."""
+    t = _gpu_setting("STARVM_GPU_THREADS", lambda raw: _bounded_int(raw, default, 32, 1024))
+    return t if t % 32 == 0 else default
+
+
+def gpu_fit() -> bool:
+    """STARVM_GPU_FIT=1: a grid kernel's registers capped so that the blocks it needs are
+    resident together, spilling what does not fit."""
+    return _gpu_setting("STARVM_GPU_FIT", lambda raw: (raw or "0") == "1")
+
+
+def gpu_switches(known) -> tuple:
+    """STARVM_GPU_SWITCHES=GEN_BARRIER,STORE_ALL,...: the kernel code of before brought back
+    for measuring (targets/cuda/routine.py SWITCHES, the names in ``known``)."""
+    return _gpu_setting("STARVM_GPU_SWITCHES", lambda raw: tuple(sorted(
+        x.strip().upper() for x in (raw or "").split(",") if x.strip().upper() in known)))
+
+
+def gpu_ownc() -> int:
+    """STARVM_GPU_OWNC: the iterations a warp of a pivot loop keeps its own column of in
+    registers (-1, the default: as many as 10 words a lane hold)."""
+    return _gpu_setting("STARVM_GPU_OWNC", lambda raw: _bounded_int(raw, -1, -1, 16))
+
+
+def gpu_pfor_threads(default: int) -> int:
+    """STARVM_GPU_PFOR_THREADS: threads a block of a `parallel for` kernel (32..1024, a
+    multiple of 32; else the default)."""
+    def parse(raw):
+        try:
+            t = int(raw if raw is not None else default)
+        except ValueError:
+            return default
+        return t if 32 <= t <= 1024 and t % 32 == 0 else default
+    return _gpu_setting("STARVM_GPU_PFOR_THREADS", parse)
+
+
+def gpu_pfor_blocks_per_sm() -> int:
+    """STARVM_GPU_PFOR_BLOCKS_PER_SM: blocks an SM of a `parallel for` kernel (default 1)."""
+    return _gpu_setting("STARVM_GPU_PFOR_BLOCKS_PER_SM", lambda raw: _bounded_int(raw, 1, 1, 1 << 20))
+
+
+def gpu_pivot_loop() -> bool:
+    """STARVM_GPU_PIVOT_LOOP=0: a `for` whose body is one `parallel for` renders with two grid
+    barriers an iteration instead of the pivot loop's one."""
+    return os.environ.get("STARVM_GPU_PIVOT_LOOP", "1") != "0"
+
+
+def gpu_fuse() -> bool:
+    """STARVM_GPU_FUSE=0: slice logic renders operation by operation only (the code of before,
+    no #if)."""
+    return os.environ.get("STARVM_GPU_FUSE", "1") != "0"
+
+
 def mpi_device_path() -> str:
     """STARVM_MPI_DEVICE_PATH: how the ranks of a distributed run on GPUs exchange device
     buffers: auto (default: NCCL, else CUDA-aware MPI, else host staging), nccl,

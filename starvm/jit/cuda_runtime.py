@@ -12,13 +12,13 @@ restored and the call runs interpreted, which reports the error (computes the in
 """
 from __future__ import annotations
 
-import os
 from functools import cached_property
 from time import perf_counter
 from types import SimpleNamespace
 
 import numpy as np
 
+from .. import config
 from ..ir.ops import BASE_OPS
 from ..runtime.limits import tick_many
 from ..runtime.values import Table, Unassigned
@@ -56,7 +56,7 @@ def _lane_words(caps: int, lanes: int = 32) -> int:
 
 def _lanes(caps: int) -> int:
     """The lanes an iteration of parallel for runs on (STARVM_GPU_LANES: 32, 16, 8 or auto)."""
-    setting = _setting("STARVM_GPU_LANES", lambda: os.environ.get("STARVM_GPU_LANES", LANES).strip().lower())
+    setting = config.gpu_lanes(LANES)
     if setting == "auto":
         return 16 if -(-caps // 16) <= AUTO_LANES16_WORDS else 32
     return int(setting) if setting in ("8", "16", "32") else 32
@@ -199,7 +199,7 @@ class GpuRoutine(JitRoutine):
             # the blocks are this call's (the key does not hold the slices' length: kept with
             # the kernel, a longer slice after a shorter one left words undone)
             return self.placed(key, -(-caps // (R * THREADS)))
-        memo = (caps, kw, rp, variant, os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM"))
+        memo = (caps, kw, rp, variant, config.gpu_pfor_blocks_per_sm())
         if memo in self.chosen:        # this shape's kernel and blocks, as decided before
             return self.placed(*self.chosen[memo])
         sms = _sm_count()
@@ -247,8 +247,8 @@ class GpuRoutine(JitRoutine):
                 self.kernels[key] = (fn, threads, 0, R)
             # parallel for: a few iterations per warp on one block an SM (each grid barrier
             # costs one atomic per block); otherwise just the blocks this call's slices need
-            per = int(os.environ.get("STARVM_GPU_PFOR_BLOCKS_PER_SM", "1"))
-            self.chosen[memo] = (key, min(most, max(1, per) * sms) if self.plan.has_pfor else need)
+            per = config.gpu_pfor_blocks_per_sm()
+            self.chosen[memo] = (key, min(most, per * sms) if self.plan.has_pfor else need)
             return self.placed(*self.chosen[memo])
 
     def capped(self, caps: int, kw: int, rp: int, variant, R: int, threads: int, sms: int, spill: int):
@@ -478,76 +478,38 @@ class GpuRoutine(JitRoutine):
 _SMS = []
 
 
-_PARSED: dict = {}     # (setting, its text in the environment) -> its value (read on every call)
-
-
-def _setting(name: str, parse):
-    raw = os.environ.get(name)
-    key = (name, raw)
-    if key not in _PARSED:
-        _PARSED[key] = parse()
-    return _PARSED[key]
-
-
+# the environment's settings (STARVM_GPU_*) are read in config.py; these name them here
 def _free_r() -> int:
-    return _setting("STARVM_GPU_FREE_R", _parse_free_r)
-
-
-def _parse_free_r() -> int:
-    try:
-        return max(0, min(MAX_R, int(os.environ.get("STARVM_GPU_FREE_R", FREE_R))))
-    except ValueError:
-        return FREE_R
+    return config.gpu_free_r(FREE_R, MAX_R)
 
 
 def _min_r() -> int:
-    """STARVM_GPU_R: the fewest words a thread of a grid kernel (outside parallel for) tries."""
-    return _setting("STARVM_GPU_R", lambda: _int_env("STARVM_GPU_R", 1, 1, MAX_R))
+    return config.gpu_min_r(MAX_R)
 
 
 def _grid_threads() -> int:
-    """STARVM_GPU_THREADS: threads a block of a grid kernel outside parallel for (32..1024)."""
-    t = _setting("STARVM_GPU_THREADS", lambda: _int_env("STARVM_GPU_THREADS", THREADS, 32, 1024))
-    return t if t % 32 == 0 else THREADS
+    return config.gpu_threads(THREADS)
 
 
 def _fit() -> bool:
-    return _setting("STARVM_GPU_FIT", lambda: os.environ.get("STARVM_GPU_FIT", "0") == "1")
-
-
-def _int_env(name: str, default: int, lo: int, hi: int) -> int:
-    try:
-        return max(lo, min(hi, int(os.environ.get(name, default))))
-    except ValueError:
-        return default
+    return config.gpu_fit()
 
 
 def _switches() -> tuple:
-    """cuda_lower.SWITCHES asked for in the environment (the bench measures them):
-    STARVM_GPU_SWITCHES=GEN_BARRIER,STORE_ALL,WARP_LOADS."""
-    return tuple(sorted(x.strip().upper() for x in os.environ.get("STARVM_GPU_SWITCHES", "").split(",")
-                        if x.strip().upper() in SWITCHES))
+    return config.gpu_switches(SWITCHES)
 
 
 def _variant() -> tuple:
     """What else selects a compiled instance (environment settings read when it is built)."""
-    return (_setting("STARVM_GPU_PFOR_THREADS", _pfor_threads), _setting("STARVM_GPU_SWITCHES", _switches),
-            _min_r(), _fit(), _grid_threads(), _ownc())
+    return (_pfor_threads(), _switches(), _min_r(), _fit(), _grid_threads(), _ownc())
 
 
 def _ownc() -> int:
-    """STARVM_GPU_OWNC: the iterations a warp of a pivot loop keeps its own column of in
-    registers (cuda_lower.instance's OWNC; -1, the default: as many as 16 words a lane hold)."""
-    return _setting("STARVM_GPU_OWNC", lambda: _int_env("STARVM_GPU_OWNC", -1, -1, 16))
+    return config.gpu_ownc()
 
 
 def _pfor_threads() -> int:
-    """Threads a block of a `parallel for` kernel (STARVM_GPU_PFOR_THREADS: 32..1024, a multiple of 32)."""
-    try:
-        t = int(os.environ.get("STARVM_GPU_PFOR_THREADS", PFOR_THREADS))
-    except ValueError:
-        return PFOR_THREADS
-    return t if 32 <= t <= 1024 and t % 32 == 0 else PFOR_THREADS
+    return config.gpu_pfor_threads(PFOR_THREADS)
 
 
 def _sm_count() -> int:

@@ -20,10 +20,10 @@ expressions to routines with `var` parameters, output or global writes, tables p
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
+from ... import config
 from ...ir.ops import BASE_OPS, Node, Op
 from ..numpy.forall import fusable
 from ...types import T
@@ -471,7 +471,7 @@ class CudaRenderer:
         stmts = body.src if body.op is Op.BLOCK else [body]
         pivot = None
         if (self.grid and len(stmts) == 1 and stmts[0].op is Op.PFOR
-                and os.environ.get("STARVM_GPU_PIVOT_LOOP", "1") != "0"):
+                and config.gpu_pivot_loop()):
             pivot = {"pfor": stmts[0], "var": var, "downto": downto, "eligible": False, "first": lo}
         at = len(self.lines)
         saved, self.pivot = getattr(self, "pivot", None), pivot
@@ -1406,7 +1406,7 @@ def _reads_memory(e: Node) -> bool:
 
 def _fused_switch() -> bool:
     """STARVM_GPU_FUSE=0 renders slice logic op by op only (the code of before, no #if)."""
-    return os.environ.get("STARVM_GPU_FUSE", "1") != "0"
+    return config.gpu_fuse()
 _PLAIN = (Op.VAR, Op.NOT, Op.AND, Op.OR, Op.XOR, Op.COL_GET, Op.CONST)
 
 
