@@ -31,6 +31,12 @@ def _words(n: int) -> int:
 
 class AutoBackend(Backend):
     name = "auto"
+    mixed = True
+    host = None                      # the host side, set in __init__ (an instance attribute over Backend.host)
+
+    @property
+    def gpu(self) -> bool:
+        return self.dev.gpu
 
     def __init__(self, host: Backend, device: Backend, gpu_rows: int, gpu_bits: int):
         self.host, self.dev = host, device

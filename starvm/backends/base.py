@@ -25,8 +25,22 @@ Vector = Any
 
 
 class Backend(ABC):
-    name: str = "?"
-    device: str = "cpu"
+    name: str = "?"                  # for messages, reports and cache keys; never tested to tell backends apart
+    device: str = "cpu"              # where it computes, in words (a GPU's name, ...)
+
+    # ---------------- capabilities: what code above the protocol asks instead of the name
+    is_device: bool = False          # vectors and tables are device-style word arrays (CuPy, the emulated device)
+    gpu: bool = False                # a real CUDA GPU holds (some of) its tables (CuPy; auto or MPI ranks over it)
+    mixed: bool = False              # each table on the host or the device, chosen per table (auto_backend.py)
+    distributed: bool = False        # tables split by rows over MPI ranks (starvm/distributed)
+
+    @property
+    def host(self) -> "Backend | None":
+        """The host-side backend: the one whose tables are host arrays that CPU code (NumPy,
+        Numba) reads. Itself for a host backend (``b.host is b`` asks "host only?"), the NumPy
+        backend for a device backend, auto's host side on auto; None for MPI ranks over a
+        device (no distributed host side exists)."""
+        return self
 
     # ---------------- vectors: construction and exchange
     @abstractmethod

@@ -33,6 +33,13 @@ def _words(n: int) -> int:
 class CupyBackend(Backend):
     name = "cupy"
     xp = cp
+    is_device = True
+    gpu = True
+
+    @property
+    def host(self) -> Backend:
+        from . import get_backend
+        return get_backend("numpy")
 
     def __init__(self):
         if cp.cuda.runtime.getDeviceCount() < 1:

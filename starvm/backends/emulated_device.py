@@ -41,6 +41,12 @@ def _v(x: int, words: int):
 class EmulatedDevice(NumpyBackend):
     name = "emulated"
     device = "emulated device (NumPy)"
+    is_device = True                 # device-style vectors, as CuPy's; no real GPU (gpu stays False)
+
+    @property
+    def host(self) -> NumpyBackend:
+        from . import get_backend
+        return get_backend("numpy")
 
     def zeros(self, n):
         return np.zeros(_words(n), dtype=np.uint64).view(DeviceWords)

@@ -39,6 +39,26 @@ _NONE = 1 << 62          # "no 1 here" in a min-reduction of positions
 class DistributedBackend(Backend):
     """Backend ``local`` on this rank's rows, with ``comm`` (comm.py) between the ranks."""
     device = "cpu"
+    distributed = True
+
+    # the other capabilities are the local backend's
+    @property
+    def is_device(self) -> bool:
+        return self.L.is_device
+
+    @property
+    def gpu(self) -> bool:
+        return self.L.gpu
+
+    @property
+    def mixed(self) -> bool:
+        return self.L.mixed
+
+    @property
+    def host(self):
+        """Itself over a host-only local backend (mpi:numpy, whose ranks' tables CPU code reads);
+        None over a device one."""
+        return self if self.L.host is self.L else None
 
     def __init__(self, local: Backend, comm, align: int = 64, collectives=None):
         self.L = local
@@ -415,7 +435,7 @@ class DistributedBackend(Backend):
         if worst:
             r = self.size - worst
             info = self.comm.bcast((need, free), root=r)
-            where = "GPU memory" if self.L.name == "cupy" else "memory"
+            where = "GPU memory" if self.L.is_device and self.L.gpu else "memory"
             raise StarRuntimeError(f"table({n}, {k}) needs {info[0]} bytes on rank {r} of {self.size} "
                                    f"(its block of rows) but only {info[1]} bytes of {where} are free there")
 
@@ -424,7 +444,7 @@ def choose_collectives(comm, local: Backend):
     """The array collectives of ranks over ``local`` (collectives.choose): a CuPy rank offers
     its GPU, others none; STARVM_MPI_DEVICE_PATH may ask for a path."""
     from .. import config
-    return _choose(comm, cupy_access() if local.name == "cupy" else None, config.mpi_device_path())
+    return _choose(comm, cupy_access() if local.is_device and local.gpu else None, config.mpi_device_path())
 
 
 def _fill_rule(prim: str, bit: int):

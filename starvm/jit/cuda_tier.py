@@ -18,9 +18,9 @@ _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 
 def gpu_available(machine) -> str | None:
     """None when the GPU tier can run on this machine's backend, else why not."""
-    name = machine.backend.name
-    cpu = f"the {name} backend keeps tables where the CPU tier does not run"
-    if name not in ("cupy", "auto"):
+    backend = machine.backend
+    cpu = f"the {backend.name} backend keeps tables where the CPU tier does not run"
+    if not (backend.gpu or backend.mixed):
         return f"{cpu}, nor the GPU tier"
     try:
         import cupy as cp
@@ -28,14 +28,9 @@ def gpu_available(machine) -> str | None:
             return f"{cpu}, and there is no CUDA device for the GPU tier"
     except Exception as e:  # noqa: BLE001 - no CuPy or no driver: interpreted
         return f"{cpu}, and the GPU tier needs CuPy and a CUDA device ({type(e).__name__})"
-    if name == "auto" and not _real_device(machine.backend):
+    if not backend.gpu:
         return f"{cpu}, and its device is emulated (no GPU): the GPU tier does not run there"
     return None
-
-
-def _real_device(backend) -> bool:
-    dev = getattr(backend, "dev", None)
-    return dev is not None and getattr(dev, "name", "") == "cupy"
 
 
 def install_gpu(tier, candidates: dict, main, recursive):

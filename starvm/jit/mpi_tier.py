@@ -44,7 +44,7 @@ def install_mpi(tier, candidates: dict, main, closure, has_loop):
 
 
 def _unavailable(backend) -> str | None:
-    if backend.L.name != "numpy":
+    if backend.host is not backend:
         return (f"the {backend.name} backend: the compiled tier runs on MPI ranks over NumPy only "
                 f"(mpi:numpy); here every routine is interpreted")
     try:

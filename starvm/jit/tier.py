@@ -14,8 +14,6 @@ import time
 
 from ..config import jit_gpu_threshold, jit_threshold
 from ..native import factory_for
-from ..backends.auto_backend import AutoBackend
-from ..backends.numpy_backend import NumpyBackend
 from ..ir.ops import Op
 from ..targets.numpy.forall import fusable
 from .estimate import estimator
@@ -64,15 +62,15 @@ class Tier:
         candidates = dict(new)
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
-        if hasattr(self.machine.backend, "comm"):
+        if self.machine.backend.distributed:
             # MPI ranks (starvm/distributed): Numba per rank over its rows, collectives inside
             from .mpi_tier import install_mpi
             return install_mpi(self, candidates, main, _closure, _has_loop)
-        if isinstance(self.machine.backend, AutoBackend):
+        if self.machine.backend.mixed:
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto
             return install_auto(self, candidates, main, _recursive)
-        if not isinstance(self.machine.backend, NumpyBackend):
+        if self.machine.backend.host is not self.machine.backend:
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
             return install_gpu(self, candidates, main, _recursive)
         return self.put(self.compile_host(candidates, main), main)
@@ -103,8 +101,7 @@ class Tier:
     @property
     def host_backend(self):
         """The NumPy backend whose tables compiled code takes (auto's host side on auto)."""
-        backend = self.machine.backend
-        return backend.host if isinstance(backend, AutoBackend) else backend
+        return self.machine.backend.host
 
     def compile_host(self, candidates: dict, main) -> dict[str, JitRoutine]:
         """A JitRoutine (Numba) for each candidate the CPU tier takes, not yet installed;
@@ -163,7 +160,7 @@ class Tier:
                 and info.node.loc.filename.startswith("stdlib/")):
             return False
         backend = self.machine.backend
-        name = backend.host.name if side == "host" and isinstance(backend, AutoBackend) else backend.name
+        name = backend.host.name if side == "host" and backend.mixed else backend.name
         return factory_for(info.name, name) is not None
 
     # ------------------------------------------------------------------ reporting
@@ -181,11 +178,12 @@ class Tier:
         if self.mode == "off":
             return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
         backend = self.machine.backend
-        how = ("Numba, " if isinstance(backend, NumpyBackend) else
+        how = ("Numba on each MPI rank's rows, " if backend.distributed and backend.host is backend else
+               "" if backend.distributed else
+               "Numba, " if backend.host is backend else
                "Numba where a call's arguments are on the host, one CUDA kernel per routine where they are on "
-               "the device, " if isinstance(backend, AutoBackend) else
-               "one CUDA kernel per routine, " if backend.name in ("cupy", "auto") else
-               "Numba on each MPI rank's rows, " if backend.name == "mpi:numpy" else "")
+               "the device, " if backend.mixed else
+               "one CUDA kernel per routine, " if backend.gpu else "")
         lines = [f"compiled tier ({how}--jit {self.mode}):"]
         for r in self.routines.values():
             if not r.calls:

@@ -107,9 +107,9 @@ def table_bytes(n: int, k: int) -> int:
     return k * ((n + 63) // 64) * 8
 
 
-def free_bytes(backend) -> int | None:
+def free_bytes(backend=None) -> int | None:
     """Free memory where the backend keeps its tables (None when it cannot be told)."""
-    if getattr(backend, "name", "") == "cupy":
+    if backend is not None and backend.is_device and backend.gpu:
         try:
             import cupy
             free, _total = cupy.cuda.runtime.memGetInfo()
@@ -141,5 +141,5 @@ def check_table(backend, n: int, k: int) -> None:
     backend = backend.placement(n)
     free = free_bytes(backend)
     if free is not None and need > free:
-        where = "GPU memory" if getattr(backend, "name", "") == "cupy" else "memory"
+        where = "GPU memory" if backend.is_device and backend.gpu else "memory"
         raise StarRuntimeError(f"table({n}, {k}) needs {need} bytes but only {free} bytes of {where} are free")
