@@ -550,7 +550,7 @@ def write(doc, path, quick):
     colds = [r for r in results if "llvm_s" in r]
     if colds:
         lines += ["", "Cold compiles, each routine in a fresh process with an empty module cache (the kernels it "
-                  "calls loaded from Numba's cache beside starvm/jit/kernels.py): the first call, of which LLVM "
+                  "calls loaded from Numba's cache beside starvm/targets/numba/kernels.py): the first call, of which LLVM "
                   "(time under Numba's LLVM lock); the rest is Numba's typing and lowering (LLVM inlines the kernels):", "",
                   "| routine | `import numba`, s | compile (first call), s | of which LLVM, s | typing and lowering, s | "
                   "CPU time of the first call, s |",
@@ -585,7 +585,7 @@ def write(doc, path, quick):
               "- WARSHALL-C on auto: the same compiled code as on the NumPy backend (the table stays on the host "
               "below STARVM_AUTO_GPU_ROWS rows); PlacedRoutine's placement check is per call, not per iteration.",
               "- The scalar loop: one checked 64-bit add, the step-budget decrement and the loop per iteration.",
-              "- Cold compiles: the kernels come from Numba's cache beside starvm/jit/kernels.py (machine code "
+              "- Cold compiles: the kernels come from Numba's cache beside starvm/targets/numba/kernels.py (machine code "
               "and bitcode); LLVM links the bitcode of every kernel a routine calls into the routine's module, "
               "inlines the small ones and optimizes and compiles it all again with the routine, slow paths "
               "included (col_rmw_steps, asg, op_row_get: more than half of WARSHALL-C's module). A fresh "

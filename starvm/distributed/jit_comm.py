@@ -1,4 +1,4 @@
-"""The MPI library as compiled code sees it (starvm/jit/mpi_kernels.py).
+"""The MPI library as compiled code sees it (starvm/targets/mpi/kernels.py).
 
 Compiled routines on MPI ranks call MPI_Allreduce and MPI_Bcast from nopython mode, by
 symbol name: the libmpi that mpi4py loaded is made visible to LLVM's linker
@@ -60,7 +60,7 @@ def load() -> str:
 
 
 def kernel_cache_dir() -> str:
-    """Where Numba caches jit/mpi_kernels.py's kernels: a folder per MPI library (load()'s
+    """Where Numba caches targets/mpi/kernels.py's kernels: a folder per MPI library (load()'s
     text), since the compiled kernels hold its handle type."""
     import hashlib
     import os

@@ -25,7 +25,7 @@ from ..ir.ops import Op
 from ..targets.numpy.forall import fusable
 from ..runtime.values import Bits, Table
 from ..types import T
-from .lower import callees, walk
+from ..targets.numba.lower import callees, walk
 
 
 def install_auto(tier, candidates: dict, main, recursive):

@@ -29,7 +29,7 @@ def output_holder():
     array stays for the next calls."""
     from numba import types
     from .cache import compile_overload
-    from .kernels import new_output
+    from ..targets.numba.kernels import new_output
     compile_overload(new_output, (types.int64,))    # without it, the first call would start Numba's compiler
     return new_output(1024)
 
@@ -45,7 +45,7 @@ def records_kernel():
     dispatcher would start Numba's compiler; loading it again at every call is lock and
     signature work on the path of every compiled call that wrote output)."""
     from .cache import compile_overload
-    from .kernels import OUTPUT, output_records as records
+    from ..targets.numba.kernels import OUTPUT, output_records as records
     compile_overload(records, (OUTPUT,))
     return records
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..ir.ops import Op
 from ..targets.cuda.routine import render
 from .estimate import DEVICE_PRICES, estimator
-from .lower import Unsupported, callees, walk
+from ..targets.numba.lower import Unsupported, callees, walk
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..ir.ops import BASE_OPS, Op
 from ..types import T
-from .lower import walk
+from ..targets.numba.lower import walk
 
 
 def estimator(info, body, tier, pricing=None):

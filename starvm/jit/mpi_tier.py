@@ -17,8 +17,8 @@ from ..distributed import jit_comm
 from ..distributed.vectors import Shard
 from ..errors import StarRuntimeError
 from ..types import T
-from .lower import Unsupported, callees
-from .mpi_lower import MpiModuleGen
+from ..targets.numba.lower import Unsupported, callees
+from ..targets.mpi.lower import MpiModuleGen
 from .runtime import JitRoutine, Unit
 
 

@@ -232,7 +232,7 @@ class JitRoutine:
             self.large_stack, self.stack_room = False, _INLINE_ROOM
             return self.rerun_interpreted(args, everything=True)
         except Exception as e:
-            from .kernels import JitFault
+            from ..targets.numba.kernels import JitFault
             if not isinstance(e, JitFault):
                 raise
             code = int(st[S_CODE])
@@ -462,7 +462,7 @@ def _text_kernel():
     """kernels.records_text with its one overload loaded (as records_kernel)."""
     from numba import types
     from .cache import compile_overload
-    from .kernels import records_text
+    from ..targets.numba.kernels import records_text
     compile_overload(records_text, (types.int64[::1], types.uint8[::1], types.int64[::1]))
     return records_text
 

@@ -17,7 +17,7 @@ from ..native import factory_for
 from ..ir.ops import Op
 from ..targets.numpy.forall import fusable
 from .estimate import estimator
-from .lower import ModuleGen, Unsupported, callees, cow_tables, walk
+from ..targets.numba.lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .buffers import counter_array, output_holder, status_array
 from .runtime import JitRoutine, Unit
 

@@ -158,7 +158,8 @@ def test_kernels_are_cached_per_mpi_library():
         from numba.core import config
         before = config.CACHE_DIR
         from starvm.distributed import jit_comm
-        from starvm.jit import kernels, mpi_kernels
+        from starvm.targets.numba import kernels
+        from starvm.targets.mpi import kernels as mpi_kernels
         json.dump({"mp": mpi_kernels.mp_some._cache._cache_path, "op": kernels.op_some._cache._cache_path,
                    "folder": jit_comm.kernel_cache_dir(), "library": jit_comm.load(),
                    "restored": config.CACHE_DIR == before}, sys.stdout)

@@ -134,7 +134,7 @@ def test_every_kernel_says_how_it_is_inlined():
     """Numba compiles a kernel first called from a forceinline one with forceinline too (it
     inherits the flag) unless the kernel sets it: each kernel says forceinline."""
     from numba.core.registry import CPUDispatcher
-    from starvm.jit import kernels
+    from starvm.targets.numba import kernels
     mine = [d for d in vars(kernels).values() if isinstance(d, CPUDispatcher) and d.py_func.__module__ == kernels.__name__]
     assert len(mine) > 50
     assert [d.py_func.__name__ for d in mine if "forceinline" not in d.targetoptions] == []

@@ -26,7 +26,7 @@ from conftest import subprocess_env
 from jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 from jit_differential import run
 import starvm
-from starvm.jit.kernels import OUT_CHUNK, output_records
+from starvm.targets.numba.kernels import OUT_CHUNK, output_records
 
 # M's rows choose what spin does after its lines: 1 an endless loop that writes nothing
 # (its lines go out before the loop), 2 an endless loop that writes a line every 2^16 turns

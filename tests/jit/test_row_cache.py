@@ -1,4 +1,4 @@
-"""Rows kept as words (starvm/jit/kernels.py rc_*, lower.row_cached): a routine that writes a
+"""Rows kept as words (starvm/targets/numba/kernels.py rc_*, lower.row_cached): a routine that writes a
 table only by ROW(i, T) := w reads and writes its rows as words, the columns following every
 changed bit. Against the interpreter on random tables: results, output, steps by kind, errors
 (position, call stack, the table as the failing statement left it), the table passed twice,
@@ -12,7 +12,7 @@ import pytest
 
 import starvm
 from starvm.ir.ops import Op
-from starvm.jit.lower import row_cached
+from starvm.targets.numba.lower import row_cached
 
 from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 

@@ -29,7 +29,7 @@ from ..numpy.forall import fusable
 from ...types import T
 from .prelude import PRELUDE, defines
 from ...jit.layout import E
-from ...jit.lower import Compiled, Lowered, Site, Unsupported, callees, check_int64, direct_globals, small_int, walk
+from ..numba.lower import Compiled, Lowered, Site, Unsupported, callees, check_int64, direct_globals, small_int, walk
 
 KERNEL_NAME = "star_routine"
 _IDX = {op: i for i, op in enumerate(BASE_OPS)}
@@ -990,7 +990,7 @@ class CudaRenderer:
         if info.pyname not in self.bodies:
             raise Unsupported(f"calls '{info.display}', which is not compiled", e.loc)
         if not statement:
-            from ...jit.lower import _writes_globals, _writes_output
+            from ..numba.lower import _writes_globals, _writes_output
             if outs:
                 raise Unsupported(f"'{info.display}' (it has var parameters) is called inside an expression", e.loc)
             if _writes_globals(self.bodies, info.pyname):

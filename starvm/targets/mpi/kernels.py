@@ -36,17 +36,17 @@ from numba.core import config as numba_config
 from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..distributed import jit_comm
-from ..distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL,
+from ...distributed import jit_comm
+from ...distributed.jit_comm import (CTX_LEN, X_ALIGN, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL,
                                     X_RANK, X_SHORT, X_SIZE, X_SUM)
-from .kernels import *  # noqa: F401,F403 - generated code finds every kernel here
-from .kernels import POLL_EVERY, flush_output, interrupt_pending  # noqa: F811 - tick, tick_out: their own here
-from .kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
+from ..numba.kernels import *  # noqa: F401,F403 - generated code finds every kernel here
+from ..numba.kernels import POLL_EVERY, flush_output, interrupt_pending  # noqa: F811 - tick, tick_out: their own here
+from ..numba.kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
     row_get_check, row_set_check, tail_mask, unassigned
-from .layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
+from ...jit.layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
                      C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_TABLE_MEM,
                      E_TABLE_NEG, S_FREE)
-from .layout import E_INTERRUPT, E_STEPS, S_INTR, S_LEFT
+from ...jit.layout import E_INTERRUPT, E_STEPS, S_INTR, S_LEFT
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
 # Numba keys a cached kernel by its bytecode, not by the globals it reads: the handle type
