@@ -117,7 +117,7 @@ def test_the_expected_closure_is_the_closure_of_the_programs_graph():
         reach |= np.outer(reach[:, k], reach[k])
     lines = (ROOT / ".ci" / "expected" / "warshall_c.out").read_text().splitlines()
     assert lines[-n:] == ["".join("1" if b else "0" for b in row) for row in reach]
-    from starvm import cli
+    from starvm.ui import cli
     out = io.StringIO()
     with redirect_stdout(out):
         assert cli.main(["run", str(ROOT / "programs" / "warshall_c.star")]) == 0

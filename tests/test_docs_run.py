@@ -128,7 +128,7 @@ def test_doc_block_prints_what_the_page_shows(doc, kind, body, want, skip, tmp_p
 def _run_transcript(block: str, tmp_path, monkeypatch) -> None:
     """Feed each "star> " input (with its "  ... " continuation lines) to a fresh prompt
     session; what it prints must be the lines that follow it on the page."""
-    from starvm.repl import PROMPT, Session
+    from starvm.ui.repl import PROMPT, Session
     monkeypatch.chdir(tmp_path)
     s = Session(backend="numpy", out=io.StringIO())
     inputs, outputs = [], []

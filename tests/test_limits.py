@@ -14,7 +14,7 @@ import pytest
 
 import starvm
 from conftest import subprocess_env
-from starvm import cli
+from starvm.ui import cli
 from starvm.runtime import limits
 from starvm.targets.python.codegen import CodeGen
 

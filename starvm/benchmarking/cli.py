@@ -1,4 +1,4 @@
-"""`star bench PROGRAM.star`: the options, and the command (starvm/cli.py calls ``bench``)."""
+"""`star bench PROGRAM.star`: the options, and the command (starvm/ui/cli.py calls ``bench``)."""
 from __future__ import annotations
 
 import sys
@@ -57,7 +57,7 @@ def _argument(text: str):
 
 def bench(args, text: str, usage_error) -> int:
     """Run the benchmark the parsed ``args`` describe; returns the exit status. StarErrors
-    propagate (exit 1 in starvm/cli.py), usage errors raise ``usage_error`` (exit 2)."""
+    propagate (exit 1 in starvm/ui/cli.py), usage errors raise ``usage_error`` (exit 2)."""
     from .. import config
     from ..api import compile as compile_star
     from ..graphs.cli import graph_from_args

@@ -72,7 +72,7 @@ class CostRun:
         self.args, self.machine, self.usage_error = args, machine, usage_error
         self.models = models_or_usage(args.cost, usage_error)
         if args.plot:
-            from ..cli_pictures import _need_matplotlib
+            from ..ui.cli_pictures import _need_matplotlib
             _need_matplotlib(usage_error)
         machine.routine_profile.by_kind = True
         self.t0 = time.perf_counter()
@@ -122,7 +122,7 @@ def main_cost(args, read, usage_error) -> int:
             raise usage_error(f"{flag} must be at least 1, not {value}")
     models = models_or_usage(args.model, usage_error)
     if args.plot:
-        from ..cli_pictures import _need_matplotlib
+        from ..ui.cli_pictures import _need_matplotlib
         _need_matplotlib(usage_error)
     text = read(args.file)
     runs = [(None, {})]

@@ -1,4 +1,4 @@
-"""Pictures of cost estimates (matplotlib, optional, as starvm/pictures.py):
+"""Pictures of cost estimates (matplotlib, optional, as starvm/ui/pictures.py):
 
   * ``report_png``: time and energy on each model, per routine where the run was profiled
     (``star run --cost M --profile --plot OUT.png``), else per operation kind;
@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from ..ir.ops import OP_TITLES, Op
-from ..pictures import _save, plt
+from ..ui.pictures import _save, plt
 
 
 def _bars(report):

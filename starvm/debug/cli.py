@@ -1,5 +1,5 @@
 """``star debug PROGRAM.star`` and ``star trace PROGRAM.star --html run.html``: their options
-(those of ``star run`` that apply) and what they do. ``starvm/cli.py`` calls these."""
+(those of ``star run`` that apply) and what they do. ``starvm/ui/cli.py`` calls these."""
 from __future__ import annotations
 
 import sys

@@ -268,7 +268,7 @@ class Machine:
         self._guard(self._main)
 
     # ------------------------------------------------------------------ embedding (api.py; globals_view.py, counters.py)
-    _progress_on = False    # progress bars on outer for loops (starvm/progress.py enable())
+    _progress_on = False    # progress bars on outer for loops (starvm/ui/progress.py enable())
     _debug_hooks = False    # starvm/debug: code compiled now calls _dbg() before each statement
     last_call_stats: dict[str, int] = {}    # the steps of the last call(), by operation kind
     call_shape: tuple[int, int] = (0, 0)    # the tallest and the widest table call() was given (starvm/costs)

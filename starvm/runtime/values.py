@@ -95,5 +95,5 @@ class Table:
 
     def _repr_png_(self):
         """Jupyter's rich display: the table as a bit image (None without matplotlib)."""
-        from ..pictures import png_or_none
+        from ..ui.pictures import png_or_none
         return png_or_none(self)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 from starvm.backends import BackendUnavailable, get_backend
 from starvm.benchmarking import machine_has_jit
 

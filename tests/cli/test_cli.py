@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 from starvm.backends import BackendUnavailable, get_backend
 
 ROOT = Path(__file__).resolve().parents[2]

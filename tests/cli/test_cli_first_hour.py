@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 import pytest
 
-from starvm import cli
+from starvm.ui import cli
 
 from test_cli import ROOT, assert_error_report, star
 

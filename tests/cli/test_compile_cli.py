@@ -1,4 +1,4 @@
-"""`star compile` (starvm/precompile.py): a program's routines compiled ahead into the disk
+"""`star compile` (starvm/ui/precompile.py): a program's routines compiled ahead into the disk
 cache, which a later run on --jit auto loads at the routines' first calls; concurrent
 compiles share the cache; exit codes 0 / 1 (Star error) / 2 (usage, I/O).
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 from starvm.costs import model_names
 
 from conftest import ROOT, subprocess_env

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse.csgraph as cg
 
 import starvm.graphs as sg
-from starvm.cli import main
+from starvm.ui.cli import main
 from tests.conftest import ROOT, subprocess_env
 
 DEFAULTS = {"bfs": "karate", "components": "lesmis", "floyd": "karate", "dijkstra": "grid",

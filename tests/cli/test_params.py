@@ -8,7 +8,7 @@ import io
 import pytest
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 from starvm.runtime.params import ParamError, parse_assignment
 
 PROG = """\

@@ -61,7 +61,7 @@ def test_codegen_hook_is_off_by_default():
 
 
 def test_hook_wraps_only_outermost_loops():
-    from starvm import progress
+    from starvm.ui import progress
     out, bars = io.StringIO(), io.StringIO()
     m = starvm.Machine(backend="numpy", out=out)
     progress.enable(m, True, file=bars)

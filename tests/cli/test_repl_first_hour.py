@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from starvm.repl import Session
+from starvm.ui.repl import Session
 
 
 @pytest.fixture

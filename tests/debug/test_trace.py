@@ -116,7 +116,7 @@ def test_star_trace_command_line(tmp_path):
 
 
 def test_jupyter_trace_cell():
-    from starvm.ipython import StarCellError, TracePage, run_cell
+    from starvm.ui.ipython import StarCellError, TracePage, run_cell
     page = run_cell({}, "--trace --max-rows 8", RECURSIVE)
     assert isinstance(page, TracePage) and page.events > 10
     html = page._repr_html_()
@@ -131,9 +131,9 @@ def test_jupyter_trace_cell():
 def test_jupyter_trace_magic_in_an_ipython_shell(capsys):
     pytest.importorskip("IPython")
     from IPython.core.interactiveshell import InteractiveShell
-    from starvm.ipython import TracePage
+    from starvm.ui.ipython import TracePage
     ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "starvm.ipython")
+    ip.run_line_magic("load_ext", "starvm")
     page = ip.run_cell_magic("star", "--trace --max-events 50", RECURSIVE)
     assert isinstance(page, TracePage) and page.events == 51
     err = capsys.readouterr().err

@@ -68,7 +68,7 @@ def test_primitives_agree_with_numpy_in_every_form(data, n):
 
 
 def test_without_mpi4py_distributed_is_a_usage_error(monkeypatch, tmp_path, capsys):
-    from starvm.cli import main
+    from starvm.ui.cli import main
     prog = tmp_path / "p.star"
     prog.write_text("begin writeln('x') end.\n")
     monkeypatch.setitem(sys.modules, "mpi4py", None)      # import mpi4py fails

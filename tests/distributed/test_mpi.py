@@ -250,7 +250,7 @@ def test_graph_file_read_per_rank_from_the_command_line(tmp_path):
 CLI_RUNS = """
 import contextlib, io, json, sys
 from mpi4py import MPI
-from starvm.cli import main
+from starvm.ui.cli import main
 got = []
 for argv in json.loads(sys.argv[2]):
     out = io.StringIO()
@@ -279,7 +279,7 @@ def star_cli(*args: str) -> list[str]:
 def serial(*args: str):
     """`star ARGS` in one process, without MPI: (exit code, standard output, standard error),
     through the command line's main() in this process, from the checkout's folder."""
-    from starvm.cli import main
+    from starvm.ui.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -332,7 +332,7 @@ def test_rank_that_fails_alone_stops_all_with_its_message():
                     raise {exc}
                 return numb(self, v)
             DistributedBackend.numb = failing
-            from starvm.cli import main
+            from starvm.ui.cli import main
             sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
         """)
         rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
@@ -353,7 +353,7 @@ def test_rank_that_dies_stops_the_run():
                 os.kill(os.getpid(), signal.SIGKILL)
             return numb(self, v)
         DistributedBackend.numb = dying
-        from starvm.cli import main
+        from starvm.ui.cli import main
         main(["run", "programs/bfs.star", "--distributed"])
     """)
     rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=90)
@@ -375,7 +375,7 @@ def test_rank_killed_outright_is_named_by_its_parent():
                 os.kill(os.getpid(), signal.SIGKILL)
             return numb(self, v)
         DistributedBackend.numb = dying
-        from starvm.cli import main
+        from starvm.ui.cli import main
         sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
     """)
     rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
@@ -420,7 +420,7 @@ def test_table_too_large_for_one_rank_fits_across_ranks():
         from mpi4py import MPI
         from starvm.runtime import limits
         limits.free_bytes = lambda backend: 12 << 20
-        from starvm.cli import main
+        from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:
             open(sys.argv[1], "w").write({program!r})
         MPI.COMM_WORLD.Barrier()

@@ -132,7 +132,7 @@ def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
         from mpi4py import MPI
         from starvm.runtime import limits
         limits.free_bytes = lambda backend: 12 << 20
-        from starvm.cli import main
+        from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:
             open(sys.argv[1], "w").write({program!r})
         MPI.COMM_WORLD.Barrier()

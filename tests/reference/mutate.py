@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECIAL = ["__import__", "open", "eval", "exec", "getattr", "__builtins__", "__class__", "v_x", "g_x", "r_p",

@@ -334,7 +334,7 @@ def test_the_estimate_is_the_same_when_compiled(tier_backend):
 
 # ------------------------------------------------------------------ the REPL's :cost
 def test_repl_cost(machine):
-    from starvm.repl import Session
+    from starvm.ui.repl import Session
     s = Session(machine, out=io.StringIO())
     s.feed("var T: table(100, 8); X: slice(T);")
     s.feed("proc F; begin X := COL(1, T) and COL(2, T); end;")

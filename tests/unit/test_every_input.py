@@ -11,7 +11,7 @@ import pytest
 
 import starvm
 from conftest import run_star
-from starvm.cli import main as cli_main
+from starvm.ui.cli import main as cli_main
 from starvm.frontend import parser as parser_module
 from starvm.frontend.integers import decimal_of_int, int_of_decimal
 

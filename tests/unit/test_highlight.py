@@ -1,4 +1,4 @@
-"""The Pygments lexer for Star (starvm/highlight.py) and its registration as a plug-in."""
+"""The Pygments lexer for Star (starvm/ui/highlight.py) and its registration as a plug-in."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ from conftest import subprocess_env
 pytest.importorskip("pygments")
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String  # noqa: E402
 
-from starvm.highlight import StarLexer  # noqa: E402
+from starvm.ui.highlight import StarLexer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,7 +98,7 @@ def test_entry_point_registration_makes_pygmentize_find_star(tmp_path):
     installed wheel does) makes `pygmentize -l star` and get_lexer_by_name('star') work."""
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     eps = meta["project"]["entry-points"]["pygments.lexers"]
-    assert eps == {"star": "starvm.highlight:StarLexer"}
+    assert eps == {"star": "starvm.ui.highlight:StarLexer"}
     # A stand-in distribution with the same entry points, found by importlib.metadata.
     info = tmp_path / "starvm_lexer_probe-0.dist-info"
     info.mkdir()

@@ -1,4 +1,4 @@
-"""starvm/ipython.py: the %%star cell magic in an in-process IPython shell, and rich display
+"""starvm/ui/ipython.py: the %%star cell magic in an in-process IPython shell, and rich display
 of tables as PNG pictures."""
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ pytest.importorskip("IPython", reason="the Jupyter extension needs IPython (pip 
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 import starvm  # noqa: E402
-from starvm.ipython import StarCellError  # noqa: E402
+from starvm.ui.ipython import StarCellError  # noqa: E402
 
 
 @pytest.fixture
 def ip():
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "starvm.ipython")
+    shell.run_line_magic("load_ext", "starvm")
     for name in ("_star_machine", "m2"):
         shell.user_ns.pop(name, None)
     yield shell

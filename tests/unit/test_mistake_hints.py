@@ -7,7 +7,7 @@ import io
 import pytest
 
 import starvm
-from starvm.repl import Session
+from starvm.ui.repl import Session
 
 
 def error_of(src: str, backend: str = "numpy") -> starvm.StarError:

@@ -1,4 +1,4 @@
-"""starvm/pictures.py, `star show`, `star run --plot` and the REPL's :plot: the PNGs are read
+"""starvm/ui/pictures.py, `star show`, `star run --plot` and the REPL's :plot: the PNGs are read
 back and checked pixel by pixel (set bits dark, clear bits light, row 1 at the top)."""
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import starvm
-from starvm import cli
+from starvm.ui import cli
 
 pytest.importorskip("matplotlib", reason="pictures need matplotlib (pip install \".[test]\")")
 from matplotlib.image import imread  # noqa: E402
 
-from starvm import pictures  # noqa: E402
+from starvm.ui import pictures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -164,7 +164,7 @@ def test_star_run_profile_plot(tmp_path):
 
 # ---------------------------------------------------------------------- the REPL
 def test_repl_plot_uses_pictures(tmp_path):
-    from starvm.repl import Session
+    from starvm.ui.repl import Session
     s = Session(backend="numpy", out=io.StringIO())
     s.feed("var P: table(5, 7); X: slice(P);")
     s.feed("ROW(1, P) := BITS('1000000'); ROW(3, P) := BITS('0011010'); ROW(5, P) := BITS('1111111')")

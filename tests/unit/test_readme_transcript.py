@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from starvm.repl import HELP, PROMPT, Session, is_complete
+from starvm.ui.repl import HELP, PROMPT, Session, is_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTINUATION = "  ... "

@@ -1,4 +1,4 @@
-"""The REPL (starvm/repl.py): its logic without a terminal (Session), and its prompt_toolkit
+"""The REPL (starvm/ui/repl.py): its logic without a terminal (Session), and its prompt_toolkit
 front end driven through a pipe input (Repl). The real-terminal test is
 tests/cli/test_repl_terminal.py."""
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 
 import starvm
 from conftest import subprocess_env
-from starvm import repl
-from starvm.repl import Session, is_complete
+from starvm.ui import repl
+from starvm.ui.repl import Session, is_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 

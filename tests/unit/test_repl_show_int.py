@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from starvm.repl import Session
+from starvm.ui.repl import Session
 
 
 @pytest.mark.parametrize("rows, width", [(1, 1), (5, 8), (7, 70), (0, 3)])

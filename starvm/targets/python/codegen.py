@@ -62,7 +62,7 @@ class CodeGen:
         # starvm/debug: call _dbg() before every statement (and each loop test); off: no code at all
         self.debug = debug
         self._entry = False            # the next _dbg() is a routine's first event: _dbg(1)
-        self.progress = progress       # wrap outermost for loops in _progress() (starvm/progress.py)
+        self.progress = progress       # wrap outermost for loops in _progress() (starvm/ui/progress.py)
         self._for_depth = 0
         self.counts = counts if counts is not None else []
         self.fused_timing = fused_timing

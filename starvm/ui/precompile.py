@@ -44,7 +44,7 @@ def add_parser(sub) -> None:
 def static_spec(routine) -> tuple | None:
     """The argument types a run hands the routine's compiled function (background.signature_spec
     of its converted arguments), from its parameters' and globals' Star types."""
-    from .types import T
+    from ..types import T
     info = routine.compiled.info
     syms = (list(info.params) if info is not None else []) + list(routine.compiled.globals)
     out = []
@@ -65,7 +65,7 @@ def static_spec(routine) -> tuple | None:
 def jobs_of(machine, main_body, stdlib: bool) -> list:
     """(routine, spec) for each routine of the machine's CPU tier to compile: those the main
     block and the program's routines reach, or all (``stdlib``)."""
-    from .targets.numba.lower import callees
+    from ..targets.numba.lower import callees
     tier = machine.jit
     if tier is None:
         return []
@@ -99,8 +99,8 @@ def main_compile(args, read, usage_error) -> int:
         raise usage_error("star compile needs a .star file or --stdlib")
     if args.jobs is not None and args.jobs < 1:
         raise usage_error("--jobs must be at least 1")
-    from .jit import cache
-    from .runtime.machine import Machine
+    from ..jit import cache
+    from ..runtime.machine import Machine
     work: dict = {}                     # entry path -> {(func, spec): display}
     backends: dict = {}
     names = list(args.file) + (["--stdlib"] if args.stdlib else [])
@@ -132,8 +132,8 @@ def _split(work: dict, jobs: int) -> list:
     """(entry, {(function, types): display}) per worker: an entry's routines dealt out over
     up to ``jobs`` workers, the longest compiles first (estimate.compile_seconds), so that
     the library's one entry compiles on every core."""
-    from .jit.cache import checked_source
-    from .jit.estimate import compile_seconds
+    from ..jit.cache import checked_source
+    from ..jit.estimate import compile_seconds
     items = []
     for path, funcs in work.items():
         source = checked_source(path) or ""
@@ -147,10 +147,10 @@ def _split(work: dict, jobs: int) -> list:
 
 def _main_body(text: str, name: str):
     """The program's main block as the tier sees it (its calls choose the library routines)."""
-    from . import stdlib
-    from .check import Checker, Environment
-    from .frontend.parser import parse
-    from .ir.lower import lower_unit
+    from .. import stdlib
+    from ..check import Checker, Environment
+    from ..frontend.parser import parse
+    from ..ir.lower import lower_unit
     return lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, name))).main
 
 
@@ -160,7 +160,7 @@ def _compile_all(work: list, backends: dict, total: int, jobs: int) -> int:
     import queue
     import tempfile
     import threading
-    from .jit import cache
+    from ..jit import cache
     t0 = time.monotonic()
     progress = _Progress(total)
     lines: queue.Queue = queue.Queue()
@@ -168,7 +168,7 @@ def _compile_all(work: list, backends: dict, total: int, jobs: int) -> int:
     running = 0
     results, failed_workers = [], []
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]),
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[2]),
                                                     env.get("PYTHONPATH", "")) if p)
 
     def worker(path, funcs):

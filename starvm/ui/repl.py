@@ -8,7 +8,7 @@ Two layers:
   returns that output as a string; ``is_complete(text)`` says whether an input is finished
   (a ``begin`` has its ``end``, every ``(`` is closed, a procedure has its body).
 * :class:`Repl` — the terminal: a prompt_toolkit prompt with persistent history, multi-line
-  input, Star syntax highlighting (:mod:`starvm.highlight`) and completion.  Without a
+  input, Star syntax highlighting (:mod:`starvm.ui.highlight`) and completion.  Without a
   terminal (input piped in) :func:`main` reads the inputs from stdin, one after another.
 
 How an input runs: declarations (``var``, ``proc``, ``function``, a whole ``program``) are
@@ -25,15 +25,15 @@ import re
 import sys
 from pathlib import Path
 
-from . import config, stdlib
-from .backends import BackendUnavailable
-from .check.builtins import BUILTINS
-from .errors import Loc, Source, StarError, StarInterrupt, StarSyntaxError, StarTypeError
-from .frontend import ast as A
-from .frontend.parser import fold, parse
-from .runtime.machine import Machine
-from .runtime.values import Bits, Table, Unassigned
-from .types import T
+from .. import config, stdlib
+from ..backends import BackendUnavailable
+from ..check.builtins import BUILTINS
+from ..errors import Loc, Source, StarError, StarInterrupt, StarSyntaxError, StarTypeError
+from ..frontend import ast as A
+from ..frontend.parser import fold, parse
+from ..runtime.machine import Machine
+from ..runtime.values import Bits, Table, Unassigned
+from ..types import T
 
 KEYWORDS = ("program", "var", "const", "proc", "procedure", "function", "begin", "end", "if", "then", "else",
             "while", "do", "repeat", "until", "for", "to", "downto", "parallel", "integer", "boolean",
@@ -266,7 +266,7 @@ class Session:
             self.machine._main = None
 
     def _print_steps(self, before: list[int]) -> None:
-        from .ir.ops import BASE_OPS, OP_TITLES
+        from ..ir.ops import BASE_OPS, OP_TITLES
         delta = [(OP_TITLES[op], a - b) for op, a, b in zip(BASE_OPS, self.machine.counts, before) if a != b]
         total = sum(d for _, d in delta)
         body = ", ".join(f"{n} {d}" for n, d in delta) or "none"
@@ -405,7 +405,7 @@ class Session:
         target = parts[1] if len(parts) > 1 else f"{sym.display}.png"
         what = f"{sym.display}: table {value.n} x {value.k}" if isinstance(value, Table) else \
             f"{sym.display}: {sym.type} of {value.n} bits"
-        try:   # starvm/pictures.py: one block per bit, set bits dark, row 1 at the top
+        try:   # starvm/ui/pictures.py: one block per bit, set bits dark, row 1 at the top
             table_png(value, target, title=what, backend=self.machine.backend,
                       vertical=sym.type is T.SLICE)
         except MatplotlibMissing:
@@ -436,8 +436,8 @@ class Session:
     def _cost(self, arg: str) -> None:
         """:cost [MODEL,...]: the steps so far priced on device models (all without a name);
         :cost list names them (starvm/costs)."""
-        from .costs.model import ModelError, model_names
-        from .costs.report import list_text
+        from ..costs.model import ModelError, model_names
+        from ..costs.report import list_text
         if arg.lower() == "list":
             self._print(list_text().rstrip())
             return
@@ -479,8 +479,8 @@ class Session:
         got = self._read(arg)
         if got is None:
             return
-        from .debug.commands import DebugShell
-        from .debug.debugger import Debugger
+        from ..debug.commands import DebugShell
+        from ..debug.debugger import Debugger
         text, name = got
         out = self._Writer(self)
         shell = DebugShell(Debugger(text, name, backend=self.machine.backend.name, out=out), out)
@@ -527,7 +527,7 @@ class Session:
 
     def _error(self, text: str) -> None:
         """An input ended in an error: count it, keep it (``last_error``: a notebook cell raises
-        it, starvm/ipython.py) and print it unless ``print_errors`` is off."""
+        it, starvm/ui/ipython.py) and print it unless ``print_errors`` is off."""
         self.errors += 1
         self.last_error = text
         if self.print_errors:
@@ -749,7 +749,7 @@ def main(backend: str | None = None, stdin=None, stdout=None) -> int:
     session = Session(backend=backend, out=stdout)
     interactive = stdin.isatty() and stdout.isatty()
     if interactive:
-        from . import __version__
+        from .. import __version__
         print(BANNER.format(version=__version__, backend=session.machine.backend.name), file=stdout)
         try:
             repl = Repl(session)

@@ -1,4 +1,4 @@
-"""Star in Jupyter / IPython: ``%load_ext starvm.ipython``, then
+"""Star in Jupyter / IPython: ``%load_ext starvm``, then
 
     %%star
     var P: table(4, 4); X: slice(P);
@@ -7,7 +7,7 @@
 A ``%%star`` cell runs on a :class:`~starvm.Machine` kept in the notebook's namespace
 (``_star_machine``, or the name given with ``%%star --machine NAME``; ``--backend NAME`` picks
 the backend of a machine made fresh), so declarations and variables persist from cell to cell.
-The cell is read like input at the ``star`` prompt (starvm/repl.py): declarations,
+The cell is read like input at the ``star`` prompt (starvm/ui/repl.py): declarations,
 statements, expressions (their value is printed), ``:commands``. The cell stops at its first
 error and fails (``StarCellError``: "Run All" stops there), shown as the Star error message
 (``StarError.render()``), never as a Python traceback. A cell that is just the name of a
@@ -87,10 +87,10 @@ def _options(line: str) -> dict:
 def run_cell(ns: dict, line: str, cell: str):
     """What ``%%star`` does, without IPython: run ``cell`` on the machine ``ns[NAME]`` (made if
     missing); returns a table when the cell is just a global table's name, else None."""
-    from .frontend.parser import fold
+    from ..frontend.parser import fold
     from .repl import Session, read_inputs
-    from .runtime.machine import Machine
-    from .runtime.values import Table
+    from ..runtime.machine import Machine
+    from ..runtime.values import Table
     try:
         opts = _options(line)
     except ValueError as e:
@@ -99,7 +99,7 @@ def run_cell(ns: dict, line: str, cell: str):
         return trace_cell(cell, opts)
     machine = ns.get(opts["machine"])
     if not isinstance(machine, Machine):
-        from .backends import BackendUnavailable
+        from ..backends import BackendUnavailable
         try:
             machine = Machine(backend=opts["backend"])
         except BackendUnavailable as e:
@@ -154,10 +154,10 @@ def trace_cell(cell: str, opts: dict):
     """``%%star --trace``: record the cell's run and return its page. A program that does not
     load raises StarCellError; one that stops at a run-time error shows its page up to the
     error (in IPython), then raises StarCellError carrying it."""
-    from .backends import BackendUnavailable
-    from .debug.trace import DEFAULT_MAX_EVENTS, DEFAULT_MAX_ROWS, record
-    from .debug.trace_html import render_html
-    from .errors import StarError
+    from ..backends import BackendUnavailable
+    from ..debug.trace import DEFAULT_MAX_EVENTS, DEFAULT_MAX_ROWS, record
+    from ..debug.trace_html import render_html
+    from ..errors import StarError
     try:
         trace = record(cell, "<cell>", backend=opts["backend"],
                        max_events=opts["max_events"] or DEFAULT_MAX_EVENTS,
@@ -189,7 +189,7 @@ def _display(obj) -> None:
 
 
 def load_ipython_extension(ip) -> None:
-    """``%load_ext starvm.ipython``: registers the ``%%star`` cell magic."""
+    """``%load_ext starvm``: registers the ``%%star`` cell magic."""
 
     def star(line, cell):
         return run_cell(ip.user_ns, line, cell)

@@ -3,7 +3,7 @@
 matplotlib is optional (``pip install "starvm[plot]"``) and imported only when a picture is
 drawn, with the non-interactive Agg backend, so nothing here needs a display.
 
-    from starvm import pictures
+    from starvm.ui import pictures
     pictures.table_png(P, "P.png", title="P")       # set bits dark, row 1 at the top
     pictures.profile_png(machine, "profile.png")     # steps (and times) per operation kind
     pictures.table_png_bytes(P)                      # the PNG as bytes (Jupyter display)
@@ -140,7 +140,7 @@ def table_png_bytes(value, title: str | None = None, backend=None) -> bytes:
 def profile_png(machine, path, title: str | None = None) -> str:
     """The machine's steps per operation kind as a horizontal bar chart in the PNG ``path``;
     with the times next to it when the machine was profiled (``machine.profile``)."""
-    from .ir.ops import BASE_OPS, OP_TITLES
+    from ..ir.ops import BASE_OPS, OP_TITLES
     rows = [(OP_TITLES[op], c, t) for op, c, t in zip(BASE_OPS, machine.counts, machine.times) if c]
     timed = machine.profile and any(t for _, _, t in rows)
     pyplot = plt()

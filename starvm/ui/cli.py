@@ -10,11 +10,11 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import __version__, config
-from .backends import BackendUnavailable
-from .errors import StarError, StarInterrupt
-from .runtime import limits
-from .runtime.params import ParamError, add_param_argument, params_from_args
+from .. import __version__, config
+from ..backends import BackendUnavailable
+from ..errors import StarError, StarInterrupt
+from ..runtime import limits
+from ..runtime.params import ParamError, add_param_argument, params_from_args
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
 
@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--distributed", action="store_true",
                      help="under mpiexec: one machine over all ranks, each holding a block of rows of every "
                           "table (needs mpi4py: pip install 'starvm[mpi]')")
-    from .graphs.cli import add_arguments as add_graph_arguments
+    from ..graphs.cli import add_arguments as add_graph_arguments
     add_graph_arguments(run)   # --graph FILE, --graph-format FMT, --generate SPEC
     add_param_argument(run)
     run.add_argument("--plot", metavar="OUT.png",
@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
                           "time per kind; needs matplotlib)")
     run.add_argument("--progress", action="store_true",
                      help="a progress bar for the outer for loops, when stderr is a terminal (needs tqdm)")
-    from .costs.cli import add_run_argument as add_cost_argument
+    from ..costs.cli import add_run_argument as add_cost_argument
     add_cost_argument(run)   # --cost MODEL[,MODEL...] (starvm/costs/cli.py)
 
     show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture",
@@ -83,17 +83,17 @@ def _parser() -> argparse.ArgumentParser:
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("file", help=FILE_HELP)
 
-    from .benchmarking.cli import add_parser as add_bench_parser
+    from ..benchmarking.cli import add_parser as add_bench_parser
     add_bench_parser(sub)      # star bench (starvm/benchmarking/cli.py)
 
-    from .debug.cli import add_subcommands as add_debug_subcommands
+    from ..debug.cli import add_subcommands as add_debug_subcommands
     add_debug_subcommands(sub)   # star debug, star trace (starvm/debug/)
 
-    from .costs.cli import add_parser as add_cost_parser
+    from ..costs.cli import add_parser as add_cost_parser
     add_cost_parser(sub)         # star cost (starvm/costs/cli.py)
 
     from .precompile import add_parser as add_compile_parser
-    add_compile_parser(sub)      # star compile (starvm/precompile.py)
+    add_compile_parser(sub)      # star compile (starvm/ui/precompile.py)
 
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
     repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
@@ -106,7 +106,7 @@ def _read(path: str) -> str:
         if path == "-":
             return sys.stdin.read()
         import io
-        from .input_files import read_input     # a device or an endless pipe is not read to the end
+        from ..input_files import read_input     # a device or an endless pipe is not read to the end
         return io.TextIOWrapper(io.BytesIO(read_input(path, expansion=16))).read()   # as Path.read_text
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -120,7 +120,7 @@ class _UsageError(Exception):
 def main(argv: list[str] | None = None) -> int:
     try:
         if "--distributed" in (sys.argv[1:] if argv is None else argv):   # starvm/distributed/launch.py
-            from .distributed.launch import run_ranks
+            from ..distributed.launch import run_ranks
             return run_ranks(_main, argv)
         return _main(argv)
     except KeyboardInterrupt:
@@ -144,7 +144,7 @@ def _silence_stdout() -> None:
 def _main(argv) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command in (None, "repl"):   # the interactive prompt (starvm/repl.py)
+    if args.command in (None, "repl"):   # the interactive prompt (starvm/ui/repl.py)
         from .repl import main as repl_main
         try:
             return repl_main(backend=config.backend_name(getattr(args, "backend", None)))
@@ -155,42 +155,42 @@ def _main(argv) -> int:
         if args.file == "-" and args.command == "debug":
             raise _UsageError("star debug reads its commands from standard input: give the program as a file")
         if args.command == "cost":   # starvm/costs/cli.py: --list and --validate read no file
-            from .costs.cli import main_cost
+            from ..costs.cli import main_cost
             return main_cost(args, _read, _UsageError)
-        if args.command == "compile":   # starvm/precompile.py: several files, or --stdlib
+        if args.command == "compile":   # starvm/ui/precompile.py: several files, or --stdlib
             from .precompile import main_compile
             return main_compile(args, _read, _UsageError)
         text = _read(args.file)
         if args.file == "-":
             args.file = STDIN
         if args.command == "bench":   # starvm/benchmarking/cli.py
-            from .benchmarking.cli import bench
+            from ..benchmarking.cli import bench
             return bench(args, text, _UsageError)
         if args.command == "check":   # parse, check and lower; run nothing, allocate no table
-            from . import stdlib
-            from .check import Checker, Environment
-            from .frontend.parser import parse
-            from .ir.lower import lower_unit
+            from .. import stdlib
+            from ..check import Checker, Environment
+            from ..frontend.parser import parse
+            from ..ir.lower import lower_unit
             lower_unit(Checker(Environment(library=stdlib.lookup)).check_program(parse(text, args.file)))
             print(f"{args.file}: no errors")
             return EXIT_OK
         if args.command in ("debug", "trace"):   # starvm/debug/cli.py
-            from .debug import cli as debug_cli
+            from ..debug import cli as debug_cli
             return (debug_cli.main_debug if args.command == "debug" else debug_cli.main_trace)(args, text, _UsageError)
-        from .runtime.machine import Machine
-        if args.command == "show":   # starvm/pictures.py
+        from ..runtime.machine import Machine
+        if args.command == "show":   # starvm/ui/pictures.py
             from .cli_pictures import show
             return show(args, text, Machine, _UsageError)
-        from .graphs.cli import graph_from_args
-        from .graphs.cli import reading_from_args
+        from ..graphs.cli import graph_from_args
+        from ..graphs.cli import reading_from_args
         comm = graph = None
         if getattr(args, "distributed", False):
-            from .distributed.launch import MpiMissing, world_comm
+            from ..distributed.launch import MpiMissing, world_comm
             try:
                 comm = world_comm()
             except MpiMissing as e:
                 raise _UsageError(str(e)) from None
-            from .distributed.graph_input import rank_graph   # each rank makes its share of the graph
+            from ..distributed.graph_input import rank_graph   # each rank makes its share of the graph
             graph = rank_graph(comm, getattr(args, "generate", None), getattr(args, "graph", None),
                                getattr(args, "graph_format", None), getattr(args, "weights", None))
         if graph is None:
@@ -204,7 +204,7 @@ def _main(argv) -> int:
             prepare_run(args, machine, _UsageError)
         cost = None
         if args.cost is not None:   # starvm/costs/cli.py: the models are checked before the run (exit 2)
-            from .costs.cli import CostRun
+            from ..costs.cli import CostRun
             cost = CostRun(args, machine, _UsageError)
         try:
             machine.run(text, args.file)

@@ -6,7 +6,7 @@ Registered under the ``pygments.lexers`` entry point (``pyproject.toml``), so af
     pygmentize -l star programs/warshall_c.star
     pygments.lexers.get_lexer_by_name("star")
 
-The REPL (``starvm/repl.py``) uses it to colour the input as it is typed.
+The REPL (``starvm/ui/repl.py``) uses it to colour the input as it is typed.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
                             Text, Whitespace)
 
-from .check.builtins import BUILTINS
+from ..check.builtins import BUILTINS
 
 __all__ = ["StarLexer", "KEYWORDS", "TYPES", "WORD_OPERATORS", "CONSTANTS", "BUILTIN_NAMES"]
 

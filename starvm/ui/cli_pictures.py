@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from . import config
+from .. import config
 
 
 def _need_matplotlib(usage_error) -> None:
@@ -33,11 +33,11 @@ def _save(draw, path, usage_error) -> None:
 
 def show(args, text: str, machine_class, usage_error) -> int:
     """``star show``: run the program, then draw the global table ``args.table``."""
-    from .frontend.parser import fold
+    from ..frontend.parser import fold
     from .pictures import table_png
-    from .runtime.values import Table
-    from .runtime.params import params_from_args
-    from .graphs.cli import graph_from_args, reading_from_args
+    from ..runtime.values import Table
+    from ..runtime.params import params_from_args
+    from ..graphs.cli import graph_from_args, reading_from_args
     _need_matplotlib(usage_error)
     machine = machine_class(backend=config.backend_name(args.backend), graph=graph_from_args(args, usage_error),
                             directed=reading_from_args(args), params=params_from_args(args, usage_error))

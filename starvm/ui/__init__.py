@@ -1,0 +1,20 @@
+"""The user interfaces over the machine: the ``star`` command line and the interactive prompt,
+Jupyter's ``%%star`` magic, pictures and progress bars, the Pygments lexer.
+
+- ``cli``: ``star`` (the console script) and ``python -m starvm``: parses the command line and
+  hands each subcommand to its home (``star cost`` to costs/cli.py, ``star debug`` to debug/cli.py,
+  ``star bench`` to the benchmarking package, ``star compile`` to ``precompile``).
+- ``repl``: the interactive prompt (``Session``: one input in, its output out; ``Repl``: the
+  prompt_toolkit front end).
+- ``precompile``: ``star compile``: a program's routines compiled ahead into the disk cache by
+  jit/compile_worker.py processes.
+- ``ipython``: ``%load_ext starvm`` (the hook in starvm/__init__.py) registers the ``%%star``
+  cell magic.
+- ``pictures``: tables as bit images and profiles as bar charts (matplotlib, optional);
+  ``cli_pictures``: ``star show`` and ``star run --plot`` over them; ``Table._repr_png_`` too.
+- ``progress``: ``star run --progress``'s bars on outer for loops (tqdm, optional).
+- ``highlight``: the Pygments lexer for Star (the ``pygments.lexers`` entry point ``star``).
+
+Nothing outside ui/ imports it except ``Table._repr_png_``, costs/ (its pictures and the
+matplotlib check) and starvm/__main__.py.
+"""
