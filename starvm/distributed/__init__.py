@@ -17,13 +17,6 @@ from .. import config
 from ..backends import Backend, get_backend
 from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
-from .rows import register as _register_rows
-from .search import register as _register_search
-from .staging import register as _register_staging
-
-_register_rows()
-_register_search()
-_register_staging()
 
 __all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute"]
 

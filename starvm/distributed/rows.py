@@ -396,11 +396,3 @@ def _registered(name: str):
 
 make_iota, make_gather, make_scatter, make_groupmin, make_compact, make_expand = (_registered(n) for n in NAMES)
 
-
-def register() -> None:
-    """Put these kernels (and WARSHALL-adapt's, warshall.py) in the native registry for the
-    distributed backend over NumPy (staging.register: over CuPy and the emulated device)."""
-    from .. import native
-    for name in NAMES:
-        native._REGISTRY[(name, "mpi:numpy")] = f"starvm.distributed.rows:make_{name}"
-    native._REGISTRY[("warshall_adapt", "mpi:numpy")] = "starvm.distributed.warshall:make"

@@ -139,11 +139,3 @@ def _factory(name: str):
 
 make_match, make_min, make_max, make_hit, make_setmin = (_factory(n) for n in NAMES)
 
-
-def register() -> None:
-    """These kernels in the native registry for the distributed backend over CuPy and over
-    the emulated device."""
-    from .. import native
-    for local in LOCALS:
-        for name in NAMES:
-            native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.search:make_{name}"

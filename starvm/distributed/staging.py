@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# the row moves of stdlib/rows.star that distributed/rows.py does (its registry entries)
+# the row moves of stdlib/rows.star that distributed/rows.py does (native/registry.py names them)
 ROUTINES = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
 
 
@@ -58,11 +58,3 @@ def counts_by_rank(ops, keys, size: int) -> list[int]:
     """How many of ``keys`` (ints 0..size-1) are each value, on the host."""
     return [int(c) for c in ops.host(ops.xp.bincount(keys, minlength=size))] if keys.size else [0] * size
 
-
-def register() -> None:
-    """The row moves of distributed/rows.py in the native registry for the distributed backend
-    over CuPy and over the emulated device (their local parts: device_rows.py)."""
-    from .. import native
-    for local in ("cupy", "emulated"):
-        for name in ROUTINES:
-            native._REGISTRY[(name, f"mpi:{local}")] = f"starvm.distributed.rows:make_{name}"

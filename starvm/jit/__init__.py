@@ -2,7 +2,7 @@
 
 ``lower.py`` renders checked IR to the source of a module of ``@njit`` functions written
 against ``kernels.py`` (the base operations over packed bit columns); ``cache.py`` keeps
-compiled modules on disk; ``runtime.py`` is the host side of a call; ``errors.py`` maps a
+compiled modules on disk; ``call.py`` is the host side of a call; ``errors.py`` maps a
 failure back to the interpreter's error; ``tier.py`` decides what runs compiled and reports
 it. Importing this package does not import Numba: that happens at the first compile.
 """

@@ -27,7 +27,7 @@ from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from ..targets.cuda.prelude import E_RERUN
 from .layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
-from .runtime import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
+from .call import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
 
 THREADS = 256
 PFOR_THREADS = 512

@@ -75,7 +75,7 @@ def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeErr
     """The error compiled code reported, with its position and the compiled part of the Star
     call stack in ``jit_frames`` (Machine._guard puts the interpreted callers before it)."""
     site = lowered.sites[int(st[S_NODE])]
-    if int(st[S_CODE]) == E.DEPTH:   # the limit is the room the status array has (runtime.status_array)
+    if int(st[S_CODE]) == E.DEPTH:   # the limit is the room the status array has (buffers.status_array)
         site = Site(site.loc, site.routine, site.op, str(len(st) - S_STACK - 1))
     text, hint = message(int(st[S_CODE]), int(st[S_A]), int(st[S_B]), int(st[S_C]), int(st[S_D]),
                          site, lowered.names, max_steps, lowered.strings)

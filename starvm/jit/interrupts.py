@@ -1,4 +1,4 @@
-"""Ctrl-C for a compiled call on a thread of its own (runtime.on_large_stack).
+"""Ctrl-C for a compiled call on a thread of its own (call.on_large_stack).
 
 On the caller's thread compiled code sees a SIGINT through Python's own record of it
 (kernels.tick: PyOS_InterruptOccurred). A call on another thread cannot: Python looks at

@@ -11,11 +11,11 @@ S_FREE = 7      # free memory in bytes (a local table larger than it is refused)
 S_SP = 8        # depth of the Star call stack inside compiled code
 S_OUT = 9       # int64 words of output records written so far (kernels.out_*)
 S_PFOR = 10     # `parallel for` loops in progress (a failure inside one: the call runs again interpreted)
-S_ROOM = 11     # bytes of machine stack compiled calls may take (kernels.enter; runtime.run sets it)
+S_ROOM = 11     # bytes of machine stack compiled calls may take (kernels.enter; call.run sets it)
 S_LOW = 12      # the lowest stack address they may reach (set by the first kernels.enter)
 S_INTR = 13     # nonzero: stop (Ctrl-C); set by the host (interrupts.py), read at kernels.poll
 S_DONE = 14     # words of output records up to the end of the last finished write call
-S_HOST = 15     # the address of the host's output flush (runtime.OutputSink), 0: none
+S_HOST = 15     # the address of the host's output flush (call.OutputSink), 0: none
 S_STACK = 16    # the call sites of that stack
 STATUS_SIZE = S_STACK + 256
 
@@ -68,9 +68,9 @@ E.USER = E_USER
 E_STACK = 23       # the machine stack's room (S_ROOM) is used up; a: Star calls deep, b: bytes they took
 E.STACK = E_STACK
 # failures that are no error of the program: the host runs the call again, interpreted (or
-# compiled on a larger stack), from the state saved at its entry (runtime.JitRoutine.run)
+# compiled on a larger stack), from the state saved at its entry (call.JitRoutine.run)
 RESTART_CODES = (E_OVERFLOW, E_STACK)
 E_INTERRUPT = 30   # Ctrl-C (kernels.poll): the interpreter's "interrupted" at the loop or call
 E.INTERRUPT = E_INTERRUPT
-E_HOST = 31        # the host's output flush raised (runtime.OutputSink keeps the exception)
+E_HOST = 31        # the host's output flush raised (call.OutputSink keeps the exception)
 E.HOST = E_HOST

@@ -19,7 +19,7 @@ from ..errors import StarRuntimeError
 from ..types import T
 from ..targets.numba.lower import Unsupported, callees
 from ..targets.mpi.lower import MpiModuleGen
-from .runtime import JitRoutine, Unit
+from .call import JitRoutine, Unit
 
 
 def install_mpi(tier, candidates: dict, main, closure, has_loop):

@@ -19,7 +19,7 @@ from ..targets.numpy.forall import fusable
 from .estimate import estimator
 from ..targets.numba.lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .buffers import counter_array, output_holder, status_array
-from .runtime import JitRoutine, Unit
+from .call import JitRoutine, Unit
 
 _LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 

@@ -20,76 +20,15 @@ kernels of its own (emulated.py): the NumPy kernels, behind its device-style vec
 """
 from __future__ import annotations
 
-import importlib
 import operator
 from time import perf_counter
 from typing import Callable
 
-# (routine name, backend name) -> "module:factory"
-_REGISTRY: dict[tuple[str, str], str] = {
-    # no ("warshall_adapt", "numpy"): the compiled Star body (starvm/jit) is within 2x of the
-    # bit-packed NumPy kernel (bench/results/compiled_cpu2.md), which stays for the emulated device
-    ("warshall_adapt", "cupy"): "starvm.native.warshall_cupy:make",
-    ("warshall_adapt", "emulated"): "starvm.native.warshall_numpy:make",
-    # no ("match", "cupy" | "emulated"): the GPU tier's compiled MATCH body is within 2x of its CUDA
-    # kernel (bench/results/natives_gpu_h100_04604d0.md), which stays for distributed GPU ranks
-    # (distributed/search.py), where the compiled tier does not run (docs/architecture.md)
-    ("min", "cupy"): "starvm.native.search_cupy:make_min",
-    ("max", "cupy"): "starvm.native.search_cupy:make_max",
-    ("hit", "cupy"): "starvm.native.compare_cupy:make_hit",
-    ("setmin", "cupy"): "starvm.native.compare_cupy:make_setmin",
-    ("iota", "numpy"): "starvm.native.rows_numpy:make_iota",
-    ("iota", "cupy"): "starvm.native.rows_cupy:make_iota",
-    ("gather", "numpy"): "starvm.native.rows_numpy:make_gather",
-    ("gather", "cupy"): "starvm.native.rows_cupy:make_gather",
-    ("scatter", "numpy"): "starvm.native.rows_numpy:make_scatter",
-    ("scatter", "cupy"): "starvm.native.rows_cupy:make_scatter",
-    ("groupmin", "numpy"): "starvm.native.rows_numpy:make_groupmin",
-    ("groupmin", "cupy"): "starvm.native.rows_cupy:make_groupmin",
-    # no ("compact" | "expand", "numpy"): their compiled Star bodies are within 2x of the NumPy
-    # kernels (bench/results/compiled_cpu2.md), which stay for the emulated device; on the GPU the
-    # compiled body takes grid barriers per marked row, so the CUDA kernels stay (docs/architecture.md)
-    ("compact", "cupy"): "starvm.native.rows_cupy:make_compact",
-    ("compact", "emulated"): "starvm.native.emulated:make_compact",
-    ("expand", "cupy"): "starvm.native.rows_cupy:make_expand",
-    ("expand", "emulated"): "starvm.native.emulated:make_expand",
-}
-for _name in ("min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
-    _REGISTRY[(_name, "emulated")] = f"starvm.native.emulated:make_{_name}"
-
-
 def factory_for(routine: str, backend: str) -> Callable | None:
-    if backend == "auto":
-        return _auto_factory(routine)
-    target = _REGISTRY.get((routine, backend))
-    if target is None:
-        return None
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
-
-
-def _auto_factory(routine: str) -> Callable | None:
-    """On the auto backend (backends/auto_backend.py) a routine runs its host or its device
-    kernel, or its Star body where that side has none, on the side ``place`` picks per call."""
-    if not any((routine, side) in _REGISTRY for side in ("numpy", "cupy", "emulated")):
-        return None
-
-    def make(star_body, auto, meter):
-        def build(side):
-            f = factory_for(routine, side.name)
-            return f(star_body, side, meter) if f is not None else star_body
-        on_host, on_dev = build(auto.host), None
-
-        def routine_(*args):
-            nonlocal on_dev
-            if not auto.place(args):
-                return on_host(*args)
-            if on_dev is None:
-                on_dev = build(auto.dev)
-            return on_dev(*args)
-        routine_.star_body = star_body
-        return routine_
-    return make
+    """The factory of routine's native kernel on the backend named ``backend``, or None
+    (registry.py decides; machine.py and jit/tier.py move to ``registry.native_for``)."""
+    from .registry import _factory
+    return _factory(routine, backend)
 
 
 class Meter:

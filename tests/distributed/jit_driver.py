@@ -164,7 +164,7 @@ begin SET(X); POKE(X, N_ROWS, s); writeln(s) end.
 
 
 # integers past 64 bits and a failing `parallel for`: the compiled call runs again interpreted on
-# every rank alike (runtime.JitRoutine.restart), with GROW's table writes put back first
+# every rank alike (call.JitRoutine.restart), with GROW's table writes put back first
 EDGE = """
 proc GROW(var P: table; k: integer; var r: integer);
 var i: integer;

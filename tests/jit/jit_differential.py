@@ -110,7 +110,7 @@ def check_program(prog, backend="numpy", error_at: str | None = None, limit_seed
                   compile_s=round(sum(getattr(r, "compile_seconds", 0.0) for r in comp[3].jit.routines.values()), 3))
     record.update(_features(prog, model, comp[3], error_at, model_error, limit))
     record["beyond_64_bits"] = _beyond_64_bits(prog)    # its integers passed 64 bits (checked as any other)
-    # the compiled routines that stopped and ran again from their entry (runtime.JitRoutine.restart)
+    # the compiled routines that stopped and ran again from their entry (call.JitRoutine.restart)
     record["restarted"] = sorted(r.display for r in comp[3].jit.routines.values() if getattr(r, "restarts", 0))
     record["cache_keys"] = sorted(program_cache_keys(comp[3]))
     record["seconds"] = round(perf_counter() - t0, 3)

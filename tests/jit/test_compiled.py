@@ -163,7 +163,7 @@ end.
 
 def test_integers_past_64_bits_neither_wrap_nor_stop():
     """The compiled main block stops where f passes 64 bits and runs again interpreted
-    (runtime.JitRoutine.restart): the exact factorial, the interpreter's steps."""
+    (call.JitRoutine.restart): the exact factorial, the interpreter's steps."""
     off = run(OVERFLOW, "big.star", "off")
     assert off[0] == f"{__import__('math').factorial(30)}\n" and off[2] is None
     on = run(OVERFLOW, "big.star", "on")

@@ -1,6 +1,6 @@
 """The compiled tier does what the interpreter does where its machine runs out (issue 36):
 integers past 64 bits, recursion deeper than the thread's stack, and a failing `parallel
-for`. Each such call stops and runs again from its entry (runtime.JitRoutine.restart) with
+for`. Each such call stops and runs again from its entry (call.JitRoutine.restart) with
 the tables it wrote put back: the output, steps, tables, results and errors are the
 interpreter's on --jit on and auto, never an error of the tier's own. The GPU tier's part
 runs on the CPU (tests/gpu_sources: the emulated kernel, the stand-in for CuPy)."""
@@ -190,7 +190,7 @@ def test_an_error_deep_in_compiled_recursion_shows_the_interpreters_stack():
 
 
 def test_on_large_stack_returns_and_raises_as_a_call():
-    from starvm.jit.runtime import on_large_stack
+    from starvm.jit.call import on_large_stack
     assert on_large_stack(1 << 22, lambda a, b: a + b, 2, 3) == 5
     with pytest.raises(KeyError):
         on_large_stack(1 << 22, {}.__getitem__, "x")
@@ -355,19 +355,19 @@ def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(m
 
 @pytest.mark.parametrize("how", ["no thread", "too large"])
 def test_without_a_large_stack_a_deep_call_runs_interpreted(monkeypatch, how):
-    from starvm.jit import runtime
+    from starvm.jit import call
     if how == "no thread":
         def refused(*args):
-            raise runtime.NoLargeStack("can't start new thread")
-        monkeypatch.setattr(runtime, "on_large_stack", refused)
+            raise call.NoLargeStack("can't start new thread")
+        monkeypatch.setattr(call, "on_large_stack", refused)
     else:
-        monkeypatch.setattr(runtime, "_MAX_ROOM", 1 << 21)
+        monkeypatch.setattr(call, "_MAX_ROOM", 1 << 21)
     calls = [("f", 20000), ("walk", 20001), ("f", 50)]
     off, off_counts, _ = _deep_calls("off", calls)
     on, on_counts, m = _deep_calls("on", calls)
     assert on == off and on_counts == off_counts
     f = next(r for r in m.jit.routines.values() if r.display == "f")
-    assert f.compiled_calls >= 1 and f.stack_room == runtime._INLINE_ROOM
+    assert f.compiled_calls >= 1 and f.stack_room == call._INLINE_ROOM
 
 
 def test_gpu_tier_past_64_bits_and_a_failing_parallel_for_equal_the_interpreter():
@@ -419,7 +419,7 @@ begin end.
 def test_a_deep_recursion_left_interpreted_on_auto_is_the_interpreters(monkeypatch):
     """--jit auto below the threshold: g runs interpreted through its JitRoutine, a C frame a
     call; 30000 calls deep that overflowed the stack (SIGSEGV) where --jit off printed 30003
-    (found by the edge fuzz). From runtime._DEEP_CALLS on, the calls go to the interpreted
+    (found by the edge fuzz). From call._DEEP_CALLS on, the calls go to the interpreted
     routine directly."""
     monkeypatch.setenv("STARVM_JIT_THRESHOLD", str(10 ** 18))
     got = {}

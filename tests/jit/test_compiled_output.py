@@ -1,6 +1,6 @@
 """writeln in compiled code: the records written before a failure are printed as the
 interpreter prints them, however often the output buffer grew (kernels.out_room replaces the
-array inside a holder the host keeps, runtime.output_holder), in nested compiled calls, under
+array inside a holder the host keeps, buffers.output_holder), in nested compiled calls, under
 a step limit, and with the grown buffer reused by later calls."""
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_output_written_before_a_failure_in_compiled_code_is_printed():
 # Found by bench/fuzz_compiled.py (seed 13556, bench/results/fuzz_failures/compiled_seed13556.star):
 # a recursive procedure multiplies an integer by 3 on every call until it passes 2^63. The
 # interpreter's integers are unbounded; the compiled tier stopped with an overflow error of its
-# own. Now the call that passes 64 bits runs again interpreted (runtime.JitRoutine.restart):
+# own. Now the call that passes 64 bits runs again interpreted (call.JitRoutine.restart):
 # output and steps are the unbounded model's, with the main block compiled.
 def test_a_result_beyond_64_bits_equals_the_unbounded_model():
     from jit_differential import check_program

@@ -2,8 +2,8 @@
 
 Ctrl-C: `star run --jit on` on an endless compiled loop stops with exit 130 and the
 interpreter's `star: interrupted at FILE:LINE:COL`; in the REPL the prompt comes back with
-the variables; a call on a thread of its own (runtime.on_large_stack) stops through
-runtime.request_stop. Output: lines written by compiled code reach the stream while the call
+the variables; a call on a thread of its own (call.on_large_stack) stops through
+call.request_stop. Output: lines written by compiled code reach the stream while the call
 runs (read from the pipe before the process is stopped), in order with the interpreter's
 output, also when a call runs again from its entry (an integer past 64 bits) or fails; the
 record buffer stays within kernels.OUT_CHUNK words and the process's memory does not grow
@@ -143,16 +143,16 @@ def test_ctrl_c_in_the_repl_stops_compiled_code_and_keeps_the_variables(tmp_path
 # found yet (issue 36 stays open for it). Not strict: it passes where it runs alone.
 @pytest.mark.xfail(reason="Ctrl-C on a compiled call's own thread races under load (issue 36)", strict=False)
 def test_ctrl_c_reaches_a_call_on_a_thread_of_its_own(monkeypatch):
-    """runtime.on_large_stack: the signal interrupts the caller's join(), which sets
+    """call.on_large_stack: the signal interrupts the caller's join(), which sets
     st[S_INTR] for the call in progress (request_stop); the call stops at its next poll and
     the error is its own, at the loop's position. The signal is sent by a helper process
     once the call has started (Python's own threads wait for the GIL the call holds)."""
-    from starvm.jit import runtime
+    from starvm.jit import call
     m = starvm.Machine(jit="on", out=io.StringIO())
     m.load(SPIN.format(lines=1, mode=1), "spin.star")
     routine = m.jit.routines["r_spin"]
     started = []
-    real = runtime.on_large_stack
+    real = call.on_large_stack
 
     def on_large_stack(size, fn, *args):
         signaller = subprocess.Popen(["sh", "-c", f"sleep 1.5; kill -INT {os.getpid()}"])
@@ -161,8 +161,8 @@ def test_ctrl_c_reaches_a_call_on_a_thread_of_its_own(monkeypatch):
             return real(size, fn, *args)
         finally:
             signaller.wait(timeout=30)
-    monkeypatch.setattr(runtime, "on_large_stack", on_large_stack)
-    routine.stack_room = runtime._INLINE_ROOM * 2        # as after a call that needed a larger stack
+    monkeypatch.setattr(call, "on_large_stack", on_large_stack)
+    routine.stack_room = call._INLINE_ROOM * 2        # as after a call that needed a larger stack
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(starvm.errors.StarInterrupt) as e:
@@ -235,7 +235,7 @@ def test_streamed_output_in_order_with_the_interpreters(backend, lines, mode):
     if backend == "numpy":
         talk = on_machine.jit.routines["r_talk"]
         assert on_machine.jit.routines["r_note"].compiled_calls == 0
-        if mode == 2:        # streamed lines, then run again interpreted: not printed twice (runtime._skipping_output)
+        if mode == 2:        # streamed lines, then run again interpreted: not printed twice (call._skipping_output)
             assert talk.restarts == 3
         else:
             assert talk.compiled_calls == 3

@@ -685,7 +685,7 @@ def tsnap(t):
 @out_of_line
 def sdiv(a, b, st, nid):
     """Star's div: truncates toward zero. The one quotient past 64 bits, the minimum by -1,
-    stops the call as an overflow (the host runs it again interpreted: runtime.run)."""
+    stops the call as an overflow (the host runs it again interpreted: call.run)."""
     if b == 0:
         fail(st, nid, E_DIV0, 0, 0, 0, 0)
     if b == -1:
@@ -740,7 +740,7 @@ def tick_out(st, nid):
 # POLL_EVERY-th step (tick: back edges and calls, where the step limit is checked) looks at
 # Python's own record of a SIGINT (PyOS_InterruptOccurred, which takes the signal: Python's
 # handler does not run for it later) and at st[S_INTR], which the host sets where the signal
-# reached another thread (runtime.request_stop). Neither touches memory the loop uses, so
+# reached another thread (call.request_stop). Neither touches memory the loop uses, so
 # LLVM keeps a loop's step count in a register as before (a call that might write st would
 # cost a load and a store of it per iteration: 3x on a scalar loop).
 POLL_EVERY = 1024
@@ -775,7 +775,7 @@ def load_relaxed(typingctx, arr, i):
 @intrinsic
 def host_call(typingctx, addr, arg):
     """Call the host's function at ``addr``, an ``int64 (*)(int64)`` (a ctypes callback:
-    runtime.OutputSink), with ``arg``; its result (0: done)."""
+    call.OutputSink), with ``arg``; its result (0: done)."""
     sig = types.int64(types.int64, types.int64)
 
     def codegen(context, builder, sig, args):
@@ -792,7 +792,7 @@ def flush_output(st, nid):
             fail(st, nid, E_HOST, 0, 0, 0, 0)
 
 
-# ------------------------------------------------------------------ output records (decoded by runtime.py)
+# ------------------------------------------------------------------ output records (decoded by call.py)
 # ob is an Output holding the int64 record array (``ob.buf``), st[S_OUT] the part in use. A
 # helper that needs more room puts a bigger array in the holder (not a returned array: the
 # host keeps the holder, so it still has the records when the call then fails). Past
@@ -1023,10 +1023,10 @@ def stack_address(typingctx):
 def enter(st, site):
     """Push a call site on the Star call stack (read back only when something fails);
     returns st, so that it can stand as the callee's argument: f(..., enter(st, 7), ...).
-    The stack has room for Machine.max_depth calls (runtime.status_array): the recursion limit.
+    The stack has room for Machine.max_depth calls (buffers.status_array): the recursion limit.
     The machine stack has room for st[S_ROOM] bytes below the first call: past them the call
     stops (E_STACK) before the thread's stack overflows, and the host runs it again on a
-    larger one (runtime.run), so a deep recursion the limit allows never ends in a signal."""
+    larger one (call.run), so a deep recursion the limit allows never ends in a signal."""
     sp = st[S_SP]
     if sp >= st.shape[0] - S_STACK - 1:
         fail(st, site, E_DEPTH, sp, 0, 0, 0)
@@ -1142,7 +1142,7 @@ def vcopy_asg(old, x, st, nid, anid):
 # ------------------------------------------------------------------ integers
 # Star's integers are unbounded; compiled code computes in 64 bits and stops (E_OVERFLOW)
 # where a result would not fit, rather than wrap: the host then runs the call again on the
-# interpreter from the state saved at its entry (runtime.JitRoutine.run), which computes the
+# interpreter from the state saved at its entry (call.JitRoutine.run), which computes the
 # exact value.
 I_MIN = np.int64(-(1 << 63))
 I_MAX = np.int64((1 << 63) - 1)

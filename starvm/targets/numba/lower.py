@@ -32,7 +32,7 @@ _SCALAR_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<",
                   ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
 # integer arithmetic that stops on 64-bit overflow (Star's integers are unbounded)
 _CHECKED = {"+": "ck_add", "-": "ck_sub", "*": "ck_mul"}
-# what in generated code may stop a call to run it again (runtime.restart): kernels that stop
+# what in generated code may stop a call to run it again (call.restart): kernels that stop
 # on 64-bit overflow, a `parallel for`
 _RESTARTS = ("ck_add(", "ck_sub(", "ck_mul(", "ck_neg(", "sdiv(", "loop_end_", "st[S_PFOR]")
 # base operations: kernel name (all take ..., cnt, st, site)
@@ -191,7 +191,7 @@ class ModuleGen:
         return Lowered("\n".join(self.lines) + "\n", self.compiled, self.sites, self.names, self.strings)
 
     def restartable(self, pyname: str) -> bool:
-        """May a call of pyname stop to run again from its entry (runtime.restart): an integer
+        """May a call of pyname stop to run again from its entry (call.restart): an integer
         past 64 bits, a `parallel for`, or recursion (the machine stack's room) in it or in
         what it calls?"""
         seen, todo = set(), [pyname]
@@ -664,7 +664,7 @@ class ModuleGen:
         the body writes, iterations in order, private variables restored afterwards."""
         var, downto, info, snaps = s.arg
         self.emit(ind, f"tick(st, {self.site(s.loc)})")
-        # a failure from here to the loop's end runs the call again interpreted (runtime.run):
+        # a failure from here to the loop's end runs the call again interpreted (call.run):
         # the interpreter's fused loop fails before the statement that fails writes anything
         self.emit(ind, "st[S_PFOR] += 1")
         cow = cow_tables(s)
@@ -929,7 +929,7 @@ def small_int(e: Node) -> bool:
 
 
 def writes_tables(bodies, pyname: str, seen=None) -> bool:
-    """May a call of pyname change a table it did not make (runtime.run saves those)?"""
+    """May a call of pyname change a table it did not make (call.run saves those)?"""
     seen = seen if seen is not None else set()
     if pyname in seen or pyname not in bodies:
         return False

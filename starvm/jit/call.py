@@ -511,7 +511,7 @@ def _flush_top(st_address: int) -> int:
     sink = _SINKS[st_address]
     try:
         sink.flush()
-    except BaseException as e:  # noqa: BLE001 - handed to the call's host (runtime.run) through E_HOST
+    except BaseException as e:  # noqa: BLE001 - handed to the call's host (call.run) through E_HOST
         sink.error = e
         return 1
     return 0
