@@ -98,12 +98,16 @@ class GroupOp:
     SameLength = BinaryLogic | Compare | Arith
     # reductions of a vector that host control flow reads as a scalar
     Search = frozenset({Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.FRST, Op.CONVERT})
+    # a vector reduced to a scalar (on a device: a reduction over the threads holding its words)
+    Reduction = frozenset({Op.FND, Op.STEP, Op.NUMB, Op.SOME})
     # what a renderer for a device must bring back to the host to branch on
     HostReading = frozenset({Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.CONVERT, Op.BIT_GET})
     # operations whose operand may be a slice or a word (costs/operands.py prices them by it)
     SliceOrWord = Logic | {Op.SET, Op.CLR, Op.FND, Op.STEP, Op.NUMB, Op.FRST, Op.SOME}
     Word = frozenset({Op.TRIM, Op.REP}) | Compare | Arith
     Table = frozenset({Op.COL_GET, Op.COL_SET, Op.ROW_GET, Op.ROW_SET})
+    # slice expressions a renderer computes word by word, each word from its operands' words
+    WordWise = Logic | {Op.VAR, Op.COPY, Op.COL_GET}
     # base operations that change their first operand (a variable or a table) in place
     InPlace = frozenset({Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET, Op.STEP})
     Values = frozenset({Op.CONST, Op.BITS, Op.VAR, Op.COPY, Op.BINARY, Op.UNARY, Op.LEN,
