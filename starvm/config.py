@@ -19,7 +19,7 @@ def fuse() -> bool:
     return os.environ.get("STARVM_FUSE", "1") not in ("0", "")
 
 
-def native() -> bool:
+def use_natives() -> bool:
     """STARVM_NATIVE=0 runs standard-library routines as their Star bodies even where a
     backend has a native kernel for them."""
     return os.environ.get("STARVM_NATIVE", "1") not in ("0", "")

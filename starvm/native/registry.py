@@ -6,7 +6,7 @@ the compiled tier (jit/tier.py, which leaves a routine a native replaces to it) 
 A native replaces a routine only where all of these hold:
 
   * natives are on: the machine's switch (``Machine(native=...)``), which defaults to
-    config.native() (STARVM_NATIVE=0 turns them off); ``enabled=None`` reads config.native();
+    config.use_natives() (STARVM_NATIVE=0 turns them off); ``enabled=None`` reads config.use_natives();
   * the routine is the standard library's own (declared in a file under ``stdlib/``): a
     program's routine of the same name runs as written;
   * the backend has a kernel for it (``KERNELS``: folded routine name -> backend name ->
@@ -85,9 +85,9 @@ def native_for(name: str, backend, *, origin: str | None = LIBRARY, enabled: boo
 
     ``origin``: the file the routine was declared in (its location's filename; None when it
     has none): only the standard library's routines are replaced. ``enabled``: the machine's
-    native switch (None: config.native(), STARVM_NATIVE). ``host_side``: on the auto backend,
+    native switch (None: config.use_natives(), STARVM_NATIVE). ``host_side``: on the auto backend,
     ask about its host side only."""
-    if not (config.native() if enabled is None else enabled):
+    if not (config.use_natives() if enabled is None else enabled):
         return None
     if origin is None or not origin.startswith(LIBRARY):
         return None

@@ -52,7 +52,7 @@ class Machine:
         # run `parallel for` loops as one array operation (else iteration by iteration)
         self.fuse = config.fuse() if fuse is None else fuse
         # let a backend's native kernel replace a standard-library routine (starvm/native)
-        self.native = config.native() if native is None else native
+        self.native = config.use_natives() if native is None else native
         self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
         # limits.py: loop iterations + routine calls per run (None: unlimited, no check generated)
         self.max_steps = limits.max_steps(max_steps)
