@@ -105,14 +105,24 @@ class GroupOp:
     # operations whose operand may be a slice or a word (costs/operands.py prices them by it)
     SliceOrWord = Logic | {Op.SET, Op.CLR, Op.FND, Op.STEP, Op.NUMB, Op.FRST, Op.SOME}
     Word = frozenset({Op.TRIM, Op.REP}) | Compare | Arith
-    Table = frozenset({Op.COL_GET, Op.COL_SET, Op.ROW_GET, Op.ROW_SET})
+    TableRead = frozenset({Op.COL_GET, Op.ROW_GET})
+    TableWrite = frozenset({Op.COL_SET, Op.ROW_SET})
+    Table = TableRead | TableWrite
+    Row = frozenset({Op.ROW_GET, Op.ROW_SET})
+    # = and <> also compare two slices (the other comparisons take words)
+    SliceCompare = frozenset({Op.EQ, Op.NOTEQ})
+    # a table's dimensions: sizes known when it is made, never past 64 bits
+    Sizes = frozenset({Op.NROWS, Op.NCOLS})
     # slice expressions a renderer computes word by word, each word from its operands' words
     WordWise = Logic | {Op.VAR, Op.COPY, Op.COL_GET}
     # base operations that change their first operand (a variable or a table) in place
     InPlace = frozenset({Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET, Op.STEP})
     Values = frozenset({Op.CONST, Op.BITS, Op.VAR, Op.COPY, Op.BINARY, Op.UNARY, Op.LEN,
                         Op.NROWS, Op.NCOLS, Op.CALL})
-    Loops = frozenset({Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR})
+    # loops with a loop variable (arg[0]) and bounds (src[0], src[1]); loops on a condition
+    ForLoops = frozenset({Op.FOR, Op.PFOR})
+    CondLoops = frozenset({Op.WHILE, Op.REPEAT})
+    Loops = ForLoops | CondLoops
     Compound = Loops | {Op.IF}
     Control = Compound | {Op.BLOCK, Op.ERROR}
     Statements = Control | {Op.ASSIGN, Op.WRITE, Op.GRAPH}
