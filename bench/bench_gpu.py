@@ -172,7 +172,7 @@ def bench_memory(n):
     m.profile = True
     m.call("TOUCH", t, n)
     from starvm.ir.ops import Op
-    from starvm.runtime.ops import IDX
+    from starvm.ir.ops import STEP_INDEX as IDX
     res = {"n": n, "table_bytes": int(t.data.nbytes), "formula_bytes": words * 8 * n,
            "paper_bytes": 8 * (n * (words + 1) + 1), "allocated_bytes": int(free0 - free1),
            "col_write_us": m.times[IDX[Op.COL_SET]] * 1e6, "row_read_us": m.times[IDX[Op.ROW_GET]] * 1e6}

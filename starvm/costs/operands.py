@@ -11,16 +11,16 @@ slice operation, an upper bound; docs/costs.md).
 """
 from __future__ import annotations
 
-from ..ir.ops import Node, Op
+from ..ir.ops import GroupOp, Node, Op
 from ..types import T
 
 # the kinds whose operand may be a slice or a word; the others are one or the other by
 # definition (COL: slices, ROW / TRIM / REP / EQ ... / ADD: words) or are priced alike
-SHARED = (Op.AND, Op.OR, Op.XOR, Op.NOT, Op.SET, Op.CLR, Op.FND, Op.STEP, Op.NUMB, Op.FRST, Op.SOME)
+SHARED = GroupOp.SliceOrWord
 
 
 def _operand_type(node: Node) -> T | None:
-    if node.op in (Op.AND, Op.OR, Op.XOR, Op.NOT):
+    if node.op in GroupOp.Logic:
         return node.type if node.type in (T.SLICE, T.WORD) else _first(node)
     return _first(node)
 

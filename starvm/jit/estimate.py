@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..ir.ops import BASE_OPS, Op
+from ..ir.ops import BASE_OPS, GroupOp, Op
 from ..types import T
 from ..targets.numba.lower import walk
 
@@ -67,7 +67,7 @@ def _value(e, env):
     if op is Op.VAR:
         v = env.get(e.arg)
         return v if isinstance(v, int) and not isinstance(v, bool) else None
-    if op in (Op.NROWS, Op.NCOLS) and e.src[0].op is Op.VAR:
+    if op in GroupOp.Sizes and e.src[0].op is Op.VAR:
         t = env.get(e.src[0].arg)
         return getattr(t, "n" if op is Op.NROWS else "k", None)
     if op is Op.BINARY and e.arg in ("+", "-", "*", "div"):
@@ -110,11 +110,11 @@ def _block_cost(node, env, size, bodies, depth, prices) -> float:
 
 def _stmt_cost(s, env, size, bodies, depth, prices) -> float:
     op = s.op
-    if op in (Op.FOR, Op.PFOR):
+    if op in GroupOp.ForLoops:
         a, b = _value(s.src[0], env), _value(s.src[1], env)
         trips = size if a is None or b is None else max(0, (a - b if s.arg[1] else b - a) + 1)
         return 1 + trips * (_SCALAR + _block_cost(s.src[2], env, size, bodies, depth, prices))
-    if op in (Op.WHILE, Op.REPEAT):
+    if op in GroupOp.CondLoops:
         body = s.src[1] if op is Op.WHILE else s.src[0]
         return 1 + size * (_SCALAR + _block_cost(body, env, size, bodies, depth, prices))
     if op is Op.IF:

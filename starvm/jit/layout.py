@@ -2,7 +2,7 @@
 slots, the step counter's indices and the error codes."""
 from __future__ import annotations
 
-from ..ir.ops import BASE_OPS, Op
+from ..ir.ops import STEP_INDEX, Op
 
 # the int64 status array `st` of one compiled call
 S_NODE, S_CODE, S_A, S_B, S_C, S_D = 0, 1, 2, 3, 4, 5   # the failure: site, code, operands
@@ -19,8 +19,8 @@ S_HOST = 15     # the address of the host's output flush (call.OutputSink), 0: n
 S_STACK = 16    # the call sites of that stack
 STATUS_SIZE = S_STACK + 256
 
-# step counter indices, as runtime/ops.IDX
-_IDX = {op: i for i, op in enumerate(BASE_OPS)}
+# step counter indices (ir/ops.STEP_INDEX)
+_IDX = STEP_INDEX
 C_SET, C_CLR, C_BIT_GET, C_BIT_SET = _IDX[Op.SET], _IDX[Op.CLR], _IDX[Op.BIT_GET], _IDX[Op.BIT_SET]
 C_FND, C_STEP, C_NUMB, C_CONVERT = _IDX[Op.FND], _IDX[Op.STEP], _IDX[Op.NUMB], _IDX[Op.CONVERT]
 C_FRST, C_SOME, C_AND, C_OR, C_XOR = _IDX[Op.FRST], _IDX[Op.SOME], _IDX[Op.AND], _IDX[Op.OR], _IDX[Op.XOR]

@@ -12,11 +12,9 @@ from time import perf_counter
 import numpy as np
 
 from ..errors import StarRuntimeError
-from ..ir.ops import BASE_OPS, Op
+from ..ir.ops import BASE_OPS, STEP_INDEX as IDX, Op
 from .limits import check_table
 from .values import Bits, Table, Unassigned
-
-IDX = {op: i for i, op in enumerate(BASE_OPS)}
 
 
 def _unassigned_or(x, msg: str):

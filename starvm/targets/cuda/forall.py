@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 
 from ...ir.ops import BASE_OPS, Node, Op
-from ...runtime.ops import IDX
+from ...ir.ops import STEP_INDEX as IDX
 from ...types import T
 
 KERNEL_NAME = "star_forall"
