@@ -1,0 +1,2 @@
+typedef unsigned long long u64;
+typedef long long i64;
