@@ -15,11 +15,5 @@ from .runtime.values import Table  # noqa: E402
 from .api import Program, StepCounter, compile  # noqa: E402,A004
 
 
-def load_ipython_extension(ip) -> None:
-    """``%load_ext starvm``: registers the ``%%star`` cell magic (starvm/ui/ipython.py)."""
-    from .ui.ipython import load_ipython_extension as load
-    load(ip)
-
-
 __all__ = ["Machine", "Table", "BitVector", "Program", "StepCounter", "compile", "StarError", "StarSyntaxError", "StarTypeError",
            "StarRuntimeError", "StarInterrupt", "__version__"]

@@ -8,8 +8,7 @@ Jupyter's ``%%star`` magic, pictures and progress bars, the Pygments lexer.
   prompt_toolkit front end).
 - ``precompile``: ``star compile``: a program's routines compiled ahead into the disk cache by
   jit/compile_worker.py processes.
-- ``ipython``: ``%load_ext starvm`` (the hook in starvm/__init__.py) registers the ``%%star``
-  cell magic.
+- ``ipython``: ``%load_ext starvm.ui.ipython`` registers the ``%%star`` cell magic.
 - ``pictures``: tables as bit images and profiles as bar charts (matplotlib, optional);
   ``cli_pictures``: ``star show`` and ``star run --plot`` over them; ``Table._repr_png_`` too.
 - ``progress``: ``star run --progress``'s bars on outer for loops (tqdm, optional).

@@ -1,4 +1,4 @@
-"""Star in Jupyter / IPython: ``%load_ext starvm``, then
+"""Star in Jupyter / IPython: ``%load_ext starvm.ui.ipython``, then
 
     %%star
     var P: table(4, 4); X: slice(P);
@@ -189,7 +189,7 @@ def _display(obj) -> None:
 
 
 def load_ipython_extension(ip) -> None:
-    """``%load_ext starvm``: registers the ``%%star`` cell magic."""
+    """``%load_ext starvm.ui.ipython``: registers the ``%%star`` cell magic."""
 
     def star(line, cell):
         return run_cell(ip.user_ns, line, cell)

@@ -133,7 +133,7 @@ def test_jupyter_trace_magic_in_an_ipython_shell(capsys):
     from IPython.core.interactiveshell import InteractiveShell
     from starvm.ui.ipython import TracePage
     ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "starvm")
+    ip.run_line_magic("load_ext", "starvm.ui.ipython")
     page = ip.run_cell_magic("star", "--trace --max-events 50", RECURSIVE)
     assert isinstance(page, TracePage) and page.events == 51
     err = capsys.readouterr().err

@@ -14,7 +14,7 @@ from starvm.ui.ipython import StarCellError  # noqa: E402
 @pytest.fixture
 def ip():
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "starvm")
+    shell.run_line_magic("load_ext", "starvm.ui.ipython")
     for name in ("_star_machine", "m2"):
         shell.user_ns.pop(name, None)
     yield shell
