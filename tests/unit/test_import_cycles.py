@@ -7,43 +7,9 @@ submodule implicitly runs its parent packages' ``__init__``; those implicit edge
 counted (every submodule has them), only the imports written in the source."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-import starvm
-
-PACKAGE = Path(starvm.__file__).parent
-
-
-def modules(root: Path) -> dict[str, Path]:
-    """Dotted module name -> file, for every .py file under the package ``root``."""
-    names = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        names[".".join(parts)] = path
-    return names
-
-
-def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The modules of ``known`` that ``path`` (module ``name``) imports anywhere in its body.
-    ``from P import x`` is an import of the module ``P.x`` when there is one, else of ``P``."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            for alias in node.names:
-                sub = f"{module}.{alias.name}"
-                found.add(sub if sub in known else module)
-    return {m for m in found if m in known and m != name}
+from import_graph import module_graph as import_graph   # tests/import_graph.py: modules, imported
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -95,13 +61,8 @@ def reachable_both_ways(graph: dict[str, set[str]], start: str) -> set[str]:
     return reach(graph) & reach(reverse)
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
-    known = modules(root)
-    return {name: imported(name, path, known) for name, path in known.items()}
-
-
 def test_starvm_has_no_import_cycle():
-    graph = import_graph(PACKAGE)
+    graph = import_graph()
     assert len(graph) > 30 and graph["starvm.api"] >= {"starvm.runtime.machine"}
     cycles = all_cycles(graph)
     assert cycles == [], "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
