@@ -25,7 +25,9 @@ marked, rows / 16 groups) over 16384 and 65536 rows, where the compiled bodies s
 (they take grid barriers per marked row: the ratio only grows with the rows); WARSHALL-adapt
 at n = 5000 (--quick: 1000).
 
-Writes PREFIX.json and PREFIX.md (default bench/results/natives_gpu_<device>_<sha>). With
+Writes PREFIX.json and PREFIX.md (default bench/results/natives_gpu_<device>: one file per machine,
+a rerun replaces it, git keeps the one before; the H100's: bench/results/natives_gpu_h100.{json,md},
+a profile of its calls in bench/results/natives_gpu_h100_profile.txt). With
 ``--backend auto`` on a machine without a GPU (the emulated device) it is a smoke test of the
 script: the user-named bodies then run interpreted.
 """
@@ -45,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
-from starvm.benchmarking import device_info, device_label, document, git_state, machine_info, repeat, slug, \
+from starvm.benchmarking import device_info, device_label, document, machine_info, repeat, slug, \
     synchronizer, write_results  # noqa: E402
 from starvm.distributed.user_named import warshall_adapt  # noqa: E402
 from starvm.frontend.parser import fold  # noqa: E402
@@ -270,9 +272,8 @@ def main(argv=None) -> int:
     verdict = verdicts(results)
     mi = machine_info()
     dev = device_info(starvm.Machine(backend=args.backend))
-    sha = (git_state().get("commit") or "nogit")[:7]
     out = Path(args.out) if args.out else \
-        ROOT / "bench" / "results" / f"natives_gpu_{slug(device_label(dev, mi)).split('-')[0]}_{sha}"
+        ROOT / "bench" / "results" / f"natives_gpu_{slug(device_label(dev, mi)).split('-')[0]}"
     doc = document("natives_gpu", "CUDA native kernels against the GPU tier's compiled Star bodies",
                    machine=mi, device=dev, backend=args.backend, quick=args.quick, runs=args.runs, bound=BOUND,
                    library_jit=args.library_jit,

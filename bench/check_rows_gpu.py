@@ -12,7 +12,7 @@ columns with every row marked, BORUVKA's dedupe, hashed up to 63 columns), COMPA
 control slices random / all ones / sparse / all zeros. Device outputs
 are allocated from memory filled with ones first, so a word a kernel forgets shows. Prints
 the time of each NumPy kernel (one run) and each CuPy kernel (median of --runs, device
-synchronised). Exits 1 on any mismatch.
+synchronised). Exits 1 on any mismatch. The last run's output: bench/results/check_rows_gpu_h100.txt.
 """
 from __future__ import annotations
 

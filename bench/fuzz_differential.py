@@ -9,7 +9,8 @@ of the standard-library routines that have native kernels), runs each on the ref
 (tests/reference/harness.py ROUTES: a backend with `parallel for` fused or not, natives on
 or off, ...), and compares the printed output (which ends with the final tables and every
 variable) and the step counts by kind. Mismatching programs are saved under
-bench/results/fuzz_mismatches/; the figures go to bench/results/fuzz_differential.json.
+bench/results/fuzz_mismatches/; the figures go to bench/results/fuzz_differential.json, summed up
+with the front-end fuzzer's in bench/results/reliability.md.
 Exit status 1 if any program mismatched.
 """
 from __future__ import annotations

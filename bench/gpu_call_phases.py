@@ -9,7 +9,8 @@ the kernel alone (device events around the launch), each step of GpuRoutine.run 
 the device synchronised before and after it (so the steps' own costs, not their overlap), and
 a cProfile of 50 calls; then what the CuPy operations of a call cost alone (an allocation, a
 small device copy, a small read-back, a launch). Prints a table; DIR gets phases.json and
-profile_*.txt. Needs CuPy and a GPU.
+profile_*.txt. Needs CuPy and a GPU. The current runs: bench/results/gpu_call_phases_h100.json and
+bench/results/gpu_call_phases_h100_profile_match.txt; --min-variants: bench/results/compiled_gpu_h100_min_variants.json.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ Each variant is a set of environment settings (STARVM_GPU_SWITCHES, STARVM_GPU_O
 STARVM_GPU_PFOR_THREADS, ...) read when its kernel is built; every result is checked
 against the hand kernel's closure of the same graph. --out PATH writes PATH.json and PATH.md
 through the harness (starvm/benchmarking). For measuring (issue 10: n = 5000 at <= 3.0 us a pivot);
-bench/bench_compiled.py --gpu gives the figures that are reported.
+bench/bench_compiled.py --gpu gives the figures that are reported. The current run:
+bench/results/gpu_pivot_variants_h100.json.
 """
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ class Prices(NamedTuple):
 HOST_PRICES = Prices(op=1.0, rows_a_unit=32768)
 # On a GPU an interpreted operation is a launch or more and often a read back (SOME, bit
 # tests): MATCH's body, about 100 operations, took 1.6 ms a call at 2^20 rows and 2.2 ms at
-# 2^27 on an H100 (bench/results/natives_gpu_h100_0d5a6c9_match_jitauto.md).
+# 2^27 on an H100 (bench/results/natives_gpu_h100_match_jitauto.md).
 DEVICE_PRICES = Prices(op=20.0, rows_a_unit=1 << 24)
 
 

@@ -39,7 +39,7 @@ KERNELS: dict[str, dict[str, str]] = {
                        "emulated": "starvm.native.warshall_numpy:make",
                        "mpi:numpy": "starvm.distributed.warshall:make"},
     # no cupy or emulated kernel: the GPU tier's compiled MATCH body is within 2x of its CUDA
-    # kernel (bench/results/natives_gpu_h100_04604d0.md), which stays for distributed GPU ranks
+    # kernel (bench/results/natives_gpu_h100.md), which stays for distributed GPU ranks
     # (distributed/search.py), where the compiled tier does not run (docs/architecture.md)
     "match": {},
     "min": {"cupy": "starvm.native.search_cupy:make_min"},

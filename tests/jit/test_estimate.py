@@ -30,7 +30,7 @@ def _match_estimates(rows: int, cols: int = 32):
 @pytest.mark.parametrize("rows, measured_us", [(1 << 20, 1600), (1 << 27, 2200)])
 def test_device_prices_come_near_the_measured_interpreted_match(rows, measured_us):
     """MATCH's body interpreted on an H100 took 1.6 ms a call at 2^20 rows x 32 bits and 2.2 ms
-    at 2^27 (bench/results/natives_gpu_h100_0d5a6c9_match_jitauto.md): the device estimate,
+    at 2^27 (bench/results/natives_gpu_h100_match_jitauto.md): the device estimate,
     in microseconds, is within 2x of that; the host's prices a base operation at ~1 us."""
     host, device = _match_estimates(rows)
     assert measured_us / 2 <= device <= measured_us * 2, (host, device)
