@@ -29,8 +29,8 @@ def get_backend(name: str) -> Backend:
             device = EmulatedDevice()
         return AutoBackend(get_backend("numpy"), device, config.auto_gpu_rows(), config.auto_gpu_bits())
     if name == "numpy":
-        from .numpy_backend import NumpyBackend
-        return NumpyBackend()
+        from .numpy_backend import numpy_backend
+        return numpy_backend()
     if name == "cupy":
         _cupy_or_unavailable()
         from .cupy_backend import CupyBackend

@@ -19,7 +19,7 @@ from ..runtime.values import Table
 from .base import Backend
 from .cuda_backend_kernels import SOURCE as _KERNELS
 from .codes import pack_xp, unpack_xp
-from .numpy_backend import add_ints, compare_ints, subt_ints
+from .numpy_backend import add_ints, compare_ints, numpy_backend, subt_ints
 
 _U64 = np.uint64
 _NONE = np.iinfo(np.int64).max
@@ -38,8 +38,7 @@ class CupyBackend(Backend):
 
     @property
     def host(self) -> Backend:
-        from . import get_backend
-        return get_backend("numpy")
+        return numpy_backend()
 
     def __init__(self):
         if cp.cuda.runtime.getDeviceCount() < 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numpy_backend import NumpyBackend
+from .numpy_backend import NumpyBackend, numpy_backend
 
 
 def _words(n: int) -> int:
@@ -45,8 +45,7 @@ class EmulatedDevice(NumpyBackend):
 
     @property
     def host(self) -> NumpyBackend:
-        from . import get_backend
-        return get_backend("numpy")
+        return numpy_backend()
 
     def zeros(self, n):
         return np.zeros(_words(n), dtype=np.uint64).view(DeviceWords)

@@ -9,6 +9,7 @@ COL read and write are one memcpy each.
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
 import numpy as np
 
@@ -41,6 +42,12 @@ def add_ints(a: int, b: int, n: int) -> int:
 
 def subt_ints(a: int, b: int, n: int) -> int:
     return _reverse((_reverse(a, n) - _reverse(b, n)) & ((1 << n) - 1), n)
+
+
+@lru_cache(maxsize=None)
+def numpy_backend() -> "NumpyBackend":
+    """The one NumPy backend of the process (get_backend("numpy"), the device backends' host)."""
+    return NumpyBackend()
 
 
 class NumpyBackend(Backend):

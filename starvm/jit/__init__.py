@@ -9,6 +9,8 @@ it. Importing this package does not import Numba: that happens at the first comp
 from __future__ import annotations
 
 
-def make_tier(machine, mode: str):
+def make_tier(context, mode: str):
+    """The compiled tier of the machine whose ExecutionContext (execution/context.py) is
+    ``context``; ``mode``: auto | on | off."""
     from .tier import Tier
-    return Tier(machine, mode)
+    return Tier(context, mode)

@@ -31,7 +31,7 @@ from ..targets.numba.lower import callees, walk
 def install_auto(tier, candidates: dict, main, recursive):
     from .cuda_runtime import GpuRoutine
     from .cuda_tier import install_gpu
-    ns = tier.machine.ns
+    ns = tier.context.ns
     displays = {p: (info.display if info else "main block") for p, (info, _b) in candidates.items()}
     interpreted = {p: (main if p == "main_" else ns[p]) for p in candidates}
     host = tier.compile_host(candidates, main)
@@ -57,7 +57,7 @@ def install_auto(tier, candidates: dict, main, recursive):
         info = candidates[pyname][0]
         routine = PlacedRoutine(tier, pyname, display, interpreted[pyname], h, g,
                                 host_why.get(pyname, ""), gpu_why.get(pyname, ""),
-                                placed_loops(pyname, bodies, tier.machine.fuse),
+                                placed_loops(pyname, bodies, tier.context.fuse),
                                 device_native=info is not None and tier._native(info) and not tier._native(info, "host"))
         tier.routines[pyname] = routine
         if pyname == "main_":
@@ -165,8 +165,8 @@ class PlacedRoutine:
 
     def where(self, args) -> tuple[str, str]:
         """('host' | 'device' | 'interpreted', why not compiled) for a call with these arguments."""
-        auto = self.tier.machine.backend
-        ns = self.tier.machine.ns
+        auto = self.tier.context.backend
+        ns = self.tier.context.ns
         values = list(args) + [ns.get(g.pyname) for g in self.globals]
         host_tables = dev_tables = dev_vectors = 0
         most_bits = 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import operator
 import signal
-import sys
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -137,7 +136,7 @@ class JitRoutine:
             if info is not None:
                 for a, p in zip(args, info.params):
                     out.append(self.to_native(a, p.type, memo))
-            ns = self.tier.machine.ns
+            ns = self.tier.context.ns
             for g in self.compiled.globals:
                 out.append(self.to_native(ns[g.pyname], g.type, memo))
         except _Decline:
@@ -199,26 +198,26 @@ class JitRoutine:
             converted = self.convert_args(args)
             if converted is None:
                 return self.interpreted(*args)
-        machine = self.tier.machine
+        context = self.tier.context
         cnt, st, ob = self.tier.buffers()
         cnt[:] = 0
         st[:] = 0
-        tick = machine.ns.get("_tick") if machine.max_steps is not None else None
-        left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
+        tick = context.ticker()
+        left = _UNLIMITED if tick is None else steps_left(tick, context.max_steps)
         st[S_LEFT] = left
         st[S_FREE] = self.tier.free_bytes()
         # the recursion limit counts the interpreted Star calls in progress too (codegen.py's
         # _depth): this routine's own call is one more, the main block's none
         base = 0
         if self.pyname != "main_":
-            depth = machine.ns["_depth"]
+            depth = context.depth
             if depth[0] >= depth[1]:
-                machine._too_deep(began=False)
+                context.too_deep(began=False)
             base = depth[0] + 1
         st[S_SP] = base
         st[S_ROOM] = self.stack_room
         saved = self.save_tables(converted)
-        sink = OutputSink(machine, self.unit.lowered.strings, st, ob)
+        sink = OutputSink(context, self.unit.lowered.strings, st, ob)
         t0 = perf_counter()
         try:
             with sink:
@@ -242,10 +241,10 @@ class JitRoutine:
                 self.finish(cnt, st, ob, left, tick, t0)
                 raise sink.error
             if code != E_INTERRUPT and (int(st[S_PFOR]) > 0 or code in RESTART_CODES):
-                with _skipping_output(machine, sink.written):   # printed already, streamed
+                with _skipping_output(context, sink.written):   # printed already, streamed
                     return self.restart(args, saved, st, base, t0)
             self.finish(cnt, st, ob, left, tick, t0)
-            raise errors.star_error(st, self.unit.lowered, machine.max_steps, base) from None
+            raise errors.star_error(st, self.unit.lowered, context.max_steps, base) from None
         self.finish(cnt, st, ob, left, tick, t0)
         return self.results(args, result)
 
@@ -280,7 +279,7 @@ class JitRoutine:
             np.copyto(data, copy)
         if int(st[S_CODE]) == E_STACK and not int(st[S_PFOR]) and self.large_stack:
             depth, used = int(st[S_A]) - base, int(st[S_B])
-            calls = self.tier.machine.max_depth - base + 1      # the most the limit lets this call nest
+            calls = self.tier.context.max_depth - base + 1      # the most the limit lets this call nest
             need = int(used / max(depth, 1) * calls * 1.25) + _STACK_MARGIN
             if self.stack_room < need <= _MAX_ROOM:
                 self.stack_room = need
@@ -293,7 +292,7 @@ class JitRoutine:
         runs (with_interpreted): a call through a JitRoutine takes a C frame (Python calls an
         object's __call__ through C), so a recursion the interpreter runs alone (--jit off)
         would overflow the thread's stack under --jit auto."""
-        if self.tier.machine.ns["_depth"][0] < _DEEP_CALLS:
+        if self.tier.context.ns["_depth"][0] < _DEEP_CALLS:
             return self.interpreted(*args)
         names = [p for p, r in self.tier.routines.items() if r.state != "compiled"]
         return self.with_interpreted(names, args)
@@ -308,7 +307,7 @@ class JitRoutine:
     def with_interpreted(self, names, args):
         """The call interpreted, the routines ``names`` interpreted in it too (Machine.ns holds
         their interpreted functions meanwhile)."""
-        ns = self.tier.machine.ns
+        ns = self.tier.context.ns
         swapped = {p: ns[p] for p in names if hasattr(ns.get(p), "interpreted")}
         for p, routine in swapped.items():
             ns[p] = routine.interpreted
@@ -322,18 +321,18 @@ class JitRoutine:
         holds the record array the call last wrote to, grown or not: kernels.out_room)."""
         self.seconds += perf_counter() - t0
         self.compiled_calls += 1
-        counts = self.tier.machine.counts
+        counts = self.tier.context.counts
         for i in np.flatnonzero(cnt):
             counts[i] += int(cnt[i])
         if tick is not None:
             tick_many(tick, left - max(int(st[S_LEFT]), 0))
         n = int(st[S_OUT])
         if n:
-            write_records(self.tier.machine, output_records(ob)[:n], self.unit.lowered.strings)
+            write_records(self.tier.context.write, output_records(ob)[:n], self.unit.lowered.strings)
 
     def results(self, args, result):
         info = self.compiled.info
-        machine = self.tier.machine
+        ns = self.tier.context.ns
         j = 0
         value = None
         if info is not None and info.is_function:
@@ -346,8 +345,7 @@ class JitRoutine:
                 outs.append(self.to_python(result[j], p.type, by_arg[id(p)]))
                 j += 1
         for g in self.compiled.returned_globals:
-            ns_value = machine.ns.get(g.pyname)
-            machine.ns[g.pyname] = self.to_python(result[j], g.type, ns_value)
+            ns[g.pyname] = self.to_python(result[j], g.type, ns.get(g.pyname))
             j += 1
         if info is None:
             return None
@@ -430,15 +428,15 @@ def _first_line(e: BaseException) -> str:
     return text[0][:200] if text else ""
 
 
-def write_records(machine, ob, strings: list[str]) -> int:
+def write_records(write, ob, strings: list[str]) -> int:
     """Write the text of the finished write calls among the output records of kernels.out_*
-    in one write (kernels.records_text); returns the characters written."""
+    in one call of ``write`` (kernels.records_text); returns the characters written."""
     if not len(ob):
         return 0
     sbytes, soffs = _string_bytes(strings)
     text = _text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
     if text:
-        machine._write(text)
+        write(text)
     return len(text)
 
 
@@ -474,8 +472,8 @@ class OutputSink:
     buffer stays within kernels.OUT_CHUNK words. ``written``: the characters it wrote (a
     call run again from its entry skips them: _skipping_output)."""
 
-    def __init__(self, machine, strings, st, ob):
-        self.machine, self.strings, self.st, self.ob = machine, strings, st, ob
+    def __init__(self, context, strings, st, ob):
+        self.context, self.strings, self.st, self.ob = context, strings, st, ob
         self.written = 0
         self.error = None
 
@@ -496,12 +494,10 @@ class OutputSink:
         st = self.st
         done, n = int(st[S_DONE]), int(st[S_OUT])
         records = output_records(self.ob)
-        self.written += write_records(self.machine, records[:done], self.strings)
+        self.written += write_records(self.context.write, records[:done], self.strings)
         records[:n - done] = records[done:n]      # the unfinished write call's records (NumPy copies overlaps)
         st[S_OUT], st[S_DONE] = n - done, 0
-        stream = self.machine.out or sys.stdout
-        if getattr(self.machine, "_prints", True) and hasattr(stream, "flush"):
-            stream.flush()
+        self.context.flush()
 
 
 _SINKS: dict[int, OutputSink] = {}      # the compiled calls in progress by their status array's address
@@ -563,17 +559,17 @@ class _Skip:
 
 
 @contextmanager
-def _skipping_output(machine, chars: int):
+def _skipping_output(context, chars: int):
     """A call run again from its entry after it streamed ``chars`` characters of output
     prints the rest only (the same text: both tiers print alike)."""
     if not chars:
         yield
         return
-    saved = machine.out
-    machine.out = _Skip(saved or sys.stdout, chars)
+    saved = context.out
+    context.out = _Skip(context.stream, chars)
     try:
         yield
     finally:
-        machine.out = saved
+        context.out = saved
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from functools import cached_property
 from time import perf_counter
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -122,9 +121,9 @@ class GpuRoutine(JitRoutine):
             if isinstance(value, Unassigned):
                 return (None, -1 - self.unit.name_id(value.name))
             if isinstance(value.v, cp.ndarray) and value.v.dtype == cp.uint64 and value.v.flags.c_contiguous \
-                    and self.tier.machine.backend.name == "cupy":
+                    and self.tier.context.backend.is_device:
                 return (value.v, value.n)      # the kernel only reads it: no copy (to_words makes one)
-            words = self.tier.machine.backend.to_words(value.v, value.n)
+            words = self.tier.context.backend.to_words(value.v, value.n)
             if not isinstance(words, cp.ndarray):
                 words = cp.asarray(np.ascontiguousarray(words, dtype=np.uint64))
             return (words, value.n)
@@ -311,9 +310,9 @@ class GpuRoutine(JitRoutine):
         except Exception as e:  # noqa: BLE001 - a new shape that does not compile: interpreted
             self.state, self.why = "failed", f"NVRTC/CuPy could not compile it: {type(e).__name__}: {_line(e)}"
             return self.interpreted(*args)
-        machine = self.tier.machine
-        tick = machine.ns.get("_tick") if machine.max_steps is not None else None
-        left = _UNLIMITED if tick is None else steps_left(tick, machine.max_steps)
+        context = self.tier.context
+        tick = context.ticker()
+        left = _UNLIMITED if tick is None else steps_left(tick, context.max_steps)
         nout = len(self.plan.outputs)
         vcap = max(caps, kw)
         # one int64 block, reset before every launch: status | counts | results | the grid
@@ -349,7 +348,7 @@ class GpuRoutine(JitRoutine):
         obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
         self.finish_gpu(counts, sth, obh, left, tick, t0)
         if sth[S_CODE]:
-            raise errors.star_error(sth, self.unit.lowered, machine.max_steps) from None
+            raise errors.star_error(sth, self.unit.lowered, context.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
 
     def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout) -> tuple:
@@ -401,20 +400,18 @@ class GpuRoutine(JitRoutine):
     def finish_gpu(self, counts, sth, obh, left, tick, t0) -> None:
         self.seconds += perf_counter() - t0
         self.compiled_calls += 1
-        mc = self.tier.machine.counts
+        mc = self.tier.context.counts
         for i in np.flatnonzero(counts):
             mc[i] += int(counts[i])
         if tick is not None:
             tick_many(tick, left - max(int(sth[S_LEFT]), 0))
-        if obh.size:     # the records hold host words: decoded as the NumPy backend decodes them
-            machine = self.tier.machine
-            write_records(SimpleNamespace(backend=_host_backend(), _write=machine._write), obh,
-                          self.unit.lowered.strings)
+        if obh.size:     # the records hold host words
+            write_records(self.tier.context.write, obh, self.unit.lowered.strings)
 
     def results_gpu(self, args, out, vout, vcap):
         info = self.compiled.info
-        machine = self.tier.machine
-        backend = machine.backend
+        context = self.tier.context
+        backend = context.backend
         by_arg = {id(p): a for a, p in zip(args, info.params)}
         values = []
         for j, (sym, _slot) in enumerate(self.plan.outputs):
@@ -426,7 +423,7 @@ class GpuRoutine(JitRoutine):
                 nw = (n + 63) // 64
                 # this call's own buffer (the whole of it, when it is this one result: no view)
                 words = vout if nw == vout.size else vout[j * vcap:j * vcap + nw]
-                if backend.name != "cupy":
+                if not backend.is_device:
                     words = words.get()
                 values.append((words, n))
             elif sym.type is T.BOOL:
@@ -443,7 +440,7 @@ class GpuRoutine(JitRoutine):
             outs.append(self._py(values[j], p.type, by_arg[id(p)]))
             j += 1
         for g in self.compiled.returned_globals:
-            machine.ns[g.pyname] = self._py(values[j], g.type, machine.ns.get(g.pyname))
+            context.ns[g.pyname] = self._py(values[j], g.type, context.ns.get(g.pyname))
             j += 1
         if info.is_function:
             return result if not outs else (result, *outs)
@@ -455,9 +452,9 @@ class GpuRoutine(JitRoutine):
             return old if isinstance(old, Unassigned) else value
         if type_.is_vector:
             words, n = value
-            backend = self.tier.machine.backend
+            backend = self.tier.context.backend
             # CuPy: the words are this call's own buffer (run), so taken as they are
-            v = words if backend.name == "cupy" else backend.from_words(words, n)
+            v = words if backend.is_device else backend.from_words(words, n)
             if isinstance(old, Bits):
                 old.v, old.n = v, n
                 return old
@@ -541,11 +538,6 @@ def _kind(t) -> str:
     if t is T.WORD:
         return _WORD
     return _SCALAR
-
-
-def _host_backend():
-    from ..backends.numpy_backend import NumpyBackend
-    return NumpyBackend()
 
 
 class _TooLarge(Exception):

@@ -8,17 +8,14 @@ when its tables are on the device; otherwise it runs interpreted.
 """
 from __future__ import annotations
 
-from ..ir.ops import Op
+from ..ir.ops import GroupOp, Op
 from ..targets.cuda.routine import render
 from .estimate import DEVICE_PRICES, estimator
 from ..targets.numba.lower import Unsupported, callees, walk
 
-_LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
 
-
-def gpu_available(machine) -> str | None:
-    """None when the GPU tier can run on this machine's backend, else why not."""
-    backend = machine.backend
+def gpu_available(backend) -> str | None:
+    """None when the GPU tier can run on this backend, else why not."""
     cpu = f"the {backend.name} backend keeps tables where the CPU tier does not run"
     if not (backend.gpu or backend.mixed):
         return f"{cpu}, nor the GPU tier"
@@ -37,7 +34,7 @@ def install_gpu(tier, candidates: dict, main, recursive):
     """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes
     (``recursive`` is tier.py's: passed in, so this module imports no tier)."""
     from .cuda_runtime import GpuRoutine
-    why_not = gpu_available(tier.machine)
+    why_not = gpu_available(tier.context.backend)
     if why_not is not None:
         for info, _ in candidates.values():
             tier.skipped[info.display if info else "main block"] = why_not
@@ -58,7 +55,7 @@ def install_gpu(tier, candidates: dict, main, recursive):
         if any(n.op is Op.GRAPH for n in walk(body)):
             why[pyname] = "reads the graph input (the GPU tier does not compile GRAPH_*)"
             continue
-        if tier.mode != "on" and not any(n.op in _LOOPS for n in walk(body)):
+        if tier.mode != "on" and not any(n.op in GroupOp.Loops for n in walk(body)):
             continue
         try:
             plans[pyname] = render(_closure_bodies(pyname, bodies), pyname)
@@ -72,11 +69,11 @@ def install_gpu(tier, candidates: dict, main, recursive):
     for pyname, plan in plans.items():
         info, body = candidates[pyname]
         tier.skipped.pop(info.display, None)
-        interpreted = tier.machine.ns[pyname]
+        interpreted = tier.context.ns[pyname]
         routine = GpuRoutine(tier, pyname, info.display, interpreted, plan,
                              estimator(info, body, tier, DEVICE_PRICES))
         tier.routines[pyname] = routine
-        tier.machine.ns[pyname] = routine
+        tier.context.ns[pyname] = routine
     return main
 
 

@@ -28,7 +28,7 @@ def estimator(info, body, tier, pricing=None):
 
     def estimate(args) -> int:
         # the estimate depends on the arguments only through integers and sizes: remember it
-        ns = tier.machine.ns
+        ns = tier.context.ns
         pairs = list(zip(params, args)) + [(g, ns.get(g.pyname)) for g in globs]
         key = tuple(_shape(v) for _s, v in pairs)
         if key not in memo:

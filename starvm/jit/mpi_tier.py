@@ -26,7 +26,7 @@ def install_mpi(tier, candidates: dict, main, closure, has_loop):
     """Put an MpiRoutine in the machine's namespace for each routine the tier takes
     (``closure``, ``has_loop``: tier.py's, passed in so that no import circle forms);
     returns the main block to run."""
-    backend = tier.machine.backend
+    backend = tier.context.backend
     why_not = _unavailable(backend)
     if why_not is not None:
         for info, _ in candidates.values():
@@ -58,7 +58,7 @@ def _keep_fused(tier) -> bool:
     """--jit auto on several ranks leaves a fused `parallel for` whose body crosses ranks to
     the interpreter: one array all-reduction per reduction beats one collective per
     iteration (the same choice on every rank: the mode and the size are)."""
-    return tier.mode == "auto" and tier.machine.fuse and tier.machine.backend.size > 1
+    return tier.mode == "auto" and tier.context.fuse and tier.context.backend.size > 1
 
 
 def _cache_tag() -> str:
@@ -109,7 +109,7 @@ class MpiRoutine(JitRoutine):
 
     @property
     def backend(self):
-        return self.tier.machine.backend
+        return self.tier.context.backend
 
     def compile(self, converted) -> bool:
         ok = super().compile(converted)

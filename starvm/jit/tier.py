@@ -13,20 +13,18 @@ from __future__ import annotations
 import time
 
 from ..config import jit_gpu_threshold, jit_threshold
-from ..native import factory_for
-from ..ir.ops import Op
+from ..native.registry import native_for
+from ..ir.ops import GroupOp, Op
 from ..targets.numpy.forall import fusable
 from .estimate import estimator
 from ..targets.numba.lower import ModuleGen, Unsupported, callees, cow_tables, walk
 from .buffers import counter_array, output_holder, status_array
 from .call import JitRoutine, Unit
 
-_LOOPS = (Op.FOR, Op.WHILE, Op.REPEAT, Op.PFOR)
-
 
 class Tier:
-    def __init__(self, machine, mode: str):
-        self.machine = machine
+    def __init__(self, context, mode: str):
+        self.context = context          # the machine's ExecutionContext: all the tier sees of it
         self.mode = mode
         self.threshold = jit_threshold()
         self.gpu_threshold = jit_gpu_threshold()
@@ -40,14 +38,14 @@ class Tier:
     def buffers(self):
         """(step counter, status array, output holder) that every compiled call reuses."""
         if self._buffers is None:
-            self._buffers = (counter_array(), status_array(self.machine.max_depth), output_holder())
+            self._buffers = (counter_array(), status_array(self.context.max_depth), output_holder())
         return self._buffers
 
     def free_bytes(self) -> int:
         now = time.monotonic()
         if now - self._free[0] > 1.0:
             from ..runtime.limits import free_bytes
-            free = free_bytes(self.machine.backend)
+            free = free_bytes(self.context.backend)
             self._free = (now, free if free is not None else 1 << 62)
         return self._free[1]
 
@@ -62,15 +60,15 @@ class Tier:
         candidates = dict(new)
         if main is not None and lowered.main is not None:
             candidates["main_"] = (None, lowered.main)
-        if self.machine.backend.distributed:
+        if self.context.backend.distributed:
             # MPI ranks (starvm/distributed): Numba per rank over its rows, collectives inside
             from .mpi_tier import install_mpi
             return install_mpi(self, candidates, main, _closure, _has_loop)
-        if self.machine.backend.mixed:
+        if self.context.backend.mixed:
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto
             return install_auto(self, candidates, main, _recursive)
-        if self.machine.backend.host is not self.machine.backend:
+        if self.context.backend.host is not self.context.backend:
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
             return install_gpu(self, candidates, main, _recursive)
         return self.put(self.compile_host(candidates, main), main)
@@ -83,7 +81,7 @@ class Tier:
             if routine.compiled.info is None:
                 main = routine
             else:
-                self.machine.ns[pyname] = routine
+                self.context.ns[pyname] = routine
         return main
 
     def make_routines(self, chosen, candidates: dict, main, unit: Unit, cls=JitRoutine) -> dict:
@@ -94,14 +92,14 @@ class Tier:
             info, body = candidates[pyname]
             display = info.display if info else "main block"
             self.skipped.pop(display, None)
-            interpreted = main if info is None else self.machine.ns[pyname]
+            interpreted = main if info is None else self.context.ns[pyname]
             out[pyname] = cls(self, pyname, display, interpreted, unit, estimator(info, body, self))
         return out
 
     @property
     def host_backend(self):
         """The NumPy backend whose tables compiled code takes (auto's host side on auto)."""
-        return self.machine.backend.host
+        return self.context.backend.host
 
     def compile_host(self, candidates: dict, main) -> dict[str, JitRoutine]:
         """A JitRoutine (Numba) for each candidate the CPU tier takes, not yet installed;
@@ -123,7 +121,7 @@ class Tier:
             if info is not None and self._native(info, "host"):
                 why[pyname] = "a native kernel replaces it on this backend"
                 continue
-            if self.mode == "auto" and self.machine.fuse and any(
+            if self.mode == "auto" and self.context.fuse and any(
                     n.op is Op.PFOR and fusable(n) and n.arg[2].tables and not cow_tables(n) for n in walk(body)):
                 # a loop that writes rows, or two tables, runs compiled against a copy of its tables
                 # (lower.cow_tables): slower than the fused whole-array form
@@ -153,15 +151,13 @@ class Tier:
         return {p: None for p in bodies if p not in why}
 
     def _native(self, info, side: str = "") -> bool:
-        """Does a native kernel replace this library routine? On auto, ``side='host'`` asks
-        about its NumPy side only: where that side has no kernel (COMPACT, WARSHALL-adapt) the
-        CPU tier compiles the body, which auto's host calls then run."""
-        if not (self.machine.native and info.node.loc is not None
-                and info.node.loc.filename.startswith("stdlib/")):
-            return False
-        backend = self.machine.backend
-        name = backend.host.name if side == "host" and backend.mixed else backend.name
-        return factory_for(info.name, name) is not None
+        """Does a native kernel replace this library routine (native/registry.py decides, as
+        for the machine)? On auto, ``side='host'`` asks about its NumPy side only: where that
+        side has no kernel (COMPACT, WARSHALL-adapt) the CPU tier compiles the body, which
+        auto's host calls then run."""
+        origin = info.node.loc.filename if info.node.loc is not None else None
+        return native_for(info.name, self.context.backend, origin=origin, enabled=self.context.native,
+                          host_side=side == "host") is not None
 
     # ------------------------------------------------------------------ reporting
     def bodies_of(self, routine) -> dict:
@@ -177,7 +173,7 @@ class Tier:
         """Lines for --profile: which routines ran compiled, which did not and why."""
         if self.mode == "off":
             return ["compiled tier: off (--jit off / STARVM_JIT=off)"]
-        backend = self.machine.backend
+        backend = self.context.backend
         how = ("Numba on each MPI rank's rows, " if backend.distributed and backend.host is backend else
                "" if backend.distributed else
                "Numba, " if backend.host is backend else
@@ -210,7 +206,7 @@ class Tier:
 
 
 def _has_loop(body) -> bool:
-    return any(n.op in _LOOPS for n in walk(body))
+    return any(n.op in GroupOp.Loops for n in walk(body))
 
 
 def _closure(roots, bodies) -> set[str]:

@@ -1,7 +1,6 @@
 """The STAR-machine: loads Star code, runs it on a backend, counts its steps."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ from ..frontend.program import program_ast
 from ..graphs.star import make_graph_helper, program_default, program_reading
 from ..ir.lower import lower_unit
 from ..jit import make_tier
+from ..native.registry import native_for
+from ..execution.context import ExecutionContext
 from ..ir.ops import BASE_OPS, OP_TITLES
 from .routine_profile import RoutineProfile
 from ..types import T
@@ -35,6 +36,11 @@ from .values import Bits, Table, host_array
 _SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "None": None}
 
 
+def _context_attribute(name: str, doc: str) -> property:
+    """A Machine attribute kept in its ExecutionContext (one value for both)."""
+    return property(lambda m: getattr(m.context, name), lambda m, value: setattr(m.context, name, value), doc=doc)
+
+
 class Machine:
     """A STAR-machine with its own backend, variables, routines and step counters."""
 
@@ -48,26 +54,29 @@ class Machine:
             self.backend = distribute(backend, comm)
         else:
             self.backend = backend if isinstance(backend, Backend) else _backend_named(config.backend_name(backend))
-        self._prints = comm is None or self.backend.rank == 0     # writeln: once, on rank 0
-        # run `parallel for` loops as one array operation (else iteration by iteration)
-        self.fuse = config.fuse() if fuse is None else fuse
-        # let a backend's native kernel replace a standard-library routine (starvm/native)
-        self.native = config.use_natives() if native is None else native
-        self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
-        # limits.py: loop iterations + routine calls per run (None: unlimited, no check generated)
-        self.max_steps = limits.max_steps(max_steps)
-        self.max_depth = limits.max_depth(max_depth)    # nested Star calls
-        self.out = out
         self.counts = [0] * len(BASE_OPS)
+        self.ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS}
+        # what the compiled tier gets of this machine (execution/context.py); max_steps,
+        # max_depth, fuse, native and out below are its attributes
+        self.context = ExecutionContext(
+            self.backend, self.ns, self.counts,
+            # limits.py: loop iterations + routine calls per run (None: unlimited, no check generated)
+            max_steps=limits.max_steps(max_steps),
+            max_depth=limits.max_depth(max_depth),    # nested Star calls
+            # run `parallel for` loops as one array operation (else iteration by iteration)
+            fuse=config.fuse() if fuse is None else fuse,
+            # let a backend's native kernel replace a standard-library routine (starvm/native)
+            native=config.use_natives() if native is None else native,
+            out=out, prints=comm is None or self.backend.rank == 0)     # writeln: once, on rank 0
+        self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
         self.times = [0.0] * len(BASE_OPS)
         self.fused_timing = [0, 0.0]     # fused `parallel for` loops run, seconds in them
         self.env = Environment(library=stdlib.lookup)
         self.units: dict[str, GeneratedUnit] = {}
         self.lowered: dict[str, object] = {}   # the IR of each unit (starvm/costs: slices or words)
         self._ops = make_ops(self.backend, self.counts)
-        self.ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS}
         self.ns.update(self._ops)
-        self.ns.update(make_helpers(self.backend, self._write))
+        self.ns.update(make_helpers(self.backend, self.context.write))
         # graph input (starvm/graphs/star.py): the graph the user gave (a starvm.graphs.Graph)
         # and the bundled one the program loaded last names with GRAPH_DEFAULT('...')
         self.graph = graph
@@ -81,16 +90,18 @@ class Machine:
         self.params = params_.normalise(params)
         self.ns["_param"] = lambda name, declared: params_.value_of(self.params, name, declared)
         self.ns["_depth"] = [0, self.max_depth]     # Star calls in progress, the limit (codegen.py)
-        self.ns["_too_deep"] = self._too_deep
+        self.ns["_too_deep"] = self.context.too_deep
         self._profile = False
         self.routine_profile = RoutineProfile(self.counts)   # --profile's per-routine table
         # the compiled tier (starvm/jit): auto | on | off; Numba is imported only to compile
-        self.jit = make_tier(self, config.jit_mode(jit))
+        self.jit = make_tier(self.context, config.jit_mode(jit))
 
-    # ------------------------------------------------------------------ output
-    def _write(self, text: str) -> None:
-        if self._prints:
-            (self.out or sys.stdout).write(text)
+    # the machine's settings that code running for it reads: its context's attributes
+    max_steps = _context_attribute("max_steps", "loop iterations + routine calls per run (None: unlimited)")
+    max_depth = _context_attribute("max_depth", "nested Star calls allowed")
+    fuse = _context_attribute("fuse", "run `parallel for` loops as one array operation")
+    native = _context_attribute("native", "let native kernels replace standard-library routines")
+    out = _context_attribute("out", "the stream writeln writes to (None: sys.stdout)")
 
     # ------------------------------------------------------------------ profiling
     @property
@@ -221,14 +232,11 @@ class Machine:
         return self._meter
 
     def _install_native(self, routines) -> None:
-        if not self.native:
-            return
+        """The native kernels that replace library routines here (native/registry.py decides)."""
         for info in routines:
-            if not info.node.loc.filename.startswith("stdlib/"):
-                continue
-            make = native.factory_for(info.name, self.backend.name)
-            if make is not None:
-                self.ns[info.pyname] = make(self.ns[info.pyname], self.backend, self._native_meter)
+            found = native_for(info.name, self.backend, origin=info.node.loc.filename, enabled=self.native)
+            if found is not None:
+                self.ns[info.pyname] = found.make(self.ns[info.pyname], self.backend, self._native_meter)
 
     def load(self, text: str, filename: str = "<string>") -> None:
         """Declare the routines and globals of a Star text; a main block, if any, is not run."""
@@ -469,14 +477,6 @@ class Machine:
             raise self._located(StarInterrupt("interrupted"), e.__traceback__) from None
         except MemoryError as e:
             raise self._located(StarRuntimeError("out of memory"), e.__traceback__) from None
-
-    def _too_deep(self, began: bool = True):
-        """Called by a routine about to begin beyond Machine.max_depth nested Star calls: by its
-        generated code (``began``: its frame is on the traceback) or by the compiled tier."""
-        e = StarRuntimeError(f"recursion too deep (more than about {self.max_depth} nested Star calls)",
-                             hint="raise the limit with STARVM_MAX_DEPTH or Machine(max_depth=N)")
-        e.at_the_call = 1 if began else 0      # frames of the callee to leave off the stack
-        raise e
 
     def _located(self, err: StarError, tb, stack_limit: int = 200) -> StarError:
         frames = star_frames(tb, self.units, limit=stack_limit)
