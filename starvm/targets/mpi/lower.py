@@ -1,7 +1,9 @@
-"""Lower routines for MPI ranks: lower.py's module, with the kernels that cross ranks.
+"""Lower routines for MPI ranks: the numba renderer's module, with the kernels that cross ranks.
 
-``MpiModuleGen`` renders what ``ModuleGen`` renders, except where an operation's meaning
-depends on the rows being split (mpi_kernels.py): an operation on a *slice* (partitioned)
+``MpiModuleGen`` (a subclass of targets/numba/lower.py's ``ModuleGen``) renders what
+``ModuleGen`` renders, except where an operation's meaning depends on the rows being split
+(kernels.py here; its tables ``slice_kernel``, ``row_kernel``, ``hinted_slice_kernel`` and
+``cow_kernel`` override the numba renderer's): an operation on a *slice* (partitioned)
 that reduces over its bits or touches one bit, every ROW read and write, fresh slice
 variables (this rank's words), and BITS literals used as slices (cut to this rank's bits).
 Words, integers and booleans are replicated, so everything else is lower.py's code as is.
@@ -32,15 +34,30 @@ import numpy as np
 from numba import njit
 from starvm.targets.mpi.kernels import *  # noqa: F401,F403
 """
-# operations on a slice that cross ranks: kernel mp_<name> (same arguments as kernels.py's)
-_SLICE_OPS = {Op.SET, Op.NOT, Op.BIT_GET, Op.BIT_SET, Op.FND, Op.STEP, Op.NUMB, Op.SOME, Op.FRST,
-              Op.EQ, Op.NOTEQ}
 _WHERE = "on MPI ranks"
+# what makes a fused `parallel for`'s body cross ranks in every iteration (keep_fused), and how
+# --profile says it: always, or on a slice operand (reduces over its bits, touches one bit)
 _CROSSES = {Op.ROW_GET: "reads a ROW", Op.ROW_SET: "writes a ROW", Op.CALL: "calls a routine",
-            Op.WRITE: "writes output", Op.BIT_GET: "reads a bit of a slice", Op.BIT_SET: "writes a bit of a slice"}
+            Op.WRITE: "writes output"}
+_CROSSES_ON_SLICE = {Op.BIT_GET: "reads a bit of a slice", Op.BIT_SET: "writes a bit of a slice",
+                     Op.FND: "reduces a slice", Op.STEP: "reduces a slice", Op.NUMB: "reduces a slice",
+                     Op.SOME: "reduces a slice", Op.FRST: "reduces a slice", Op.EQ: "reduces a slice",
+                     Op.NOTEQ: "reduces a slice", Op.CONVERT: "reduces a slice"}
 
 
 class MpiModuleGen(ModuleGen):
+    # an operation on a slice operand whose meaning depends on the rows being split: its kernel
+    # here (kernels.py's arguments); SET and NOT of a slice mask the tail of the rank's block
+    slice_kernel: dict[Op, str] = {
+        Op.SET: "mp_set", Op.NOT: "mp_not", Op.BIT_GET: "mp_bit_get", Op.BIT_SET: "mp_bit_set",
+        Op.FND: "mp_fnd", Op.STEP: "mp_step", Op.NUMB: "mp_numb", Op.SOME: "mp_some", Op.FRST: "mp_frst",
+        Op.EQ: "mp_eq", Op.NOTEQ: "mp_noteq"}
+    hinted_slice_kernel: dict[Op, str] = {Op.STEP: "mp_step_h", Op.SOME: "mp_some_h"}
+    # ROW read and write, whatever the operands: the owner reads (a broadcast) or writes
+    row_kernel: dict[Op, str] = {Op.ROW_GET: "mp_row_get", Op.ROW_SET: "mp_row_set"}
+    # ROW of a `parallel for`'s snapshot: the owner's row of it
+    cow_kernel = {**ModuleGen.cow_kernel, Op.ROW_GET: "mp_cow_row_get"}
+
     def __init__(self, bodies, keep_fused: bool = False):
         super().__init__(bodies)
         self.lines[0] = _HEADER
@@ -73,10 +90,10 @@ class MpiModuleGen(ModuleGen):
         reduction instead of one collective per iteration)."""
         if self.keep_fused and fusable(s):
             for n in walk(s.src[2]):
-                if n.op in (Op.ROW_GET, Op.ROW_SET, Op.CALL, Op.WRITE) or (
-                        n.op in _SLICE_OPS - {Op.SET, Op.NOT} | {Op.CONVERT}
-                        and any(a.type is T.SLICE for a in n.src[:2] if a.type is not None)):
-                    raise Unsupported(f"parallel for {_WHERE} whose body {_CROSSES.get(n.op, 'reduces a slice')} in "
+                if n.op in _CROSSES or (n.op in _CROSSES_ON_SLICE
+                                        and any(a.type is T.SLICE for a in n.src[:2] if a.type is not None)):
+                    why = _CROSSES.get(n.op) or _CROSSES_ON_SLICE[n.op]
+                    raise Unsupported(f"parallel for {_WHERE} whose body {why} in "
                                       f"every iteration: fused per rank it makes one array all-reduction per reduction "
                                       f"instead of one per iteration (--jit on compiles it anyway)", n.loc)
         super()._s_PFOR(s, ind)
@@ -120,22 +137,22 @@ class MpiModuleGen(ModuleGen):
     def base_op(self, e: Node) -> str:
         op = e.op
         slice_operand = any(a.type is T.SLICE for a in e.src[:2] if a.type is not None)
-        cow = self.cow_of(e)
-        if cow is not None and op is Op.ROW_GET:     # ROW of a `parallel for`'s snapshot
-            return f"mp_cow_row_get({self.scalar(e.src[0])}, {', '.join(cow)}, cnt, st, {self.site(e.loc, op)})"
+        if self.cow_of(e) is not None:     # COL / ROW of a `parallel for`'s snapshot (cow_kernel)
+            return super().base_op(e)
         if op is Op.CONVERT and slice_operand:    # a word: the whole slice on every rank
-            return f"op_convert(mp_whole({self.vector(e.src[0])}), cnt, st, {self.site(e.loc, op)})"
-        if op in (Op.ROW_GET, Op.ROW_SET) or (op in _SLICE_OPS and slice_operand):
+            return f"{self.op_kernel[op]}(mp_whole({self.vector(e.src[0])}), cnt, st, {self.site(e.loc, op)})"
+        kernel = self.row_kernel.get(op) or (self.slice_kernel.get(op) if slice_operand else None)
+        if kernel is not None:
             site = self.site(e.loc, op)
             x = e.src[0]
-            if op in (Op.STEP, Op.SOME) and x.op is Op.VAR and x.arg in self.hints:
-                return f"mp_{op.name.lower()}_h({self.vars[x.arg]}, {self.hints[x.arg]}, cnt, st, {site})"
+            if op in self.hinted_slice_kernel and x.op is Op.VAR and x.arg in self.hints:
+                return f"{self.hinted_slice_kernel[op]}({self.vars[x.arg]}, {self.hints[x.arg]}, cnt, st, {site})"
             args = [self.vector(a) if a.type is not None and (a.type.is_vector or a.type is T.TABLE)
                     else self.scalar(a) for a in e.src]
-            return f"mp_{op.name.lower()}({', '.join(args)}, cnt, st, {site})"
+            return f"{kernel}({', '.join(args)}, cnt, st, {site})"
         if op is Op.COL_SET and e.src[2].op is Op.BITS and e.src[2].type is not T.SLICE:
             i, t = self.scalar(e.src[0]), self.vector(e.src[1])
-            return (f"op_col_set({i}, {t}, mp_local({self.vector(e.src[2])}), cnt, st, "
+            return (f"{self.op_kernel[op]}({i}, {t}, mp_local({self.vector(e.src[2])}), cnt, st, "
                     f"{self.site(e.loc, op)})")
         return super().base_op(e)
 
