@@ -104,7 +104,7 @@ RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
 WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall", "jit")
 
 from starvm.benchmarking import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
-from starvm.runtime.values import Bits  # noqa: E402
+from starvm.execution.values import Bits  # noqa: E402
 
 
 # ------------------------------------------------------------------ the worker (one rank)

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 from .errors import StarError, StarInterrupt, StarRuntimeError, StarSyntaxError, StarTypeError  # noqa: E402
 from .runtime.machine import BitVector, Machine  # noqa: E402
-from .runtime.values import Table  # noqa: E402
+from .execution.values import Table  # noqa: E402
 from .api import Program, StepCounter, compile  # noqa: E402,A004
 
 

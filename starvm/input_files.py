@@ -14,7 +14,7 @@ _CHUNK = 1 << 20
 
 def available_memory() -> int | None:
     """Bytes of host memory available now (MemAvailable), or None when it cannot be told."""
-    from .runtime.limits import free_bytes
+    from .execution.limits import free_bytes
     return free_bytes(None)
 
 

@@ -15,7 +15,7 @@ import pytest
 import starvm
 from conftest import subprocess_env
 from starvm.ui import cli
-from starvm.runtime import limits
+from starvm.execution import limits
 from starvm.targets.python.codegen import CodeGen
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,7 +21,7 @@ arrays), so the placement of a vector is its type. The hot host cases are writte
 """
 from __future__ import annotations
 
-from ..runtime.values import Bits, Table, host_array
+from ..execution.values import Bits, Table, host_array
 from .base import Backend
 
 

@@ -110,7 +110,7 @@ class Backend(ABC):
     # ---------------- tables
     @abstractmethod
     def table(self, n: int, k: int, bools: np.ndarray | None = None):
-        """A new Table (starvm.runtime.values.Table), zero or from an (n, k) bool array."""
+        """A new Table (starvm.execution.values.Table), zero or from an (n, k) bool array."""
     @abstractmethod
     def table_to_bools(self, t) -> np.ndarray: ...
     @abstractmethod

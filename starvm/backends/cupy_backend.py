@@ -15,7 +15,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from ..runtime.values import Table
+from ..execution.values import Table
 from .base import Backend
 from .cuda_backend_kernels import SOURCE as _KERNELS
 from .codes import pack_xp, unpack_xp

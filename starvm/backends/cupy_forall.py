@@ -31,7 +31,7 @@ import cupy as cp
 
 from ..ir.ops import BASE_OPS, Node
 from ..targets.numpy.forall import ForallKernel
-from ..runtime.values import Bits, Table
+from ..execution.values import Bits, Table
 from ..types import T
 from ..targets.cuda.forall import KERNEL_NAME, forall_template, kernel_source, launch_args, launch_shape
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..runtime.values import Table, host_array
+from ..execution.values import Table, host_array
 from .base import Backend
 from .codes import pack_numpy, unpack_numpy
 

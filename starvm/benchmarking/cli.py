@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from ..backends import NAMES
-from ..runtime import limits
+from ..execution import limits
 
 DEFAULT_REPEAT = 5
 

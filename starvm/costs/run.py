@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..runtime.values import Bits, Table
+from ..execution.values import Bits, Table
 from ..types import T
 from .evaluate import Estimate, Geometry, counts_dict, estimate
 from .model import Model, ModelError, load_model, model_names

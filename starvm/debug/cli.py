@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..runtime import limits
+from ..execution import limits
 
 _BACKENDS = ["numpy", "cupy", "auto"]
 

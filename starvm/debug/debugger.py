@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import Loc, StarError
 from ..frontend.parser import fold
 from ..ir.ops import BASE_OPS, OP_TITLES
-from ..runtime.values import Bits, Table, Unassigned
+from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from .evaluate import (Compiled, DebugError, bit_string, compile_expression, draw_table, draw_vector,
                        evaluate, format_value, parse_rows)

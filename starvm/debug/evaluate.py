@@ -18,7 +18,7 @@ from ..frontend import ast as A
 from ..frontend.parser import parse
 from ..ir.lower import _Lowerer
 from ..targets.python.codegen import CodeGen
-from ..runtime.values import Bits, Table, Unassigned
+from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from .events import routine_of
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import StarError
 from ..ir.ops import BASE_OPS
-from ..runtime.values import Bits, Table, Unassigned, host_array
+from ..execution.values import Bits, Table, Unassigned, host_array
 from ..types import T
 from .events import EventSource, bypass_note, debug_machine, routine_of, star_stack
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..backends.base import Backend
 from ..errors import StarRuntimeError
-from ..runtime.values import Table
+from ..execution.values import Table
 from .partition import layout
 from .collectives import choose as _choose
 from .collectives import cupy_access, mps_running
@@ -424,7 +424,7 @@ class DistributedBackend(Backend):
                                 hint="every rank of a distributed run must load the same text (the same file "
                                      "on every host)")
 
-    # ------------------------------------------------------------ memory (runtime/limits.py)
+    # ------------------------------------------------------------ memory (execution/limits.py)
     def check_table(self, n: int, k: int, table_bytes, free_bytes) -> None:
         """Refuse a table that does not fit in some rank's free memory; every rank takes the
         same decision (one all-reduction), so all raise the same error or none does."""

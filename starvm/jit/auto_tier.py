@@ -23,7 +23,7 @@ from collections import Counter
 
 from ..ir.ops import Op
 from ..targets.numpy.forall import fusable
-from ..runtime.values import Bits, Table
+from ..execution.values import Bits, Table
 from ..types import T
 from ..targets.numba.lower import callees, walk
 

@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir.ops import BASE_OPS
-from ..runtime.limits import frame_depth
+from ..execution.limits import frame_depth
 from .layout import S_STACK, STATUS_SIZE
 
 

@@ -16,8 +16,8 @@ from time import perf_counter
 
 import numpy as np
 
-from ..runtime.limits import tick_many
-from ..runtime.values import Bits, Table, Unassigned
+from ..execution.limits import tick_many
+from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
 from .buffers import output_records, room_to_compile

@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import config
 from ..ir.ops import BASE_OPS
-from ..runtime.limits import tick_many
-from ..runtime.values import Table, Unassigned
+from ..execution.limits import tick_many
+from ..execution.values import Table, Unassigned
 from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
@@ -447,7 +447,7 @@ class GpuRoutine(JitRoutine):
         return tuple(outs) if outs else None
 
     def _py(self, value, type_, old):
-        from ..runtime.values import Bits
+        from ..execution.values import Bits
         if isinstance(value, Unassigned):
             return old if isinstance(old, Unassigned) else value
         if type_.is_vector:

@@ -1,7 +1,7 @@
 """Turn a failure of compiled code (its status array) into the interpreter's StarRuntimeError.
 
 Compiled code stores the failing site, an error code and up to four integers in ``st``
-(``kernels.fail``); the texts here are those of ``runtime/ops.py`` and ``runtime/limits.py``
+(``kernels.fail``); the texts here are those of ``runtime/ops.py`` and ``execution/limits.py``
 word for word, so both tiers print the same message at the same Star position.
 """
 from __future__ import annotations

@@ -44,7 +44,7 @@ class Tier:
     def free_bytes(self) -> int:
         now = time.monotonic()
         if now - self._free[0] > 1.0:
-            from ..runtime.limits import free_bytes
+            from ..execution.limits import free_bytes
             free = free_bytes(self.context.backend)
             self._free = (now, free if free is not None else 1 << 62)
         return self._free[1]

@@ -60,7 +60,7 @@ class Meter:
         limit ``affords`` them)."""
         tick = self.ticks()
         if tick is not None:
-            from ..runtime.limits import tick_many
+            from ..execution.limits import tick_many
             tick_many(tick, count)
 
     def count(self, ops: dict) -> None:
@@ -74,7 +74,7 @@ class Meter:
 
 
 def ticks_left(tick) -> int:
-    """How many more calls a --max-steps ticker (runtime/limits.ticker) allows."""
+    """How many more calls a --max-steps ticker (execution/limits.ticker) allows."""
     gen = tick.__self__
     if gen.gi_frame is None:            # exhausted: it raised
         return 0

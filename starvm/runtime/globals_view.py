@@ -8,7 +8,7 @@ import numpy as np
 
 from ..frontend.parser import fold
 from ..types import T
-from .values import Bits, Table, Unassigned, host_array
+from ..execution.values import Bits, Table, Unassigned, host_array
 
 
 class Globals(MutableMapping):

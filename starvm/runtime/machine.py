@@ -23,14 +23,14 @@ from ..execution.context import ExecutionContext
 from ..ir.ops import BASE_OPS, OP_TITLES
 from .routine_profile import RoutineProfile
 from ..types import T
-from . import limits
+from ..execution import limits
 from . import params as params_
 from ..targets.python.codegen import CodeGen, GeneratedUnit
 from .counters import StepCounter, steps_between
 from .globals_view import Globals
 from .ops import make_helpers, make_ops, timed_ops
 from .tracemap import shortened, star_frames
-from .values import Bits, Table, host_array
+from ..execution.values import Bits, Table, host_array
 
 # The only Python builtins generated code can reach.
 _SAFE_BUILTINS = {"range": range, "str": str, "True": True, "False": False, "None": None}

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import StarRuntimeError
 from ..ir.ops import BASE_OPS, STEP_INDEX as IDX, Op
-from .limits import check_table
-from .values import Bits, Table, Unassigned
+from ..execution.limits import check_table
+from ..execution.values import Bits, Table, Unassigned
 
 
 def _unassigned_or(x, msg: str):

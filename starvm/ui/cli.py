@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import __version__, config
 from ..backends import BackendUnavailable
 from ..errors import StarError, StarInterrupt
-from ..runtime import limits
+from ..execution import limits
 from ..runtime.params import ParamError, add_param_argument, params_from_args
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130

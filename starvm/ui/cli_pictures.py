@@ -35,7 +35,7 @@ def show(args, text: str, machine_class, usage_error) -> int:
     """``star show``: run the program, then draw the global table ``args.table``."""
     from ..frontend.parser import fold
     from .pictures import table_png
-    from ..runtime.values import Table
+    from ..execution.values import Table
     from ..runtime.params import params_from_args
     from ..graphs.cli import graph_from_args, reading_from_args
     _need_matplotlib(usage_error)

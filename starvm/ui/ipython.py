@@ -90,7 +90,7 @@ def run_cell(ns: dict, line: str, cell: str):
     from ..frontend.parser import fold
     from .repl import Session, read_inputs
     from ..runtime.machine import Machine
-    from ..runtime.values import Table
+    from ..execution.values import Table
     try:
         opts = _options(line)
     except ValueError as e:

@@ -32,7 +32,7 @@ from ..errors import Loc, Source, StarError, StarInterrupt, StarSyntaxError, Sta
 from ..frontend import ast as A
 from ..frontend.parser import fold, parse
 from ..runtime.machine import Machine
-from ..runtime.values import Bits, Table, Unassigned
+from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 
 KEYWORDS = ("program", "var", "const", "proc", "procedure", "function", "begin", "end", "if", "then", "else",

@@ -409,7 +409,7 @@ def test_ranks_loading_different_texts_stop_with_an_error(tmp_path):
 
 
 def test_table_too_large_for_one_rank_fits_across_ranks():
-    """The memory refusal of runtime/limits.py, with 12 MB free per rank: a 16 MB table is
+    """The memory refusal of execution/limits.py, with 12 MB free per rank: a 16 MB table is
     refused on one rank and runs on 2 and 4 (blocks of 1 048 576 and 524 288 rows, 8 and 4 MB),
     with the output of one unlimited machine."""
     program = ("var T: table(2097152, 64); X: slice(T);\n"
@@ -418,7 +418,7 @@ def test_table_too_large_for_one_rank_fits_across_ranks():
     script = textwrap.dedent(f"""
         import sys
         from mpi4py import MPI
-        from starvm.runtime import limits
+        from starvm.execution import limits
         limits.free_bytes = lambda backend: 12 << 20
         from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:

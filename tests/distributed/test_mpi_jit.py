@@ -130,7 +130,7 @@ def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
     script = textwrap.dedent(f"""
         import sys
         from mpi4py import MPI
-        from starvm.runtime import limits
+        from starvm.execution import limits
         limits.free_bytes = lambda backend: 12 << 20
         from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:

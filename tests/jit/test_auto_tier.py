@@ -14,7 +14,7 @@ import starvm
 from starvm.backends import get_backend
 from starvm.backends.auto_backend import AutoBackend
 from starvm.backends.emulated_device import EmulatedDevice
-from starvm.runtime.values import Bits
+from starvm.execution.values import Bits
 from conftest import cupy_or_skip
 from jit_differential import check_program
 

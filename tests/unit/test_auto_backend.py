@@ -16,7 +16,7 @@ from listings import LISTING_4
 from starvm.backends import BackendUnavailable, get_backend
 from starvm.backends.auto_backend import AutoBackend
 from starvm.backends.emulated_device import EmulatedDevice
-from starvm.runtime.values import Bits
+from starvm.execution.values import Bits
 from test_native import closure
 
 ROWS, BITS = 100, 10_000          # small thresholds: tables of >= 100 rows start on the device

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from starvm.backends import get_backend
-from starvm.runtime.values import Table
+from starvm.execution.values import Table
 
 LENGTHS = [0, 1, 63, 64, 65, 1000]
 NONEMPTY = [n for n in LENGTHS if n]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...ir.ops import Node, Op
 from ..numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
-from ...runtime.values import Bits
+from ...execution.values import Bits
 from ...distributed.vectors import REPLICATE_MAX, Fill, Shard, _host
 
 

@@ -21,7 +21,7 @@ from ...errors import StarRuntimeError
 from ...ir.ops import Node, Op
 from ...types import T
 from ...runtime.ops import IDX
-from ...runtime.values import Bits, Table, Unassigned
+from ...execution.values import Bits, Table, Unassigned
 
 _SUPPORTED = {
     Op.CONST, Op.VAR, Op.BINARY, Op.UNARY, Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COPY,
