@@ -17,7 +17,7 @@ from ...errors import Loc, StarTypeError
 from ...frontend.deep import deep
 from ...frontend.integers import decimal_of_int
 from ...ir.lower import LoweredUnit
-from ...ir.ops import BASE_OPS, Node, Op
+from ...ir.ops import BASE_OPS, GroupOp, Node, Op
 from ...types import T
 from ..numpy.forall import fusable
 from ...runtime.ops import op_name
@@ -55,6 +55,15 @@ class GeneratedUnit:
 
 
 class CodeGen:
+    """The interpreter's renderer. What a base operation or a one-operand value becomes is in
+    the op -> template tables below (a subclass overrides entries); statements are the cases
+    of ``stmt``."""
+    # a base operation: the function of runtime/ops.py that generated code calls (op_name)
+    op_function: dict[Op, str] = {op: op_name(op) for op in BASE_OPS}
+    # a value of one operand: its template, and whether it can fail (marked with its position)
+    unary_template: dict[Op, tuple[str, bool]] = {Op.COPY: ("_copy({})", True), Op.LEN: ("_len({})", True),
+                                                  Op.NROWS: ("{}.n", False), Op.NCOLS: ("{}.k", False)}
+
     def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
                  fused_timing: list | None = None, step_limit: bool = False, progress: bool = False,
                  debug: bool = False):
@@ -265,8 +274,8 @@ class CodeGen:
     def stmt(self, s: Node, ind: int) -> None:
         op = s.op
         fn = self._fn
-        if op in _COMPOUND and fn is not None and (
-                ind - fn.ind >= _OUTLINE_INDENT or (op in _LOOPS and fn.loops >= _OUTLINE_BLOCKS)):
+        if op in GroupOp.Compound and fn is not None and (
+                ind - fn.ind >= _OUTLINE_INDENT or (op in GroupOp.Loops and fn.loops >= _OUTLINE_BLOCKS)):
             self.outline(s, ind)
             return
         self.cur_ind, self.cur_loc = ind, s.loc
@@ -331,9 +340,7 @@ class CodeGen:
             self.for_loop(s, ind)
         elif op is Op.PFOR:
             self.parallel_for(s, ind)
-        elif op in (Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET):
-            self.emit(ind, self.x(s), s.loc)
-        else:  # an expression used as a statement (a function call)
+        else:  # a base operation that changes its operand, or an expression used as a statement
             self.emit(ind, self.x(s), s.loc)
 
     def hook(self, ind: int, loc) -> None:
@@ -441,8 +448,9 @@ class CodeGen:
             return f"_Bits({name}, {len(bits)})"
         if op is Op.CALL:
             return self.call_expr(e, args)
-        if op is Op.COPY:
-            return self.mark(e, f"_copy({args[0]})")
+        if op in self.unary_template:
+            template, fails = self.unary_template[op]
+            return self.mark(e, template.format(args[0])) if fails else template.format(args[0])
         if op is Op.BINARY:
             a, b = args
             if e.arg == "div":
@@ -452,16 +460,10 @@ class CodeGen:
             return f"({a} {_PY_BINARY[e.arg]} {b})"
         if op is Op.UNARY:
             return f"(-{args[0]})" if e.arg == "neg" else f"(not {args[0]})"
-        if op is Op.LEN:
-            return self.mark(e, f"_len({args[0]})")
-        if op is Op.NROWS:
-            return f"{args[0]}.n"
-        if op is Op.NCOLS:
-            return f"{args[0]}.k"
         if op is Op.GRAPH:   # graph input, starvm/graphs/star.py
             return self.mark(e, f"_graph({e.arg!r}{''.join(', ' + a for a in args)})")
-        if op in BASE_OPS:
-            return self.mark(e, f"{op_name(op)}({', '.join(args)})")
+        if op in self.op_function:
+            return self.mark(e, f"{self.op_function[op]}({', '.join(args)})")
         raise AssertionError(f"cannot generate {op}")
 
     def height(self, e: Node) -> int:
@@ -529,10 +531,6 @@ class CodeGen:
         return f"(({t} := {call}), {backs})[0][0]"
 
 
-_COMPOUND = {Op.IF, Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR}
-_LOOPS = {Op.WHILE, Op.REPEAT, Op.FOR, Op.PFOR}
-
-
 @dataclass
 class _Function:
     """The Python function being generated: where its statements start, its Star name, the
@@ -569,7 +567,7 @@ def _assigned_symbols(node: Node):
     for n in _walk(node):
         if n.op is Op.ASSIGN:
             yield n.arg
-        elif n.op in (Op.FOR, Op.PFOR):
+        elif n.op in GroupOp.ForLoops:
             yield n.arg[0]
             if n.op is Op.PFOR:
                 yield from n.arg[2].private
