@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ir.ops import BASE_OPS
 from ..execution.limits import frame_depth
-from .layout import S_STACK, STATUS_SIZE
+from ..targets.layout import S_STACK, STATUS_SIZE
 
 
 def counter_array():

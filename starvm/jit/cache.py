@@ -217,7 +217,7 @@ def _kernels_hash() -> str:
     global _KERNELS
     if _KERNELS is None:
         here = Path(__file__).parent
-        text = "".join(p.read_text() for p in (here.parent / "targets" / "numba" / "kernels.py", here / "layout.py"))
+        text = "".join(p.read_text() for p in (here.parent / "targets" / "numba" / "kernels.py", here.parent / "targets" / "layout.py"))
         _KERNELS = hashlib.sha256(text.encode()).hexdigest()[:16]
     return _KERNELS
 

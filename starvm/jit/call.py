@@ -21,8 +21,8 @@ from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
 from .buffers import output_records, room_to_compile
-from .layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
-from .layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK
+from ..targets.layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
+from ..targets.layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK
 
 _UNLIMITED = 1 << 62
 

@@ -25,7 +25,7 @@ from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from ..targets.cuda.prelude import E_RERUN
-from .layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
+from ..targets.layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
 from .call import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
 
 THREADS = 256

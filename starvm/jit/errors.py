@@ -7,7 +7,7 @@ word for word, so both tiers print the same message at the same Star position.
 from __future__ import annotations
 
 from ..errors import Frame, StarInterrupt, StarRuntimeError
-from .layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
+from ..targets.layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
 from ..targets.numba.lower import MISMATCH_TITLES, Lowered, Site
 
 

@@ -15,7 +15,7 @@ import signal
 from contextlib import contextmanager
 from functools import lru_cache
 
-from .layout import S_INTR
+from ..targets.layout import S_INTR
 
 
 class _Sigaction(ctypes.Structure):

@@ -93,7 +93,7 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
     cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them."""
     from starvm.ir.ops import BASE_OPS
     from starvm.targets.cuda.routine import instance
-    from starvm.jit.layout import S_CODE, S_LEFT, STATUS_SIZE
+    from starvm.targets.layout import S_CODE, S_LEFT, STATUS_SIZE
     from starvm.types import T
     nk = len(BASE_OPS)
     caps, kargs, decl, tables = 1, [], [], []

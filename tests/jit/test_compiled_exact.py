@@ -285,7 +285,7 @@ def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
     from gpu_sources import emulate
     from gpu_sources.corpus import routine_bodies
     from starvm.targets.cuda.routine import render
-    from starvm.jit.layout import E
+    from starvm.targets.layout import E
     emulate.require()
     plan = render(routine_bodies(GPU_INTS, "emu.star"), "r_g_ops")
     got = emulate.run_kernel(plan, [a, b, 0, 0, 0], 1, 32)
@@ -326,7 +326,7 @@ def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(m
     from gpu_sources.fake_cupy import fake_cupy_installed
     from test_gpu_emulated import _with_device_copies
     from starvm.jit import cuda_runtime
-    from starvm.jit.layout import E, S_CODE
+    from starvm.targets.layout import E, S_CODE
     table = np.random.default_rng(3).random((70, 3)) < 0.5
     want = starvm.Machine(jit="off", native=False, out=io.StringIO())
     want.load(GPU_LATE, "late.star")

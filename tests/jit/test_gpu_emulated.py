@@ -17,7 +17,7 @@ from gpu_sources import emulate
 from gpu_sources.corpus import renamed, routine_bodies
 from starvm.targets.cuda.routine import render
 from starvm.targets.cuda.prelude import E_RERUN
-from starvm.jit.layout import E
+from starvm.targets.layout import E
 
 ROOT = Path(__file__).resolve().parents[2]
 PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text()
@@ -533,7 +533,7 @@ def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(mo
     from gpu_sources.fake_cupy import fake_cupy_installed
     from starvm.ir.ops import BASE_OPS
     from starvm.jit import cuda_runtime
-    from starvm.jit.layout import S_LEFT, STATUS_SIZE
+    from starvm.targets.layout import S_LEFT, STATUS_SIZE
     rng = np.random.default_rng(rows)
     table = rng.random((rows, 9)) < 0.5
     calls = []

@@ -36,7 +36,7 @@ INT64 = cuda_text("int64.cu") + cuda_text("checked_int.cu")
 PRELUDE = "\n" + cuda_text("int64.cu") + cuda_text("prelude.cu") + cuda_text("checked_int.cu")
 
 # status slots and error codes, as layout.py numbers them
-from ...jit.layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, STATUS_SIZE, E  # noqa: E402
+from ..layout import S_A, S_B, S_C, S_CODE, S_D, S_LEFT, S_NODE, S_OUT, S_SP, S_STACK, STATUS_SIZE, E  # noqa: E402
 
 
 def defines(nkinds: int) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...ir.ops import BASE_OPS, STEP_INDEX, Node, Op
-from ...jit.layout import E
+from ..layout import E
 from ...types import T
 from ..numba.lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, walk
 from .expressions import Expressions

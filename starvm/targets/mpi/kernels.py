@@ -43,10 +43,10 @@ from ..numba.kernels import *  # noqa: F401,F403 - generated code finds every ke
 from ..numba.kernels import POLL_EVERY, flush_output, interrupt_pending  # noqa: F811 - tick, tick_out: their own here
 from ..numba.kernels import ALL, U0, U1, asg, cmp_prologue, compare, extract, fail, first_one, nwords, popcount, \
     row_get_check, row_set_check, tail_mask, unassigned
-from ...jit.layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
+from ..layout import (C_BIT_GET, C_BIT_SET, C_EQ, C_FND, C_FRST, C_NOT, C_NOTEQ, C_NUMB,
                      C_SET, C_SOME, C_STEP, E_BIT_INDEX, E_BIT_VALUE, E_TABLE_MEM,
                      E_TABLE_NEG, S_FREE)
-from ...jit.layout import E_INTERRUPT, E_STEPS, S_INTR, S_LEFT
+from ..layout import E_INTERRUPT, E_STEPS, S_INTR, S_LEFT
 
 LIBRARY = jit_comm.load()          # libmpi visible to LLVM before anything here is linked
 # Numba keys a cached kernel by its bytecode, not by the globals it reads: the handle type

@@ -30,7 +30,7 @@ from llvmlite import ir
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.experimental import structref
 
-from ...jit.layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
+from ..layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_INDEX, E_COL_SET_LEN,
                      E_DEPTH, E_DIV0, E_MISMATCH, E_MOD0, E_OVERFLOW, E_REP_LEN, E_REP_RANGE, E_ROW_INDEX, E_ROW_SET_LEN, E_STACK, E_STEPS,
                      E_TABLE_ASSIGN, E_TABLE_MEM, E_TABLE_NEG, E_TRIM, E_UNASSIGNED, E_USER,
                      C_ADD, C_AND, C_BIT_GET, C_BIT_SET, C_CLR, C_COL_GET, C_COL_SET, C_CONVERT, C_EQ, C_FND,
@@ -38,7 +38,7 @@ from ...jit.layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_C
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
                      S_CODE, S_D, S_FREE, S_LEFT, S_LOW, S_NODE, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK)
 
-from ...jit.layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
+from ..layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
 
 
 class _WithoutBlasProbe(importlib.abc.MetaPathFinder, importlib.abc.Loader):
