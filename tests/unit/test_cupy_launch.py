@@ -98,7 +98,8 @@ end;
 
 
 def _c_params(template: str) -> list[str]:
-    head = template[template.index("(") + 1:template.index(")")]
+    start = template.index("star_forall(") + len("star_forall(")     # after the prelude's helpers
+    head = template[start:template.index(")", start)]
     return [p.strip().rsplit(" ", 1)[0] for p in head.split(",")]
 
 

@@ -1,3 +1,14 @@
+typedef unsigned long long u64;
+typedef long long i64;
+// ---------------------------------------------------------------- checked integers (Star's are unbounded)
+__device__ __forceinline__ bool add_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a + (u64)b); return ((a ^ r) & (b ^ r)) < 0; }
+__device__ __forceinline__ bool sub_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a - (u64)b); return ((a ^ b) & (a ^ r)) < 0; }
+__device__ __forceinline__ bool mul_ovf(i64 a, i64 b, i64& r) {
+    r = (i64)((u64)a * (u64)b);
+    if (a == 0 || b == 0) return false;
+    i64 hi = __mul64hi(a, b);
+    return !((hi == 0 && r >= 0) || (hi == -1 && r < 0));
+}
 extern "C" __global__ void star_forall(long long start, long long m, long long W, long long NBITS, unsigned long long LASTMASK, unsigned long long* counts, unsigned long long* err, unsigned long long* tb_snap_p, long long k_snap_p, int os_v_flag, unsigned long long* sv_v_m, unsigned long long* tb_v_p, long long k_v_p) {
     __shared__ unsigned long long sh_word, sh_count;
     unsigned long long lc[28] = {0};
@@ -47,7 +58,7 @@ extern "C" __global__ void star_forall(long long start, long long m, long long W
             __syncthreads();
             s10 = (long long)((sh_word >> ((s9 - 1) & 63)) & 1ULL);
             __syncthreads();
-            s7 = ((s10) == (1LL));
+            s7 = (s10 == 1LL);
         }
         s6 = s7;
     }

@@ -1,3 +1,14 @@
+typedef unsigned long long u64;
+typedef long long i64;
+// ---------------------------------------------------------------- checked integers (Star's are unbounded)
+__device__ __forceinline__ bool add_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a + (u64)b); return ((a ^ r) & (b ^ r)) < 0; }
+__device__ __forceinline__ bool sub_ovf(i64 a, i64 b, i64& r) { r = (i64)((u64)a - (u64)b); return ((a ^ b) & (a ^ r)) < 0; }
+__device__ __forceinline__ bool mul_ovf(i64 a, i64 b, i64& r) {
+    r = (i64)((u64)a * (u64)b);
+    if (a == 0 || b == 0) return false;
+    i64 hi = __mul64hi(a, b);
+    return !((hi == 0 && r >= 0) || (hi == -1 && r < 0));
+}
 extern "C" __global__ void star_forall(long long start, long long m, long long W, long long NBITS, unsigned long long LASTMASK, unsigned long long* counts, unsigned long long* err, unsigned long long* tb_snap_p, long long k_snap_p, long long os_v_k, unsigned long long* tb_v_p, long long k_v_p) {
     __shared__ unsigned long long sh_word, sh_count;
     unsigned long long lc[28] = {0};
@@ -24,7 +35,7 @@ extern "C" __global__ void star_forall(long long start, long long m, long long W
     __syncthreads();
     s3 = (long long)((sh_word >> ((s2 - 1) & 63)) & 1ULL);
     __syncthreads();
-    if (((s3) == (1LL))) {
+    if ((s3 == 1LL)) {
         if (threadIdx.x == 0) lc[11]++;
         for (int r = 0; r < R; ++r) { long long w = threadIdx.x + (long long)r * blockDim.x; v4[r] = (w < W) ? (pv_v_v[r] | pv_v_w[r]) : 0ULL; }
         for (int r = 0; r < R; ++r) pv_v_v[r] = v4[r];
