@@ -15,6 +15,7 @@ from ..errors import StarRuntimeError
 from ..ir.ops import BASE_OPS, STEP_INDEX as IDX, Op
 from ..execution.limits import check_table
 from ..execution.values import Bits, Table, Unassigned
+from ..targets.python.codegen import op_name
 
 
 def _unassigned_or(x, msg: str):
@@ -200,11 +201,6 @@ def make_ops(B, counts: list[int]) -> dict[str, object]:
     }
     assert set(ops) == set(BASE_OPS)
     return {op_name(op): f for op, f in ops.items()}
-
-
-def op_name(op: Op) -> str:
-    """The name the generated code calls a base operation by."""
-    return "_op_" + op.name.lower()
 
 
 def timed_ops(ops: dict[str, object], times: list[float], sync) -> dict[str, object]:

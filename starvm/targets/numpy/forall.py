@@ -20,7 +20,7 @@ from time import perf_counter
 from ...errors import StarRuntimeError
 from ...ir.ops import Node, Op
 from ...types import T
-from ...runtime.ops import IDX
+from ...ir.ops import STEP_INDEX as IDX
 from ...execution.values import Bits, Table, Unassigned
 
 _SUPPORTED = {

@@ -20,7 +20,6 @@ from ...ir.lower import LoweredUnit
 from ...ir.ops import BASE_OPS, GroupOp, Node, Op
 from ...types import T
 from ..numpy.forall import fusable
-from ...runtime.ops import op_name
 
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
 # Python's compiler nests at most 200 parentheses, 100 indentation levels and 20 loop/try
@@ -35,6 +34,12 @@ _FUSE_HEIGHT = 200      # a parallel for body deeper than this runs iteration by
 _PY_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<", "<=": "<=",
               ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
 _unit_ids = itertools.count(1)
+
+
+def op_name(op: Op) -> str:
+    """The name the generated code calls a base operation by (runtime/ops.py binds the
+    interpreter's functions under these names)."""
+    return "_op_" + op.name.lower()
 
 
 @dataclass
