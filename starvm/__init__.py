@@ -13,6 +13,11 @@ from .errors import StarError, StarInterrupt, StarRuntimeError, StarSyntaxError,
 from .runtime.machine import BitVector, Machine  # noqa: E402
 from .execution.values import Table  # noqa: E402
 from .api import Program, StepCounter, compile  # noqa: E402,A004
+from .ui.pictures import png_or_none as _table_png  # noqa: E402
+
+# Jupyter's rich display of a table: its bit picture (None without matplotlib). Attached here,
+# where the parts are put together, so that execution/values.py imports no user interface.
+Table._repr_png_ = _table_png
 
 
 __all__ = ["Machine", "Table", "BitVector", "Program", "StepCounter", "compile", "StarError", "StarSyntaxError", "StarTypeError",

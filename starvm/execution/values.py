@@ -93,7 +93,5 @@ class Table:
     def __dlpack_device__(self):
         return self.data.__dlpack_device__()
 
-    def _repr_png_(self):
-        """Jupyter's rich display: the table as a bit image (None without matplotlib)."""
-        from ..ui.pictures import png_or_none
-        return png_or_none(self)
+    # _repr_png_ (Jupyter's picture of a table) is ui/pictures.py's png_or_none, put here by
+    # starvm/__init__.py: values know nothing of the user interfaces that import them
