@@ -26,6 +26,7 @@ expressions to routines with `var` parameters, output or global writes, tables p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from string import Template
 
 from ...ir.ops import BASE_OPS, STEP_INDEX, Node, Op
 from ..layout import E
@@ -33,11 +34,13 @@ from ...types import T
 from ..numba.lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, walk
 from .expressions import Expressions
 from .parallel_for import ParallelFor
-from .prelude import PRELUDE, defines
+from .prelude import PRELUDE, cuda_text, defines
 from .renderer import CudaRenderer
 from .statements import Statements
 
 KERNEL_NAME = "star_routine"
+# the kernel's entry: the root's arguments unpacked, its call, the results written back
+_ENTRY = Template(cuda_text("routine_kernel.cu"))
 
 
 @dataclass
@@ -218,7 +221,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         n = "KW" if t is T.WORD else ("R" if self.grid else "RP")
         return f"for (int q_ = 0; q_ < {n}; ++q_) {v}.w[q_] = 0ULL;"
 
-    # ------------------------------------------------------------------ the kernel
+    # ------------------------------------------------------------------ the kernel (its frame: routine_kernel.cu)
     def kernel(self, root: str):
         info, _ = self.bodies[root]
         self.set_mode(True)
@@ -270,26 +273,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                                f"vout[{j} * caps + q_] = {name}.w[q_];")
             else:
                 out.append(f"if (c_.gt == 0) res[{j}] = (i64){name};")
-        src = (f'extern "C" __global__ void KBOUNDS {KERNEL_NAME}({", ".join(args)}) {{\n'
-               "    Ctx c_;\n"
-               f"    i64* st = io; i64* cnt = io + STATUS_SIZE; i64* res = io + STATUS_SIZE + NKINDS;\n"
-               f"    u64* bar = (u64*)(io + STATUS_SIZE + NKINDS + {len(outputs)}); u64* red = bar + 1;\n"
-               "    c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;\n"
-               "    c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;\n"
-               "    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = 0u; c_.nb = 0ULL;\n"
-               "#pragma unroll\n    for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }\n"
-               + "".join(f"    {b}\n" for b in body)
-               + f"    f_{root}({', '.join(call)});\n"
-               "    if ((threadIdx.x & (LANES - 1)) == 0) {     // each group's parallel-for steps, once per call\n"
-               "#pragma unroll\n        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.wn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.wn[k_]);\n"
-               "    }\n"
-               "    if (c_.gt == 0) {\n"
-               "#pragma unroll\n        for (int k_ = 0; k_ < NKINDS; ++k_) if (c_.cn[k_]) atomicAdd((u64*)&cnt[k_], (u64)c_.cn[k_]);\n"
-               "        st[S_LEFT] = c_.left; st[S_OUT] = c_.op;\n"
-               "    }\n"
-               "    if (c_.failed) return;\n"
-               + "".join(f"    {o}\n" for o in out)
-               + "}\n")
+        src = _ENTRY.substitute(name=KERNEL_NAME, args=", ".join(args), nout=len(outputs), root=root,
+                                unpack="".join(f"    {b}\n" for b in body), call=", ".join(call),
+                                results="".join(f"    {o}\n" for o in out))
         return src, list(info.params), globs, [(s, j) for j, (_n, s) in enumerate(outputs)]
 
     # ------------------------------------------------------------------ checks and counts
