@@ -39,7 +39,7 @@ def test_every_file_with_cuda_code_is_in_the_corpus():
     """A new CUDA source in starvm/ fails here until a collector of corpus.py compiles it."""
     covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
                corpus.ROOT / "starvm/targets/cuda/forall_kernel.cu", *corpus.native_files(),   # forall_sources
-               corpus.ROOT / "starvm/targets/cuda/routine.py"}      # gpu_tier_sources
+               corpus.ROOT / "starvm/targets/cuda/routine_kernel.cu"}      # gpu_tier_sources
     with_cuda = {p for pattern in ("*.py", "*.cu") for p in (corpus.ROOT / "starvm").rglob(pattern)
                  if "__global__" in p.read_text()}
     assert with_cuda <= covered, (f"CUDA code in {sorted(str(p.relative_to(corpus.ROOT)) for p in with_cuda - covered)}: "
