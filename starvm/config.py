@@ -228,3 +228,41 @@ def mpi_error_wait() -> float:
         return float(os.environ.get("STARVM_MPI_ERROR_WAIT", "") or 10.0)
     except ValueError:
         return 10.0
+
+
+def max_depth() -> int | None:
+    """STARVM_MAX_DEPTH: nested Star calls allowed (Machine(max_depth=...) first; None where
+    it is unset or not a whole number: execution/limits.py's default)."""
+    try:
+        return int(os.environ.get("STARVM_MAX_DEPTH", "") or "x")
+    except ValueError:
+        return None
+
+
+def user_tag() -> str:
+    """Who runs starvm, for per-user folders (the compiled-code cache's fallback in $TMPDIR):
+    the uid, or USERNAME where there is none (Windows)."""
+    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+
+
+def mps_pipe_directory(environ=None) -> str:
+    """CUDA_MPS_PIPE_DIRECTORY (of ``environ``, default the process's): where CUDA's
+    Multi-Process Service keeps its control socket (default /tmp/nvidia-mps;
+    starvm/distributed/collectives.py asks whether it runs)."""
+    environ = os.environ if environ is None else environ
+    return environ.get("CUDA_MPS_PIPE_DIRECTORY") or "/tmp/nvidia-mps"
+
+
+# the rank variables of the MPI launchers (MPICH/Hydra, Open MPI, PMIx, MVAPICH)
+_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
+RANK_CHILD = "STARVM_RANK_CHILD"      # set by a rank's supervisor for the child it forks
+
+
+def launched_rank() -> str | None:
+    """This process's rank as mpiexec's environment gives it, or None outside mpiexec."""
+    return next((os.environ[v] for v in _RANK_VARIABLES if v in os.environ), None)
+
+
+def rank_child() -> bool:
+    """Is this process the child a rank's supervisor forked (distributed/supervise.py)?"""
+    return bool(os.environ.get(RANK_CHILD))

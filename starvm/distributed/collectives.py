@@ -380,10 +380,11 @@ def choose(comm, dev: DeviceAccess | None, prefer: str = "auto") -> HostCollecti
 
 def mps_running(environ=None) -> bool:
     """Whether CUDA's Multi-Process Service serves this process: its control daemon's socket
-    is in the pipe directory (CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps). Ranks sharing
-    a GPU without it take turns at the GPU, each switch costing about a short kernel's time."""
-    environ = os.environ if environ is None else environ
-    return os.path.exists(os.path.join(environ.get("CUDA_MPS_PIPE_DIRECTORY") or "/tmp/nvidia-mps", "control"))
+    is in the pipe directory (config.mps_pipe_directory; ``environ``: another environment to
+    ask). Ranks sharing a GPU without it take turns at the GPU, each switch costing about a
+    short kernel's time."""
+    from .. import config
+    return os.path.exists(os.path.join(config.mps_pipe_directory(environ), "control"))
 
 
 def gpu_peers(facts, rank: int) -> tuple:

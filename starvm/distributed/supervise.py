@@ -19,15 +19,14 @@ import os
 import signal
 import sys
 
-_MARK = "STARVM_RANK_CHILD"
-_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 _PASSED_ON = (signal.SIGTERM, signal.SIGHUP)     # they stop the child whether it has them once or twice
 
 
 def launched_rank() -> str | None:
     """This process's rank as mpiexec's environment gives it, or None outside mpiexec."""
-    return next((os.environ[v] for v in _RANK_VARIABLES if v in os.environ), None)
+    from .. import config
+    return config.launched_rank()
 
 
 def supervise() -> None:
@@ -35,11 +34,11 @@ def supervise() -> None:
     child returns and runs the rank; the parent never returns (it exits as the child did)."""
     from .. import config
     rank = launched_rank()
-    if rank is None or os.environ.get(_MARK) or not config.rank_supervisor() or not hasattr(os, "fork") \
+    if rank is None or config.rank_child() or not config.rank_supervisor() or not hasattr(os, "fork") \
             or not sys.platform.startswith("linux") or "mpi4py.MPI" in sys.modules:
         return                              # (MPI started already: a fork would share its state)
     sys.stdout.flush(), sys.stderr.flush()
-    os.environ[_MARK] = "1"
+    os.environ[config.RANK_CHILD] = "1"
     blocked = set(_FORWARDED) | {signal.SIGCHLD}
     signal.pthread_sigmask(signal.SIG_BLOCK, blocked)       # no signal lost between fork and wait
     pid = os.fork()

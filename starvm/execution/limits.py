@@ -18,6 +18,7 @@ import operator
 import os
 import sys
 
+from .. import config
 from ..errors import StarRuntimeError
 
 DEFAULT_MAX_DEPTH = 4000      # nested Star calls (counted exactly by the generated code)
@@ -72,10 +73,8 @@ def max_depth(explicit: int | None = None) -> int:
     """Machine(max_depth=...) first, then STARVM_MAX_DEPTH, else DEFAULT_MAX_DEPTH."""
     if explicit is not None:
         return int(explicit)
-    try:
-        return int(os.environ.get("STARVM_MAX_DEPTH", "") or DEFAULT_MAX_DEPTH)
-    except ValueError:
-        return DEFAULT_MAX_DEPTH
+    configured = config.max_depth()
+    return DEFAULT_MAX_DEPTH if configured is None else configured
 
 
 def frame_depth() -> int:

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from ..config import jit_cache_dir
+from ..config import jit_cache_dir, user_tag
 
 
 def key(source: str, backend: str) -> str:
@@ -88,7 +88,7 @@ def folder() -> Path:
 
 
 def _user() -> str:
-    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return user_tag()
 
 
 def _unwritable(path: Path) -> str:
