@@ -85,6 +85,9 @@ def test_wheel_contains_grammar_and_stdlib(installed):
     star_files = [n for n in names if n.startswith("starvm/stdlib/") and n.endswith(".star")]
     assert star_files, "the wheel has no standard-library .star file under starvm/stdlib/"
     assert "starvm/stdlib/warshall.star" in star_files
+    cu = {n for n in names if n.startswith("starvm/targets/cuda/") and n.endswith(".cu")}
+    shipped = {f"starvm/targets/cuda/{p.name}" for p in (ROOT / "starvm" / "targets" / "cuda").glob("*.cu")}
+    assert shipped and cu == shipped, f"the CUDA text files of the renderer are not all in the wheel: {sorted(shipped - cu)}"
     assert "console_scripts" in "".join(
         zipfile.ZipFile(installed.wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
 
