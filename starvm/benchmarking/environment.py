@@ -149,7 +149,7 @@ def device_info(backend=None, *, gpu: bool | None = None) -> dict:
     d = {"backend": name, "backend_device": str(getattr(backend, "device", "host CPU")) if backend else None,
          "gpu": None}
     if gpu is None:
-        gpu = name == "cupy" or (name == "auto" and getattr(getattr(backend, "dev", None), "name", "") == "cupy")
+        gpu = getattr(backend, "gpu", False)     # a backend with a CUDA side (capabilities, backends/base.py)
     if gpu:
         try:
             d["gpu"] = gpu_info()

@@ -35,8 +35,7 @@ def closure_in_place(P) -> int:
 
 
 def _distributed_numpy(P) -> bool:
-    from .backend import DistributedBackend
-    return isinstance(P.backend, DistributedBackend) and isinstance(P.aux.data, np.ndarray)
+    return P.backend.distributed and isinstance(P.aux.data, np.ndarray)
 
 
 def make(star_body, backend, meter):
