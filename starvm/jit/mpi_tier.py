@@ -66,7 +66,7 @@ def _cache_tag() -> str:
     (cache.py keys kernels.py's text itself, not this file's)."""
     import hashlib
     from pathlib import Path
-    text = (Path(__file__).parent / "mpi_kernels.py").read_text()
+    text = (Path(__file__).parents[1] / "targets" / "mpi" / "kernels.py").read_text()
     return f"mpi:numpy|{jit_comm.load()}|{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
