@@ -1,4 +1,4 @@
-"""A fused `parallel for` (targets/numpy/forall.py) on the distributed backend.
+"""A fused `parallel for` (targets/numpy/forall.py, subclassed) on the distributed backend.
 
 The loop runs as one array operation over the iterations on every rank, each on its own rows:
 a slice value is a batch of this rank's words of it (``_Local``), a word or a replicated
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.ops import Node, Op
+from ...ir.ops import GroupOp, Node, Op
 from ..numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
 from ...execution.values import Bits
 from ...distributed.vectors import REPLICATE_MAX, Fill, Shard, _host
@@ -129,16 +129,15 @@ class DistributedForall(ForallKernel):
         if op is Op.COL_GET:
             v = super().eval(e, mask)
             return _Local(v.w, v.n)
-        if op in (Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NOTEQ):
+        if op in GroupOp.BinaryLogic or op in GroupOp.SliceCompare:
             a, b = (self.vec(self.eval(s, mask)) for s in e.src)
             if a.n != b.n:
                 raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
             a, b = self._same_form(a, b)
             local = isinstance(a, _Local)
             self.count(op, mask)
-            if op in (Op.AND, Op.OR, Op.XOR):
-                w = a.w & b.w if op is Op.AND else a.w | b.w if op is Op.OR else a.w ^ b.w
-                return (_Local if local else _Vec)(w, a.n)
+            if op in self.logic_op:     # this rank's words: no reduction
+                return (_Local if local else _Vec)(self.logic_op[op](a.w, b.w), a.n)
             same = (a.w == b.w).all(axis=1)
             if local:
                 same = self._reduce(same, "min", np.uint8)
@@ -154,7 +153,7 @@ class DistributedForall(ForallKernel):
                 if nl % 64:
                     w[:, -1] &= xp.uint64((1 << (nl % 64)) - 1)
             return _Local(w, a.n)
-        if op in (Op.SOME, Op.NUMB):
+        if op is Op.SOME or op is Op.NUMB:
             a = self.vec(self.eval(e.src[0], mask))
             if not isinstance(a, _Local):
                 return super().eval(e, mask)

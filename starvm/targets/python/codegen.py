@@ -65,9 +65,9 @@ class CodeGen:
     of ``stmt``."""
     # a base operation: the function of runtime/ops.py that generated code calls (op_name)
     op_function: dict[Op, str] = {op: op_name(op) for op in BASE_OPS}
-    # a value of one operand: its template, and whether it can fail (marked with its position)
-    unary_template: dict[Op, tuple[str, bool]] = {Op.COPY: ("_copy({})", True), Op.LEN: ("_len({})", True),
-                                                  Op.NROWS: ("{}.n", False), Op.NCOLS: ("{}.k", False)}
+    # a value of one operand: its template; one that can fail is marked with its position
+    checked_template: dict[Op, str] = {Op.COPY: "_copy({})", Op.LEN: "_len({})"}
+    plain_template: dict[Op, str] = {Op.NROWS: "{}.n", Op.NCOLS: "{}.k"}
 
     def __init__(self, backend, star_filename: str, counts: list[int] | None = None, fuse: bool = True,
                  fused_timing: list | None = None, step_limit: bool = False, progress: bool = False,
@@ -453,9 +453,10 @@ class CodeGen:
             return f"_Bits({name}, {len(bits)})"
         if op is Op.CALL:
             return self.call_expr(e, args)
-        if op in self.unary_template:
-            template, fails = self.unary_template[op]
-            return self.mark(e, template.format(args[0])) if fails else template.format(args[0])
+        if op in self.checked_template:
+            return self.mark(e, self.checked_template[op].format(args[0]))
+        if op in self.plain_template:
+            return self.plain_template[op].format(args[0])
         if op is Op.BINARY:
             a, b = args
             if e.arg == "div":
