@@ -15,37 +15,31 @@ iteration instead: ``fusable`` decides at compile time.
 """
 from __future__ import annotations
 
+import operator
 from time import perf_counter
 
 from ...errors import StarRuntimeError
-from ...ir.ops import Node, Op
+from ...ir.ops import LOGIC_SYMBOL, STEP_INDEX, GroupOp, Node, Op
 from ...types import T
-from ...ir.ops import STEP_INDEX as IDX
 from ...execution.values import Bits, Table, Unassigned
 
-_SUPPORTED = {
-    Op.CONST, Op.VAR, Op.BINARY, Op.UNARY, Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COPY,
-    Op.COL_GET, Op.COL_SET, Op.BIT_GET, Op.BIT_SET, Op.AND, Op.OR, Op.XOR, Op.NOT,
-    Op.SOME, Op.NUMB, Op.EQ, Op.NOTEQ, Op.LEN, Op.NROWS, Op.NCOLS, Op.BITS,
-}
-
-
-# what ForallKernel.exec runs as a statement (a value used as a statement, e.g. `COL(i, P);`,
-# is not among them: such a loop runs iteration by iteration)
-_STATEMENTS = {Op.BLOCK, Op.IF, Op.FOR, Op.ASSIGN, Op.COL_SET, Op.BIT_SET}
+# What ForallKernel evaluates is GroupOp.Fusable; what ForallKernel.exec runs as a statement is
+# GroupOp.FusableStatements (a value used as a statement, e.g. `COL(i, P);`, is not among them:
+# such a loop runs iteration by iteration).
+_PY_OPERATOR = {"&": operator.and_, "|": operator.or_, "^": operator.xor}
 
 
 def fusable(loop: Node) -> bool:
     """Can this `parallel for` run as one array operation?"""
     def ok(n: Node) -> bool:
-        if n.op not in _SUPPORTED:
+        if n.op not in GroupOp.Fusable:
             return False
         if n.op is Op.FOR and any(_varies(s, loop) for s in n.src[:2]):
             return False    # an inner loop whose bounds differ between iterations
-        if n.op is Op.BLOCK and any(s.op not in _STATEMENTS for s in n.src):
+        if n.op is Op.BLOCK and any(s.op not in GroupOp.FusableStatements for s in n.src):
             return False
         return all(ok(s) for s in n.src)
-    return loop.src[2].op in _STATEMENTS and all(ok(s) for s in loop.src)
+    return loop.src[2].op in GroupOp.FusableStatements and all(ok(s) for s in loop.src)
 
 
 def _varies(e: Node, loop: Node) -> bool:
@@ -66,6 +60,8 @@ class _Vec:
 
 class ForallKernel:
     """One `parallel for` loop compiled for a backend."""
+    # and, or, xor of two batches of words: the array operator (NumPy's and CuPy's alike)
+    logic_op = {op: _PY_OPERATOR[LOGIC_SYMBOL[op]] for op in GroupOp.BinaryLogic}
 
     def __init__(self, loop: Node, backend, counts: list[int], symbols: list, timing: list | None = None):
         self.loop = loop
@@ -105,7 +101,7 @@ class ForallKernel:
         return self.m if mask is None else int(mask.sum())
 
     def count(self, op: Op, mask) -> None:
-        self.counts[IDX[op]] += self.active(mask)
+        self.counts[STEP_INDEX[op]] += self.active(mask)
 
     def fail(self, node: Node, msg: str):
         return StarRuntimeError(msg, node.loc)
@@ -274,17 +270,13 @@ class ForallKernel:
             words = xp.broadcast_to(v.w, (self.m, v.w.shape[1]))
             w = xp.take_along_axis(words, (jj >> 6)[:, None], axis=1)[:, 0]
             return ((w >> (jj & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64)
-        if op in (Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NOTEQ):
+        if op in GroupOp.BinaryLogic or op in GroupOp.SliceCompare:
             a, b = (self.vec(self.eval(s, mask)) for s in e.src)
             if a.n != b.n:
                 raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
             self.count(op, mask)
-            if op is Op.AND:
-                return _Vec(a.w & b.w, a.n)
-            if op is Op.OR:
-                return _Vec(a.w | b.w, a.n)
-            if op is Op.XOR:
-                return _Vec(a.w ^ b.w, a.n)
+            if op in self.logic_op:
+                return _Vec(self.logic_op[op](a.w, b.w), a.n)
             same = (a.w == b.w).all(axis=1)
             return self._scalar(same if op is Op.EQ else ~same)
         if op is Op.NOT:
