@@ -1,7 +1,8 @@
 """The compiled tier: Star routines lowered to Numba-compiled machine code (CPU).
 
-``lower.py`` renders checked IR to the source of a module of ``@njit`` functions written
-against ``kernels.py`` (the base operations over packed bit columns); ``cache.py`` keeps
+``starvm/targets/numba`` renders checked IR to the source of a module of ``@njit`` functions
+(its ``lower.py``) written against its ``kernels.py`` (the base operations over packed bit
+columns; ``targets/mpi`` the same for MPI ranks); ``cache.py`` keeps
 compiled modules on disk; ``call.py`` is the host side of a call; ``errors.py`` maps a
 failure back to the interpreter's error; ``tier.py`` decides what runs compiled and reports
 it. Importing this package does not import Numba: that happens at the first compile.

@@ -1,7 +1,7 @@
 """The compiled tier on MPI ranks: ``Tier.install``'s part for the distributed backend.
 
-On ``mpi:numpy`` every rank compiles the same routines (mpi_lower.py) and runs them as
-Numba code over its own rows, the collectives inside the compiled code (mpi_kernels.py).
+On ``mpi:numpy`` every rank compiles the same routines (targets/mpi/lower.py) and runs them as
+Numba code over its own rows, the collectives inside the compiled code (targets/mpi/kernels.py).
 Which routines run compiled is decided from the program alone (the same text on every
 rank), the decision to compile from replicated values (auto's estimate reads global sizes),
 and the ranks agree once that each compiled; so every rank runs the same tier for every
@@ -9,7 +9,7 @@ call and meets the others in the same collectives. What the tier does not take k
 interpreter, with its reason for --profile: the row-moving routines that have all-to-all
 native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), with --jit auto on
 more than one rank a fused `parallel for` whose body crosses ranks, and what else
-mpi_lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
+targets/mpi/lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _cache_tag() -> str:
 
 def _support(tier, bodies) -> set[str]:
     """The routines compiled on ranks: those the CPU tier takes (Tier.support: not mutually
-    recursive, no native kernel in their place, ...) that mpi_lower.py renders too, and
+    recursive, no native kernel in their place, ...) that targets/mpi/lower.py renders too, and
     whose callees are all compiled."""
     ok = set(tier.support(bodies))
     why = {}

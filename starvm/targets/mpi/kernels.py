@@ -7,8 +7,8 @@ value on every rank (replicated), integers and booleans likewise. So the lengths
 reads are global and the same on all ranks: a check fails alike everywhere, before any
 collective, and every rank stops with the same message (no rank is left waiting).
 
-Slice and word are told apart statically (mpi_lower.py picks an ``mp_*`` kernel where the
-operand is a slice): column and slice logic stay kernels.py's (local), and
+Slice and word are told apart statically (lower.py here picks an ``mp_*`` kernel where the
+operand is a slice): column and slice logic stay targets/numba/kernels.py's (local), and
 
 * SOME, NUMB: the local answer, then MPI_Allreduce (MAX, SUM);
 * FND, STEP, FRST: the first local 1 as a global row, MPI_Allreduce MIN; STEP and FRST

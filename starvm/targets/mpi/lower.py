@@ -75,7 +75,7 @@ class MpiModuleGen(ModuleGen):
         super().function(pyname)
 
     def initial(self, sym):
-        if sym.type is T.TABLE:      # this rank's block of its rows (mpi_kernels.mp_new_table)
+        if sym.type is T.TABLE:      # this rank's block of its rows (kernels.mp_new_table)
             text = super().initial(sym)
             assert text.startswith("new_table("), text
             return "mp_" + text

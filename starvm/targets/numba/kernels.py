@@ -8,8 +8,8 @@ Generated code (``lower.py``) calls these. Conventions, shared by every function
   ``-1 - n`` indexes the module's table of variable names (for the error message);
 * a table is a tuple ``(data, n)``: data is the backend's k × ⌈n/64⌉ uint64 array itself
   (written in place), n its number of rows;
-* ``cnt`` is the int64 step counter indexed like ``runtime/ops.IDX``; ``st`` the int64
-  status array (``layout.py``); ``nid`` the error site of the calling node.
+* ``cnt`` is the int64 step counter indexed like ``ir/ops.STEP_INDEX``; ``st`` the int64
+  status array (``targets/layout.py``); ``nid`` the error site of the calling node.
 
 Every check runs in the order ``runtime/ops.py`` runs it and the step is counted at the
 same point, so counts agree with the interpreter even when an operation fails. A failure
@@ -560,7 +560,7 @@ def op_col_set(i, t, v, cnt, st, nid):
 
 
 # the checks and step of ROW(i, T) and ROW(i, T) := w, in runtime/ops.py's order, shared by
-# every kernel that reads or writes a row (here, the row caches', copy-on-write, mpi_kernels)
+# every kernel that reads or writes a row (here, the row caches', copy-on-write, targets/mpi/kernels.py)
 @llvm_inline
 def row_get_check(i, t, cnt, st, nid):
     if not (0 < i <= t[1]):

@@ -588,7 +588,7 @@ class ModuleGen:
         return values
 
     def printed(self, a: Node) -> str:
-        """The value writeln prints (mpi_lower.py gathers a split slice or table whole)."""
+        """The value writeln prints (targets/mpi/lower.py gathers a split slice or table whole)."""
         return self.vector(a)
 
     def _s_ERROR(self, s, ind):
