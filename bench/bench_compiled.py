@@ -314,8 +314,8 @@ def bench_natives(rows: int, adapt_n: int, results, problems):
                "ratio": timings["compiled"] / timings["native"]}
         results.append(row)
         print(row, flush=True)
-    # WARSHALL-adapt: the bit-packed Warshall of starvm/native/warshall_numpy.py against the body
-    from starvm.native.warshall_numpy import closure_in_place
+    # WARSHALL-adapt: the bit-packed Warshall of starvm/native/warshall_adapt/numpy.py against the body
+    from starvm.native.warshall_adapt.numpy import closure_in_place
     adj = random_digraph(adapt_n)
     m = starvm.Machine(jit="off")
     mc = starvm.Machine(jit="on")

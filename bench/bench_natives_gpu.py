@@ -5,9 +5,8 @@
 
 The team rule (issue 10 item 4): a native kernel whose routine's compiled Star body is within
 2x of it is deleted. On the CuPy backend this times, for each routine that has (or had) a
-CUDA kernel — MATCH, MIN, MAX, HIT, SETMIN (native/search_cupy.py, compare_cupy.py), IOTA,
-GATHER, SCATTER, GROUPMIN, COMPACT, EXPAND (rows_cupy.py) and WARSHALL-adapt
-(warshall_cupy.py) —
+CUDA kernel — MATCH, MIN, MAX, HIT, SETMIN, IOTA, GATHER, SCATTER, GROUPMIN, COMPACT, EXPAND
+and WARSHALL-adapt (starvm/native/<routine>/cuda.py) —
 
   library  the call by its library name (`native=True`): the native kernel where one is
            registered, else whatever runs it (the GPU tier's compiled body, once a kernel is
@@ -51,7 +50,7 @@ from starvm.benchmarking import device_info, device_label, document, machine_inf
     synchronizer, write_results  # noqa: E402
 from starvm.distributed.user_named import warshall_adapt  # noqa: E402
 from starvm.frontend.parser import fold  # noqa: E402
-from starvm.native import factory_for  # noqa: E402
+from starvm.native import native_for  # noqa: E402
 
 SEARCH = ("MATCH", "MIN", "MAX", "HIT", "SETMIN")
 ROWS = ("IOTA", "GATHER", "SCATTER", "GROUPMIN", "COMPACT", "EXPAND")
@@ -182,7 +181,7 @@ def measure(case: Case, backend: str, library_jit: str = "on") -> dict:
     own = starvm.Machine(backend=backend, jit="on", native=True, out=io.StringIO())
     own.load(user_library(), "my_library.star")
     mine = "MY_" + case.routine.upper().replace("-", "_")
-    had_kernel = factory_for(case.routine.lower().replace("-", "_"), backend) is not None
+    had_kernel = native_for(case.routine.lower().replace("-", "_"), backend, enabled=True) is not None
     row = {"routine": case.routine, "n": case.n, "cols": case.cols, "kernel_registered": had_kernel,
            "library_jit": library_jit}
     outs = {}

@@ -209,7 +209,7 @@ def profiled_run(m, alg: str, g, inputs, limit_s) -> str:
 
 def boruvka_device_bytes(n: int, arcs: int, wbits: int) -> int:
     """BORUVKA's peak device memory, estimated from its tables (stdlib/graphs.star) and the
-    row kernels' scratch (starvm/native/rows_cupy.py), per arc, v = vertex code bits, w =
+    row kernels' scratch (starvm/native/<routine>/cuda.py), per arc, v = vertex code bits, w =
     weight bits, c = CODEBITS(arcs): the larger of the dedupe (the input tables 2v + w, the
     key table w + 2v, G's values, the order and the sort's buffers: 256 bits) and the rounds
     (the input and key tables; the symmetric list L2, R2, K2, the compacted keys, O2; CL, CR,

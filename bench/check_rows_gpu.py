@@ -1,9 +1,9 @@
-"""GPU self-check of IOTA / GATHER / SCATTER / GROUPMIN / COMPACT / EXPAND (starvm/native/rows_cupy.py).
+"""GPU self-check of IOTA / GATHER / SCATTER / GROUPMIN / COMPACT / EXPAND (starvm/native/<routine>/cuda.py).
 
     python3 bench/check_rows_gpu.py [--max-rows 8388608] [--runs 5]
 
 Run on a machine with an NVIDIA GPU and CuPy, from the repository root. The CuPy kernels
-are compared bit for bit with the NumPy kernels (starvm/native/rows_numpy.py, themselves
+are compared bit for bit with the NumPy kernels (starvm/native/<routine>/numpy.py, themselves
 checked against the Star bodies of stdlib/rows.star by tests/unit/test_native_rows.py) on
 random inputs of 1 .. --max-rows rows: partial last words, unmarked rows of R prefilled
 with random bits, duplicate targets for SCATTER, ties and many groups for GROUPMIN (keys of
@@ -17,7 +17,9 @@ synchronised). Exits 1 on any mismatch. The last run's output: bench/results/che
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +30,18 @@ sys.path.insert(0, str(ROOT))
 import cupy as cp  # noqa: E402
 
 from starvm.benchmarking import clock, device_info, device_label, machine_info, repeat, synchronizer  # noqa: E402
-from starvm.native import rows_cupy as rc  # noqa: E402
-from starvm.native import rows_numpy as rn  # noqa: E402
+from starvm.native.shared import cuda_rows  # noqa: E402
+
+ROWS = ("iota", "gather", "scatter", "groupmin", "compact", "expand")
+
+
+def row_kernels(target: str) -> SimpleNamespace:
+    """The row moves' kernels of one target (starvm/native/<routine>/<target>.py), by routine name."""
+    mods = [importlib.import_module(f"starvm.native.{r}.{target}") for r in ROWS]
+    return SimpleNamespace(**{r: getattr(m, r) for r, m in zip(ROWS, mods)}, numb=cuda_rows.numb)
+
+
+rc, rn = row_kernels("cuda"), row_kernels("numpy")
 
 M64 = np.iinfo(np.uint64).max
 

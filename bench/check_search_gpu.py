@@ -1,10 +1,10 @@
-"""Correctness and speed of the fused MATCH / MIN / MAX kernels (starvm/native/search_cupy.py).
+"""Correctness and speed of the fused MATCH / MIN / MAX kernels (starvm/native/match/cuda.py, min/cuda.py).
 
     python3 bench/check_search_gpu.py [--rows 134217728] [--runs 30] [--no-variants] [--json PATH]
 
 Run on a machine with an NVIDIA GPU and CuPy, from the repository root. In one run:
 
-(a) correctness: search_cupy.match / extreme against a NumPy model on the host (the
+(a) correctness: match.cuda.match / min.cuda.extreme against a NumPy model on the host (the
     bit-sliced table unpacked into integers) for sizes n = 1 .. 1 000 003 (one word, partial
     last words, many blocks), k = 1 .. 64, tables random / all ones / all zeros / heavy ties /
     mostly ones / descending (every block the best so far), control slices random / all ones
@@ -44,7 +44,14 @@ import cupy as cp  # noqa: E402
 
 import starvm  # noqa: E402
 from starvm.benchmarking import clock, device_info, document, machine_info, synchronizer, write_json  # noqa: E402
-from starvm.native import search_cupy as sc  # noqa: E402
+from starvm.native.match.cuda import match as _match  # noqa: E402
+from starvm.native.min.cuda import extreme as _extreme  # noqa: E402
+from starvm.native.shared import cuda_search  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+# MATCH's and MIN/MAX's kernels and their launch shape
+sc = SimpleNamespace(match=_match, extreme=_extreme, launch_shape=cuda_search.launch_shape,
+                     configure=cuda_search.configure)
 from reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
 
 M64 = (1 << 64) - 1
@@ -92,7 +99,7 @@ def make_control(rng, n, mode):
     return pack(rng.random(n) < 0.5)
 
 
-class Tab:                                         # what search_cupy reads of a table
+class Tab:                                         # what the search kernels read of a table
     def __init__(self, data, n):
         self.data, self.n, self.k = data, n, data.shape[0]
 
@@ -472,7 +479,7 @@ def main():
 
     doc = document("search", "", machine=machine_info(), device=device_info(gpu=True))
     dev_name = doc["device"]
-    doc["title"] = f"Fused MATCH / MIN / MAX (starvm/native/search_cupy.py) on {dev_name}"
+    doc["title"] = f"Fused MATCH / MIN / MAX (starvm/native/match, min) on {dev_name}"
     print(f"{dev_name}, CuPy {cp.__version__}, launch shape {sc.launch_shape()}", flush=True)
     t0 = time.perf_counter()
     print("(a) correctness", flush=True)

@@ -1,4 +1,4 @@
-"""COMPACT and EXPAND on the GPU: the CUDA kernels (starvm/native/rows_cupy.py) against the GPU
+"""COMPACT and EXPAND on the GPU: the CUDA kernels (starvm/native/compact/, expand/) against the GPU
 tier's compiled Star body (starvm/jit, one cooperative kernel per call) of the same routine.
 
     python3 bench/compact_gpu_tier.py [--rows 16384,65536,262144] [--runs 3] [--out PREFIX]
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"compact_gpu_tier_{slug(device_label(dev, mi))}"
     doc = document("compact_gpu_tier", "COMPACT and EXPAND on the GPU: CUDA kernels against the GPU tier's body",
                    machine=mi, device=dev, results=results)
-    lines = ["Kernel: starvm/native/rows_cupy.py (cupy backend, `jit=\"off\"`). Compiled body: the GPU tier's "
+    lines = ["Kernel: starvm/native/compact/cuda.py, expand/cuda.py (cupy backend, `jit=\"off\"`). Compiled body: the GPU tier's "
              "kernel of the Star body under a user's name (`jit=\"on\"`). Warm medians of "
              f"{args.runs} runs, device synchronised, {COLS} columns, about half the rows marked; results "
              "and step counts equal.", "",

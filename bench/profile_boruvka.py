@@ -10,7 +10,8 @@ the CuPy functions they call (cumsum, argsort) timed with CUDA events, each attr
 native routine it ran in. Prints the routines' calls (with the table sizes) and the kernels,
 by time; the time outside native routines is the interpreted Star steps (a launch or a host
 read each). Checks the forest against SciPy. ``--ab NAME=VALUE`` adds a variant (a constant
-of rows_cupy changed, e.g. ``GATHER_NARROW_COLS=0``, ``DEDUPE_BITS_MAX=0``): its runs alternate
+of the row kernels changed, starvm/native/<routine>/cuda.py or native/shared/cuda_rows.py, e.g.
+``GATHER_NARROW_COLS=0``, ``DEDUPE_BITS_MAX=0``): its runs alternate
 with the plain code's, and it is profiled too (several constants at once: ``--ab A=0,B=0``);
 ``--set NAME=VALUE`` changes one for every run. A measuring tool for issue 13, not a benchmark
 of record (bench_stdlib.py is that).
@@ -70,15 +71,15 @@ class Profile:
 
     def install(self):
         cp = self.cp
-        from starvm.native import compact_routines, compare_cupy, rows_cupy, rows_routines, search_cupy, \
-            search_routines
-        for mod in (rows_routines, compact_routines, search_routines):
+        from starvm.native.hit import cuda as hit_cuda
+        from starvm.native.setmin import cuda as setmin_cuda
+        from starvm.native.shared import cuda_rows, cuda_search
+        for mod in routine_guards():
             mod.timed_call = self.wrap_call(mod.timed_call)
-        for fns in list(rows_cupy._modules.values()) + list(search_cupy._modules.values()):
+        for fns in list(cuda_rows._modules.values()) + list(cuda_search._modules.values()) + [hit_cuda._k,
+                                                                                             setmin_cuda._k]:
             for name in list(fns):
                 fns[name] = self.wrap_kernel(name, fns[name])
-        for name in list(compare_cupy._k):
-            compare_cupy._k[name] = self.wrap_kernel(name, compare_cupy._k[name])
         for name in ("cumsum", "argsort", "full", "zeros", "ascontiguousarray"):   # the fills and copies too
             setattr(cp, name, self.wrap_kernel("cupy." + name, getattr(cp, name)))
 
@@ -105,6 +106,14 @@ class Profile:
         return lines
 
 
+def routine_guards() -> list:
+    """The routine packages whose guards time their kernels' calls (starvm/native/<routine>/)."""
+    import importlib
+    from starvm.native import ROUTINES
+    mods = [importlib.import_module(f"starvm.native.{r}") for r in ROUTINES]
+    return [mod for mod in mods if hasattr(mod, "timed_call")]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=int, default=22)
@@ -113,10 +122,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-check", action="store_true", help="skip SciPy's forest (bench_stdlib checks it)")
     ap.add_argument("--ab", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
-                    help="a variant: constants of starvm.native.rows_cupy set to VALUE (e.g. GATHER_NARROW_COLS=0); "
+                    help="a variant: constants of the row kernels set to VALUE (e.g. GATHER_NARROW_COLS=0); "
                          "the variants' timed runs alternate with the plain code's, each profiled once")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="a constant of starvm.native.rows_cupy changed for every run (the plain code's too)")
+                    help="a constant of the row kernels changed for every run (the plain code's too)")
     ap.add_argument("--nosync", action="store_true",
                     help="a variant whose native routines do not wait for the device at their end (timed_call "
                          "without synchronize; their own reads still wait): what those waits cost")
@@ -143,27 +152,32 @@ def main(argv=None) -> int:
     if not args.no_check:
         ref = minimum_spanning_tree(g.weight_matrix())
         expect = (int(round(ref.sum())), ref.nnz)
-    from starvm.native import rows_cupy
+    import importlib
+    kernel_modules = [importlib.import_module(m) for m in ("starvm.native.shared.cuda_rows", *(
+        f"starvm.native.{r}.cuda" for r in ("iota", "gather", "scatter", "groupmin", "compact", "expand")))]
+
+    def owner(name):
+        """The row kernels' module that defines constant ``name`` (None: none does)."""
+        return next((mod for mod in kernel_modules if name in vars(mod)), None)
 
     def settings(spec, flag):
         out = {}
         for item in spec.split(","):
             name, _, value = item.partition("=")
-            if not hasattr(rows_cupy, name):
-                ap.error(f"--{flag} {spec}: rows_cupy has no {name}")
+            if owner(name) is None:
+                ap.error(f"--{flag} {spec}: the row kernels have no {name}")
             out[name] = int(value)
         return out
     for spec in args.set:
         for name, value in settings(spec, "set").items():
-            setattr(rows_cupy, name, value)
+            setattr(owner(name), name, value)
     variants = [("as committed" if not args.set else "as set: " + ",".join(args.set), {})]
     for spec in args.ab:
         variants.append((spec, settings(spec, "ab")))
     if args.nosync:
         variants.append(("nosync", {"nosync": 1}))
-    plain = {name: getattr(rows_cupy, name) for _, sets in variants for name in sets if name != "nosync"}
-    from starvm.native import compact_routines, rows_routines, search_routines
-    callers = (rows_routines, compact_routines, search_routines)
+    plain = {name: getattr(owner(name), name) for _, sets in variants for name in sets if name != "nosync"}
+    callers = routine_guards()
     synced = {mod: mod.timed_call for mod in callers}
 
     def unsynced(kernel, backend, meter, *a):
@@ -177,7 +191,7 @@ def main(argv=None) -> int:
 
     def use(sets):
         for name, v in plain.items():
-            setattr(rows_cupy, name, sets.get(name, v))
+            setattr(owner(name), name, sets.get(name, v))
         for mod in callers:
             mod.timed_call = (nosync if sets.get("nosync") else synced)[mod]
     times = {label: [] for label, _ in variants}

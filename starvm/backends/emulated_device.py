@@ -7,8 +7,8 @@ there). Results are the NumPy backend's: each primitive converts to a Python int
 
 Device vectors are ``DeviceWords``, an ndarray subclass, so that they differ by type from the
 host's arrays as CuPy arrays do: auto's device-side branches (``from_words`` of device words,
-native kernels placed on the device, starvm/native/__init__.py) run here as on a GPU, with the
-emulated device's own native kernels (starvm/native/emulated.py).
+native kernels placed on the device, starvm/native/registry.py) run here as on a GPU, with the
+emulated device's own native kernels (starvm/native/<routine>/emulated.py).
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ the device:
   slice_of    a vector from bools (GROUPMIN's result).
 
 ``LocalRows`` does them with array operations of ``xp`` only (NumPy on the emulated device,
-CuPy on a GPU); ``CupyRows`` reads rows' numbers and lists the marked rows with the kernels of
-native/rows_cupy.py instead (one pass, no 64-entries-per-row temporaries). rows.py's
+CuPy on a GPU); ``CupyRows`` reads rows' numbers and lists the marked rows with the row kernels
+of native/shared/cuda_rows.py instead (one pass, no 64-entries-per-row temporaries). rows.py's
 ``HostRows`` is the NumPy ranks' (Python-int vectors, byte-wise unpacking).
 """
 from __future__ import annotations
@@ -137,44 +137,38 @@ class LocalRows:
 
 
 class CupyRows(LocalRows):
-    """LocalRows on a GPU, reading rows' numbers and listing marked rows with the kernels of
-    native/rows_cupy.py."""
+    """LocalRows on a GPU, reading rows' numbers and listing marked rows with the row kernels of
+    native/shared/cuda_rows.py."""
 
     def __init__(self):
         import cupy
         super().__init__(cupy)
 
     def marked(self, B, x, n: int):
-        from ..native import rows_cupy
+        from ..native.shared import cuda_rows
         cp = self.xp
         words, _ = self._words(B, x, n)
         W = int(words.size)
         if not W:
             return cp.zeros(0, dtype=cp.int64)
-        ends = rows_cupy._ends(words, W)
+        ends = cuda_rows.ends(words, W)
         c = int(ends[-1])                      # the one read: the output's size
-        rows = cp.empty(max(c, 1), dtype=cp.int64)
-        rows_cupy._kernels()["rows_list"](*rows_cupy._rows_grid(W * 64), (words, np.int64(W), ends, rows))
-        return rows[:c]
+        return cuda_rows.list_marked(words, W, c, ends)[:c]
 
     def values(self, data, n: int, rows=None):
-        from ..native import rows_cupy
+        from ..native.shared import cuda_rows
         cp = self.xp
         k = data.shape[0]
         c = n if rows is None else int(rows.size)
-        out = cp.zeros(c, dtype=cp.uint64)
         if not c or not k:
-            return out
+            return cp.zeros(c, dtype=cp.uint64)
         listed = rows is not None
         rows = cp.ascontiguousarray(rows, dtype=cp.int64) if listed else cp.zeros(1, dtype=cp.int64)
-        rows_cupy._kernels()["rows_values"](*rows_cupy._grid(c), (rows_cupy._u64(data), np.int32(k),
-                                                                  np.int64(data.shape[1]), rows, np.int32(listed),
-                                                                  np.int64(c), out))
-        return out
+        return cuda_rows.row_values(data, data.shape[1], rows, listed, c)
 
 
 def local_rows(local):
     """The LocalRows of a device-style local backend (CuPy, the emulated device)."""
-    if local.name == "cupy":
+    if local.gpu:
         return CupyRows()
     return LocalRows(local.xp)

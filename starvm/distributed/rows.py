@@ -2,7 +2,7 @@
 backend: the rows move between ranks by all-to-all exchanges; each rank's own part (which rows
 are marked, the numbers rows hold, writing rows) runs where its tables live, through the
 local backend's ``LocalRows`` (device_rows.py): NumPy on NumPy ranks (``HostRows`` below),
-CuPy array operations and rows_cupy.py's kernels on CuPy ranks, NumPy in device style on the
+CuPy array operations and the row kernels of native/shared/cuda_rows.py on CuPy ranks, NumPy in device style on the
 emulated device (so CI runs the device code). Only what must cross ranks (the asked row
 numbers, the answered rows, counts) leaves a device: the all-to-alls stage through the host
 (there is no device all-to-all), the all-gathers and all-reductions of arrays take the rank's
@@ -29,15 +29,21 @@ Sorting is by stable argsorts only (no lexsort, no ufunc.at), so the same code r
 and CuPy arrays. A rank alone exchanges nothing: its arrays stay where they are.
 
 A row number out of range on any rank (one all-reduction decides) runs the Star body on
-every rank, as on one machine. Step counts are the Star bodies' (the routines around the
-kernels, native/rows_routines.py, report them).
+every rank, as on one machine. Step counts are the Star bodies' (each routine's guard,
+native/<routine>/__init__.py, reports them around these kernels).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..native.rows_numpy import _bools_vec, _columns, _vec_bools
-from ..native.rows_routines import Unusual, factories
+from ..native import compact as compact_routine
+from ..native import expand as expand_routine
+from ..native import gather as gather_routine
+from ..native import groupmin as groupmin_routine
+from ..native import iota as iota_routine
+from ..native import scatter as scatter_routine
+from ..native.guard import Storage, Unusual
+from ..native.shared.numpy_rows import bools_vec, columns, vec_bools
 from .backend import DistributedBackend
 from .device_rows import LocalRows, local_rows, stable_argsort
 from .staging import ROUTINES as NAMES
@@ -47,7 +53,7 @@ from .vectors import Fill, Shard
 
 def _values(data: np.ndarray, n: int, rows=slice(None), chunk: int = 1 << 15) -> np.ndarray:
     """The numbers the given rows hold (column 0 the most significant bit; at most 64
-    columns), as uint64: what native.rows_numpy._values gives, a block of rows at a time so
+    columns), as uint64: what native/shared/numpy_rows.values gives, a block of rows at a time so
     that the unpacked bits stay in cache, in 32-bit lanes up to 32 columns (2-5x faster: the
     decoding of the index tables was 3/4 of BFS-adapt's time on 2 ranks)."""
     k = data.shape[0]
@@ -71,7 +77,7 @@ def _values(data: np.ndarray, n: int, rows=slice(None), chunk: int = 1 << 15) ->
 def _local_bools(B: DistributedBackend, x, n: int) -> np.ndarray:
     """The bits of vector x on this rank's rows, as bools (NumPy ranks)."""
     lay = B.layout(n)
-    return _vec_bools(B.local_part(x, n), lay.local_n)
+    return vec_bools(B.local_part(x, n), lay.local_n)
 
 
 class HostRows(LocalRows):
@@ -107,7 +113,7 @@ class HostRows(LocalRows):
             hi = min(t.k, lo + 64)
             full = np.zeros(n, dtype=np.uint64)
             full[rows] = vals[:, c]
-            new = _columns(full, hi - lo, n)
+            new = columns(full, hi - lo, n)
             old = t.data[lo:hi]
             old[...] = (old & ~mask) | (new & mask)
 
@@ -117,14 +123,14 @@ class HostRows(LocalRows):
         return best
 
     def slice_of(self, B, z: np.ndarray, n: int) -> Shard:
-        return Shard(_bools_vec(z), n)
+        return Shard(bools_vec(z), n)
 
 
 def _ops(B) -> LocalRows:
     """The local primitives of B's ranks, made once per backend."""
     ops = getattr(B, "_local_rows", None)
     if ops is None:
-        ops = B._local_rows = HostRows() if B.L.name == "numpy" else local_rows(B.L)
+        ops = B._local_rows = local_rows(B.L) if B.L.is_device else HostRows()
     return ops
 
 
@@ -371,7 +377,6 @@ def _factories(backend):
     """The registry's factories for one distributed backend: ``numb`` (the marked rows on all
     ranks) is its own; a table or vector is taken when it is stored as its local backend stores
     them."""
-    from ..native.compact_routines import compact_factories
     ops = _ops(backend)
 
     def is_table(t) -> bool:
@@ -382,10 +387,13 @@ def _factories(backend):
         v = getattr(x, "v", None)
         return getattr(x, "n", -1) == n and (isinstance(v, (Shard, Fill)) or ops.is_vector(v))
 
-    rows = factories(iota, decode, gather_apply, scatter_apply, groupmin_counted, backend.numb,
-                     is_table=is_table, vec_ok=vec_ok, nonempty=False, group_bits_max=64)
-    moves = compact_factories(compact, expand, backend.numb, is_table=is_table, vec_ok=vec_ok, nonempty=False)
-    return dict(zip(NAMES, (*rows, *moves)))
+    storage = Storage(is_table, vec_ok, nonempty=False)
+    return {"iota": iota_routine.routine(iota, storage),
+            "gather": gather_routine.routine(decode, gather_apply, storage),
+            "scatter": scatter_routine.routine(decode, scatter_apply, storage),
+            "groupmin": groupmin_routine.routine(groupmin_counted, backend.numb, storage, group_bits_max=64),
+            "compact": compact_routine.routine(compact, backend.numb, storage),
+            "expand": expand_routine.routine(expand, backend.numb, storage)}
 
 
 def _registered(name: str):

@@ -1,7 +1,7 @@
 """MATCH, MIN, MAX, HIT and SETMIN of stdlib/search.star on distributed GPU ranks (and on the
 emulated device, which stands in for a GPU on the CPU): the local backend's own kernels
-(native/search_cupy.py and compare_cupy.py on a GPU, native/emulated.py) run on each rank's
-block of rows.
+(native/<routine>/cuda.py on a GPU, native/<routine>/emulated.py) run on each rank's block of
+rows.
 
   MATCH, HIT, SETMIN  row by row: each rank's kernel on its rows is the whole answer there;
   MIN, MAX            each rank's kernel finds the extreme of its marked rows and hands it
@@ -10,7 +10,7 @@ block of rows.
                       all-reduction of one 8-byte word gives the global extreme, and a rank
                       whose value is not it clears its result.
 
-The steps reported are the Star bodies' (native/steps.py), as on one machine. Arguments the
+The steps reported are the Star bodies' (native/<routine>/: body_steps), as on one machine. Arguments the
 kernels do not take (tables wider than 64 columns, lengths that do not match) run the Star
 body on the distributed backend, as before.
 """
@@ -20,21 +20,29 @@ from time import perf_counter
 
 import numpy as np
 
-from ..native import steps, timed_call
+from ..native import hit, match, setmin, timed_call
+from ..native import max as maximum
+from ..native import min as minimum
 from .vectors import Shard
 
 NAMES = ("match", "min", "max", "hit", "setmin")
 LOCALS = ("cupy", "emulated")
 
 
-def _kernels(local: str):
-    """(match, (extreme, extreme_with_value), compare) of the local backend's native kernels."""
-    if local == "cupy":
-        from ..native import compare_cupy, search_cupy
-        return (search_cupy.match, (search_cupy.extreme, search_cupy.extreme_with_value),
-                compare_cupy.compare_rows)
-    from ..native import emulated
-    return emulated.match, (emulated.extreme, emulated.extreme_with_value), emulated.compare
+def _kernels(local):
+    """(match, (extreme, extreme_with_value), {"hit": HIT's, "setmin": SETMIN's}) of the local
+    backend's native kernels (a GPU's, or the emulated device's)."""
+    if local.gpu:
+        from ..native.hit.cuda import hit_rows
+        from ..native.match.cuda import match as match_rows
+        from ..native.min.cuda import extreme, extreme_with_value
+        from ..native.setmin.cuda import less_rows
+    else:
+        from ..native.hit.emulated import hit_rows
+        from ..native.match.emulated import match as match_rows
+        from ..native.min.emulated import extreme, extreme_with_value
+        from ..native.setmin.emulated import less_rows
+    return match_rows, (extreme, extreme_with_value), {"hit": hit_rows, "setmin": less_rows}
 
 
 def _usable(B, T, X, Z) -> bool:
@@ -102,15 +110,15 @@ def _local_rows(B, T, kernel, *args):
 
 def _factory(name: str):
     def make(star_body, backend, meter):
-        match, extreme, compare = _kernels(backend.L.name)
+        match_rows, extreme, compare = _kernels(backend.L)
         B = backend
 
         if name == "match":
             def routine(T, X, v, Z):
                 if not (_usable(B, T, X, Z) and v.n == T.k):
                     return star_body(T, X, v, Z)
-                meter.charge(steps.match(T.k, B.numb(v.v)))
-                Z.v = timed_call(lambda: _local_rows(B, T, match, T.aux, B.local_part(X.v, T.n),
+                meter.charge(match.body_steps(T.k, B.numb(v.v)))
+                Z.v = timed_call(lambda: _local_rows(B, T, match_rows, T.aux, B.local_part(X.v, T.n),
                                                      B.whole(v.v, T.k), T.k), B, meter)
                 return (Z,)
         elif name in ("min", "max"):
@@ -119,18 +127,17 @@ def _factory(name: str):
             def routine(T, X, Z):
                 if not _usable(B, T, X, Z):
                     return star_body(T, X, Z)
-                meter.charge((steps.maximum if want_max else steps.minimum)(T.k))
+                meter.charge((maximum if want_max else minimum).body_steps(T.k))
                 Z.v = timed_call(lambda: extreme_here(B, T, X.v, want_max, extreme), B, meter)
                 return (Z,)
         else:
-            kernel_name = "hit_rows" if name == "hit" else "less_rows"
+            kernel, routine_of = compare[name], hit if name == "hit" else setmin
 
             def routine(T, F, X, Z):
                 if not ((T.n, T.k) == (F.n, F.k) and F.backend is B and _usable(B, T, X, Z)):
                     return star_body(T, F, X, Z)
-                meter.charge((steps.hit if name == "hit" else steps.setmin)(T.k))
-                Z.v = timed_call(lambda: _local_rows(B, T, compare, kernel_name, T.aux, F.aux,
-                                                     B.local_part(X.v, T.n)), B, meter)
+                meter.charge(routine_of.body_steps(T.k))
+                Z.v = timed_call(lambda: _local_rows(B, T, kernel, T.aux, F.aux, B.local_part(X.v, T.n)), B, meter)
                 return (Z,)
         routine.star_body = star_body
         return routine

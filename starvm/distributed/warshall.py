@@ -1,13 +1,13 @@
 """WARSHALL-adapt (stdlib/warshall.star) on the distributed backend: per pivot k, the owner
 of row k broadcasts it (n bits: the columns i with P(k, i) = 1) and every rank ORs its block
 of COL(k, P) into its block of those columns. One broadcast of n/8 bytes per pivot; the rest
-is local (native/warshall_numpy.py's kernel on each rank's rows). Reports the Star body's
-steps (native.closure_routine)."""
+is local (native/warshall_adapt/numpy.py's kernel on each rank's rows). Reports the Star body's
+steps (native/warshall_adapt/: its guard ``routine``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..native import closure_routine
+from ..native import warshall_adapt
 
 
 def closure_in_place(P) -> int:
@@ -39,7 +39,7 @@ def _distributed_numpy(P) -> bool:
 
 
 def make(star_body, backend, meter):
-    inner = closure_routine(closure_in_place)(star_body, backend, meter)
+    inner = warshall_adapt.routine(closure_in_place)(star_body, backend, meter)
 
     def routine(n, P):
         if not _distributed_numpy(P):

@@ -9,8 +9,8 @@ A native replaces a routine only where all of these hold:
     config.use_natives() (STARVM_NATIVE=0 turns them off); ``enabled=None`` reads config.use_natives();
   * the routine is the standard library's own (declared in a file under ``stdlib/``): a
     program's routine of the same name runs as written;
-  * the backend has a kernel for it (``KERNELS``: folded routine name -> backend name ->
-    "module:factory"). On the auto backend a routine is native where its host or its device
+  * the backend has a kernel for it (``kernels_of``: the KERNELS of the routine's folder,
+    native/<name>/). On the auto backend a routine is native where its host or its device
     side has a kernel; the routine then picks the side per call (AutoBackend.place, whose
     threshold is STARVM_AUTO_GPU_BITS) and runs its Star body on a side without one.
     ``host_side=True`` asks about auto's host side alone (the CPU tier compiles the body
@@ -31,42 +31,18 @@ from .. import config
 
 LIBRARY = "stdlib/"      # where the routines natives replace are declared
 
-# folded routine name -> backend name -> "module:factory"
-KERNELS: dict[str, dict[str, str]] = {
-    # no numpy kernel: the compiled Star body (starvm/jit) is within 2x of the bit-packed NumPy
-    # kernel (bench/results/compiled_cpu2.md), which stays for the emulated device
-    "warshall_adapt": {"cupy": "starvm.native.warshall_cupy:make",
-                       "emulated": "starvm.native.warshall_numpy:make",
-                       "mpi:numpy": "starvm.distributed.warshall:make"},
-    # no cupy or emulated kernel: the GPU tier's compiled MATCH body is within 2x of its CUDA
-    # kernel (bench/results/natives_gpu_h100.md), which stays for distributed GPU ranks
-    # (distributed/search.py), where the compiled tier does not run (docs/architecture.md)
-    "match": {},
-    "min": {"cupy": "starvm.native.search_cupy:make_min"},
-    "max": {"cupy": "starvm.native.search_cupy:make_max"},
-    "hit": {"cupy": "starvm.native.compare_cupy:make_hit"},
-    "setmin": {"cupy": "starvm.native.compare_cupy:make_setmin"},
-    "iota": {"numpy": "starvm.native.rows_numpy:make_iota", "cupy": "starvm.native.rows_cupy:make_iota"},
-    "gather": {"numpy": "starvm.native.rows_numpy:make_gather", "cupy": "starvm.native.rows_cupy:make_gather"},
-    "scatter": {"numpy": "starvm.native.rows_numpy:make_scatter", "cupy": "starvm.native.rows_cupy:make_scatter"},
-    "groupmin": {"numpy": "starvm.native.rows_numpy:make_groupmin",
-                 "cupy": "starvm.native.rows_cupy:make_groupmin"},
-    # no numpy kernel: their compiled Star bodies are within 2x of the NumPy kernels
-    # (bench/results/compiled_cpu2.md), which stay for the emulated device; on the GPU the
-    # compiled body takes grid barriers per marked row, so the CUDA kernels stay
-    # (docs/architecture.md)
-    "compact": {"cupy": "starvm.native.rows_cupy:make_compact", "emulated": "starvm.native.emulated:make_compact"},
-    "expand": {"cupy": "starvm.native.rows_cupy:make_expand", "emulated": "starvm.native.emulated:make_expand"},
-}
-for _name in ("min", "max", "hit", "setmin", "iota", "gather", "scatter", "groupmin"):
-    KERNELS[_name]["emulated"] = f"starvm.native.emulated:make_{_name}"
-# distributed ranks (starvm/distributed): the row moves and the searches over the ranks
-for _name in ("iota", "gather", "scatter", "groupmin", "compact", "expand"):
-    for _local in ("numpy", "cupy", "emulated"):
-        KERNELS[_name][f"mpi:{_local}"] = f"starvm.distributed.rows:make_{_name}"
-for _name in ("match", "min", "max", "hit", "setmin"):
-    for _local in ("cupy", "emulated"):
-        KERNELS[_name][f"mpi:{_local}"] = f"starvm.distributed.search:make_{_name}"
+# The accelerated routines (folded names): each has its folder, starvm/native/<name>/, whose
+# __init__.py gives its Star body's home (HOME), its step formula (body_steps), its argument
+# guard (routine) and its kernels per backend (KERNELS: backend name -> "module:factory").
+ROUTINES = ("warshall_adapt", "match", "min", "max", "hit", "setmin",
+            "iota", "gather", "scatter", "groupmin", "compact", "expand")
+
+
+def kernels_of(name: str) -> dict[str, str]:
+    """Routine ``name``'s kernels: backend name -> "module:factory" ({} for a routine without)."""
+    if name not in ROUTINES:
+        return {}
+    return importlib.import_module(f"{__package__}.{name}").KERNELS
 
 
 @dataclass(frozen=True)
@@ -86,14 +62,14 @@ def native_for(name: str, backend, *, origin: str | None = LIBRARY, enabled: boo
     ``origin``: the file the routine was declared in (its location's filename; None when it
     has none): only the standard library's routines are replaced. ``enabled``: the machine's
     native switch (None: config.use_natives(), STARVM_NATIVE). ``host_side``: on the auto backend,
-    ask about its host side only."""
+    ask about its host side only (a mixed backend's ``host``)."""
     if not (config.use_natives() if enabled is None else enabled):
         return None
     if origin is None or not origin.startswith(LIBRARY):
         return None
+    if host_side and getattr(backend, "mixed", False):
+        backend = backend.host
     backend_name = getattr(backend, "name", backend)
-    if host_side and backend_name == "auto":
-        backend_name = backend.host.name
     make = _factory(name, backend_name)
     return NativeRoutine(name, backend_name, make) if make is not None else None
 
@@ -101,7 +77,7 @@ def native_for(name: str, backend, *, origin: str | None = LIBRARY, enabled: boo
 def _factory(name: str, backend_name: str) -> Callable | None:
     if backend_name == "auto":
         return _auto_factory(name)
-    target = KERNELS.get(name, {}).get(backend_name)
+    target = kernels_of(name).get(backend_name)
     if target is None:
         return None
     module, func = target.split(":")
@@ -111,7 +87,7 @@ def _factory(name: str, backend_name: str) -> Callable | None:
 def _auto_factory(name: str) -> Callable | None:
     """On the auto backend (backends/auto_backend.py) a routine runs its host or its device
     kernel, or its Star body where that side has none, on the side ``place`` picks per call."""
-    kernels = KERNELS.get(name, {})
+    kernels = kernels_of(name)
     if not any(side in kernels for side in ("numpy", "cupy", "emulated")):
         return None
 

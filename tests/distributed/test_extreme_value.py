@@ -12,7 +12,7 @@ import pytest
 
 from starvm.backends.emulated_device import EmulatedDevice
 from starvm.distributed.collectives import gpu_peers, mps_running
-from starvm.native import emulated
+from starvm.native.min import emulated
 from test_rows_device import Ranks
 
 
@@ -73,9 +73,9 @@ def test_cupy_kernel_gives_the_extreme_with_its_result():
     complement of its value; no marked row gives (0, 0); the buffer is right call after call."""
     from conftest import cupy_or_skip
     B = cupy_or_skip()
-    from starvm.native import search_cupy
+    from starvm.native.min import cuda as min_cuda
     _check_extreme_with_value(lambda T: B.table(*T.shape, T),
-                              lambda T, X, m: search_cupy.extreme_with_value(T, B.from_bools(X), m),
+                              lambda T, X, m: min_cuda.extreme_with_value(T, B.from_bools(X), m),
                               lambda z, n: np.asarray(B.to_bools(z, n)))
 
 

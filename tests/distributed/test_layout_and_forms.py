@@ -111,9 +111,9 @@ def test_registered_name_is_the_distributed_backend_on_one_rank():
 @given(n=st.integers(0, 70000), k=st.integers(0, 64), seed=st.integers(0, 2**32 - 1))
 def test_row_values_in_blocks_agree_with_the_numpy_kernels(n, k, seed):
     """distributed/rows.py decodes index tables a block of rows at a time (32-bit lanes up to
-    32 columns): the numbers of native/rows_numpy.py, for all rows and for some."""
+    32 columns): the numbers of native/shared/numpy_rows.py, for all rows and for some."""
     from starvm.distributed.rows import _values
-    from starvm.native.rows_numpy import _values as reference
+    from starvm.native.shared.numpy_rows import values as reference
     rng = np.random.default_rng(seed)
     words = (n + 63) // 64
     data = rng.integers(0, 2**64 - 1, (k, words), dtype=np.uint64, endpoint=True)

@@ -233,7 +233,7 @@ def test_row_number_out_of_range_runs_the_star_body_on_every_rank(ranks):
 @pytest.mark.parametrize("size, align", [(1, 64), (2, 64), (3, 1)])
 def test_row_moves_on_gpu_ranks_equal_one_numpy_machine(size, align):
     """The same cases over ranks whose local backend is CuPy on the GPU (threads sharing it):
-    device_rows.CupyRows, the kernels of native/rows_cupy.py. Skips without a GPU."""
+    device_rows.CupyRows, the row kernels of native/shared/cuda_rows.py. Skips without a GPU."""
     from starvm.distributed.device_rows import CupyRows
     r = Ranks(size, align, "host", local="cupy")
     for seed in range(6):

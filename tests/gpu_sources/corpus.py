@@ -1,8 +1,8 @@
 """Every CUDA source of the project, for NVRTC to compile in CI (tests/unit/test_cuda_sources.py).
 
 ``cuda_corpus()`` is the list; each *collector* registered with ``@collector`` adds its
-sources. Today: the CuPy backend's kernels, the hand-written kernels of
-``starvm/native/*_cupy.py`` (read from the module text, so neither CuPy nor a GPU is needed),
+sources. Today: the CuPy backend's kernels, the hand-written native kernels (the modules
+``starvm/native/shared/cuda_text.py`` composes from the package's .cu files: no CuPy, no GPU),
 and the kernel ``cupy_forall`` generates for every fusable `parallel for` of the Star files in
 ``STAR_DIRS`` and of the bodies of tests/unit/test_forall.py. New generated or hand-written
 CUDA code (e.g. a compiled tier) adds a collector here, and from then on CI compiles it.
@@ -25,8 +25,9 @@ STAR_DIRS = [ROOT / "stdlib", ROOT / "programs", ROOT / "tests" / "star", HERE /
 # Python files holding a dict BODIES of Star sources (name -> text) to compile as well
 BODY_FILES = [ROOT / "tests" / "unit" / "test_forall.py"]
 
-# The template kernels of search_cupy.py, instantiated as its _kernels() does:
-# <K, batch, words per thread, block> for a few field widths and launch shapes.
+# The template kernels of the native search modules ("match", "extreme": native/shared/cuda_search.py),
+# instantiated as its instances() does: <K, batch, words per thread, block> for a few field
+# widths and launch shapes.
 SEARCH_INSTANCES = [f"{kind}<{k}, {b}{extra}, {wpt}, {block}>"
                     for k, b, wpt, block in ((1, 8, 1, 256), (7, 8, 1, 256), (32, 8, 2, 128), (64, 0, 4, 1024))
                     for kind, extra in (("match_rows", ""), ("extreme_local", ", false"), ("extreme_local", ", true"))]
@@ -105,18 +106,39 @@ def requested_kernel_names(path: Path) -> set[str]:
 
 
 def native_files() -> list[Path]:
-    return sorted((ROOT / "starvm" / "native").glob("*_cupy.py"))
+    """The CUDA text of the native kernels: every .cu and .cuh file under starvm/native/."""
+    root = ROOT / "starvm" / "native"
+    return sorted([*root.rglob("*.cu"), *root.rglob("*.cuh")])
+
+
+def native_module_files() -> set[Path]:
+    """The files the native CUDA modules are composed of (cuda_text.MODULES)."""
+    from starvm.native.shared import cuda_text
+    return {ROOT / "starvm" / "native" / f for files in cuda_text.MODULES.values() for f in files}
+
+
+def subscripted_kernel_names(path: Path) -> set[str]:
+    """Row kernels a Python file takes by name from its module's dict: ``kernels()["rows_..."]``
+    or ``fns["rows_..."]``."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str) and node.slice.value.startswith("rows_"):
+            v = node.value
+            if (isinstance(v, ast.Name) and v.id == "fns") or (isinstance(v, ast.Call) and getattr(
+                    v.func, "attr", getattr(v.func, "id", None)) == "kernels"):
+                names.add(node.slice.value)
+    return names
 
 
 @collector
 def native_sources():
-    for path in native_files():
-        texts = module_sources(path)
-        for i, code in enumerate(texts):
-            exprs = tuple(SEARCH_INSTANCES) if "template <int K, int B" in code else ()
-            opts = ("-std=c++14",) if exprs else ()
-            yield CudaSource(f"native:{path.stem}" + (f"#{i}" if len(texts) > 1 else ""), code,
-                             extern_kernels(code) + exprs, opts, exprs)
+    from starvm.native.shared import cuda_text
+    for module in cuda_text.MODULES:
+        code = cuda_text.source(module)
+        exprs = tuple(e for e in SEARCH_INSTANCES if e.split("<")[0] in code) if module in cuda_text.TEMPLATED else ()
+        opts = cuda_text.TEMPLATE_OPTIONS if exprs else ()
+        yield CudaSource(f"native:{module}", code, extern_kernels(code) + exprs, opts, exprs)
 
 
 # ---------------------------------------------------------------- generated `parallel for` kernels

@@ -1,7 +1,7 @@
 """What BORUVKA asks of a GPU, counted without one: on the auto backend's emulated device
 (backends/emulated_device.py, NumPy behind device-style vectors) every device-to-host read
 (SOME, NUMB, FND, STEP, a bit or a vector brought to the host, and the one transfer each row
-kernel makes, starvm/native/emulated.py ``host_read``), every other device operation (each
+kernel makes, starvm/native/shared/emulated.py ``host_read``), every other device operation (each
 one or a few kernel launches on CuPy) and every native kernel call is recorded, and split
 into BORUVKA's rounds (a round starts at its GROUPMIN). A round must stay a bounded number
 of reads and operations, whatever the graph's size: the test fails when a change puts a
@@ -12,6 +12,7 @@ per-column or per-row host read back into a round.
 from __future__ import annotations
 
 import collections
+import importlib
 import os
 import sys
 
@@ -23,7 +24,8 @@ os.environ.setdefault("STARVM_AUTO_EMULATE", "1")
 import starvm  # noqa: E402
 from starvm.backends.emulated_device import EmulatedDevice  # noqa: E402
 from starvm.graphs import rmat  # noqa: E402
-from starvm.native import compact_routines, emulated, rows_routines, search_routines  # noqa: E402
+from starvm.native import ROUTINES  # noqa: E402
+from starvm.native.shared import emulated  # noqa: E402
 
 # device methods whose result the host reads (a device-to-host copy and a wait on CuPy)
 HOST_READS = ("numb", "some", "fnd", "step", "get_bit", "equal", "compare", "to_bools", "to_words",
@@ -32,7 +34,7 @@ HOST_READS = ("numb", "some", "fnd", "step", "get_bit", "equal", "compare", "to_
 DEVICE_OPS = ("zeros", "ones", "from_bools", "from_words", "set_bit", "frst", "and_", "or_", "xor", "not_",
               "table", "table_copy", "table_snapshot", "col_get", "col_set", "row_get", "row_set",
               "table_set_ints", "table_get_ints")
-KERNEL_NAMES = {"_groupmin_counted": "GROUPMIN", "iota": "IOTA", "_compact": "COMPACT", "_expand": "EXPAND"}
+KERNEL_NAMES = {"groupmin_counted": "GROUPMIN", "iota": "IOTA", "compact": "COMPACT", "expand": "EXPAND"}
 
 
 class Recorder:
@@ -55,7 +57,10 @@ class Recorder:
             self.events.append(("read", "kernel transfer"))
             return real_read(*values)
         patch(emulated, "host_read", host_read)
-        for module in (rows_routines, compact_routines, search_routines):
+        # every routine's guard (native/<routine>/__init__.py) times its kernel's call
+        for module in (importlib.import_module(f"starvm.native.{r}") for r in ROUTINES):
+            if not hasattr(module, "timed_call"):
+                continue
             real_call = module.timed_call
 
             def timed_call(kernel, backend, meter, *args, _real=real_call):

@@ -197,7 +197,7 @@ def test_from_words_keeps_each_side(auto):
 
 def test_native_kernels_run_on_the_device_side(auto):
     """A standard-library call placed on the device runs the device's kernel (the emulated
-    device has its own: starvm/native/emulated.py), with the Star body's steps."""
+    device has its own: starvm/native/<routine>/emulated.py), with the Star body's steps."""
     rng = np.random.default_rng(4)
     n, k = 150, 9
     T = rng.random((n, k)) < 0.5

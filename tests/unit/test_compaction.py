@@ -1,4 +1,4 @@
-"""COMPACT and EXPAND (stdlib/rows.star): the native kernels (rows_cupy.py, the emulated
+"""COMPACT and EXPAND (stdlib/rows.star): the native kernels (native/compact/, expand/: CUDA, the emulated
 device's) agree bit for bit with the Star bodies and a plain Python model, report the Star
 bodies' steps, and leave unusual arguments to the Star body (same errors). The NumPy backend
 has no kernel for them (its compiled Star body is as fast): there both machines run the body,

@@ -27,8 +27,9 @@ def nvrtc():
 def test_corpus_holds_every_kind_of_source():
     names = [s.name for s in cuda_corpus()]
     assert "backend:cupy_backend" in names
-    for path in corpus.native_files():
-        assert any(n.startswith(f"native:{path.stem}") for n in names), path
+    from starvm.native.shared import cuda_text
+    assert {f"native:{m}" for m in cuda_text.MODULES} <= set(names)
+    assert set(corpus.native_files()) == corpus.native_module_files(), "a native .cu file in no CUDA module"
     loops = forall_loops()
     assert len([s for s in names if s.startswith("forall:")]) >= 10
     assert not [lp.where for lp in loops if lp.template is None and "gpu_sources" in lp.where], \
@@ -39,7 +40,8 @@ def test_every_file_with_cuda_code_is_in_the_corpus():
     """A new CUDA source in starvm/ fails here until a collector of corpus.py compiles it."""
     covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
                corpus.ROOT / "starvm/targets/cuda/forall_kernel.cu", *corpus.native_files(),   # forall_sources
-               corpus.ROOT / "starvm/targets/cuda/routine_kernel.cu"}      # gpu_tier_sources
+               corpus.ROOT / "starvm/targets/cuda/routine_kernel.cu",      # gpu_tier_sources
+               corpus.ROOT / "starvm/native/shared/cuda_text.py"}   # composes native_sources' modules
     with_cuda = {p for pattern in ("*.py", "*.cu") for p in (corpus.ROOT / "starvm").rglob(pattern)
                  if "__global__" in p.read_text()}
     assert with_cuda <= covered, (f"CUDA code in {sorted(str(p.relative_to(corpus.ROOT)) for p in with_cuda - covered)}: "
@@ -52,10 +54,11 @@ def test_every_kernel_the_python_code_asks_for_is_in_its_source():
     from starvm.backends import cuda_backend_kernels as k
     asked = corpus.requested_kernel_names(corpus.ROOT / "starvm/backends/cupy_backend.py") | set(k.NAMES)
     assert asked == set(corpus.extern_kernels(k.SOURCE))
-    for path in corpus.native_files():
-        defined = {name for code in corpus.module_sources(path) for name in corpus.extern_kernels(code)}
-        asked = corpus.requested_kernel_names(path)
-        assert asked <= defined, (path.name, sorted(asked - defined))
+    from starvm.native.shared import cuda_text
+    defined = {name for m in cuda_text.MODULES for name in cuda_text.kernel_names(m)}
+    for path in (corpus.ROOT / "starvm" / "native").rglob("*.py"):
+        asked = corpus.requested_kernel_names(path) | corpus.subscripted_kernel_names(path)
+        assert asked <= defined, (str(path), sorted(asked - defined))
 
 
 # ---------------------------------------------------------------- NVRTC

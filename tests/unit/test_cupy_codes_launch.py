@@ -14,7 +14,7 @@ from starvm.backends import get_backend
 
 @pytest.fixture
 def fake(monkeypatch):
-    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend", "starvm.native.rows_cupy") as mods:
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend", "starvm.native.shared.cuda_rows") as mods:
         yield mods
 
 

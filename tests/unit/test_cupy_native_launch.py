@@ -1,6 +1,6 @@
 """The native kernels' launch code without CuPy or a GPU (issue 18): imported against the
 stand-in for CuPy (tests/gpu_sources/fake_cupy.py), every kernel function of
-starvm/native/*_cupy.py compiles its module with NVRTC, takes kernels that exist, and
+starvm/native/<routine>/cuda.py compiles its module with NVRTC, takes kernels that exist, and
 launches each with arguments whose count and widths match the kernel's parameters, on
 tables of several shapes (one row, lengths not a multiple of 64, more than 64 columns)."""
 from __future__ import annotations
@@ -10,10 +10,11 @@ import pytest
 
 from gpu_sources import fake_cupy
 from gpu_sources.fake_cupy import LAUNCHES, fake_cupy_installed
+from gpu_sources.native_kernels import CUDA_MODULES, Kernels
 
-
-NATIVE = ["starvm.native.warshall_cupy", "starvm.native.compare_cupy", "starvm.native.search_cupy",
-          "starvm.native.rows_cupy"]
+# a shared module before the modules that import it (fake_cupy_installed imports them in this order)
+NATIVE = ["starvm.native.warshall_adapt.cuda", "starvm.native.hit.cuda", "starvm.native.setmin.cuda",
+          "starvm.native.shared.cuda_search", "starvm.native.match.cuda", "starvm.native.min.cuda", *CUDA_MODULES]
 
 
 class FakeTable:
@@ -28,8 +29,9 @@ def vec(n: int):
 
 @pytest.fixture
 def native(monkeypatch):
-    with fake_cupy_installed(monkeypatch, *NATIVE) as (cp, warshall, compare, search, rows):
-        yield {"warshall": warshall, "compare": compare, "search": search, "rows": rows}
+    with fake_cupy_installed(monkeypatch, *NATIVE) as (cp, warshall, hit, setmin, _, match, extreme, *rows):
+        yield {"warshall": warshall, "hit": hit, "setmin": setmin, "match": match, "extreme": extreme,
+               "rows": Kernels(rows)}
 
 
 def launched() -> list[str]:
@@ -48,20 +50,19 @@ def test_warshall_launches_per_block_of_64_pivots(native, n):
 
 @pytest.mark.parametrize("n, k", [(1, 1), (65, 3), (200, 70)])
 def test_hit_and_setmin_launch_one_kernel(native, n, k):
-    for name in ("hit_rows", "less_rows"):
-        native["compare"].compare_rows(name, FakeTable(n, k), FakeTable(n, k), vec(n))
+    for routine, name in (("hit", "hit_rows"), ("setmin", "less_rows")):
+        getattr(native[routine], name)(FakeTable(n, k), FakeTable(n, k), vec(n))
         assert launched() == [name]
 
 
 @pytest.mark.parametrize("k", [1, 7, 32, 64])
 @pytest.mark.parametrize("n", [1, 65, 5000])
 def test_match_min_max_launch_their_templates(native, n, k):
-    sc = native["search"]
     T, X = FakeTable(n, k), vec(n)
-    sc.match(T, X, vec(k), k)
+    native["match"].match(T, X, vec(k), k)
     assert launched() == [f"match_rows<{k}, 8, 1, 256>"]
     for want_max in (False, True):
-        sc.extreme(T, X, want_max)
+        native["extreme"].extreme(T, X, want_max)
         assert launched() == [f"extreme_local<{k}, 8, {'true' if want_max else 'false'}, 1, 256>", "extreme_fix"]
 
 

@@ -8,12 +8,12 @@ import pytest
 
 import starvm
 from listings import LISTING_4
-from starvm.native import factory_for
+from starvm.native import native_for
 
 
 def has_native(table) -> bool:
     """Did a native kernel run on the side that holds ``table`` (on auto: the CPU or the device)?"""
-    return factory_for("warshall_adapt", table.backend.name) is not None
+    return native_for("warshall_adapt", table.backend.name, enabled=True) is not None
 
 
 def kernel_side(backend: str, n: int) -> str:
@@ -34,7 +34,7 @@ def closure(a):
 
 @pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 130, 200])
 def test_native_warshall_adapt_equals_star_body(backend, n):
-    if factory_for("warshall_adapt", backend) is None:
+    if native_for("warshall_adapt", backend, enabled=True) is None:
         pytest.skip(f"no native kernel on {backend}")
     rng = np.random.default_rng(n)
     for density in (0.0, 1.0 / n, 2.0 / n, 0.3, 1.0):
@@ -44,7 +44,7 @@ def test_native_warshall_adapt_equals_star_body(backend, n):
         P, Q = fast.table(a), body.table(a)
         fast.call("WARSHALL-adapt", n, P)
         body.call("WARSHALL-adapt", n, Q)
-        native_ran = factory_for("warshall_adapt", kernel_side(backend, n)) is not None
+        native_ran = native_for("warshall_adapt", kernel_side(backend, n), enabled=True) is not None
         assert fast.native_timing[0] == native_ran and body.native_timing[0] == 0
         np.testing.assert_array_equal(P.to_numpy(), Q.to_numpy())
         np.testing.assert_array_equal(P.to_numpy(), closure(a))
@@ -55,7 +55,7 @@ def test_native_warshall_adapt_equals_star_body(backend, n):
 def test_native_warshall_adapt_steps_on_a_reversed_path(backend, n):
     """Arcs i+1 -> i: every pivot adds pairs, and row k gains its 1s only at pivot k-1; the OR
     steps (n(n-1)/2, the pairs i < j of the closure) need every pivot's count."""
-    if factory_for("warshall_adapt", backend) is None:
+    if native_for("warshall_adapt", backend, enabled=True) is None:
         pytest.skip(f"no native kernel on {backend}")
     a = np.zeros((n, n), bool)
     a[np.arange(1, n), np.arange(n - 1)] = True
@@ -64,7 +64,7 @@ def test_native_warshall_adapt_steps_on_a_reversed_path(backend, n):
         m = starvm.Machine(backend=backend, native=native)
         P = m.table(a)
         m.call("WARSHALL-adapt", n, P)
-        assert m.native_timing[0] == (native and factory_for("warshall_adapt", kernel_side(backend, n)) is not None)
+        assert m.native_timing[0] == (native and native_for("warshall_adapt", kernel_side(backend, n), enabled=True) is not None)
         np.testing.assert_array_equal(P.to_numpy(), closure(a))
         stats.append(m.stats)
     assert stats[0] == stats[1]

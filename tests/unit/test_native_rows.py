@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import starvm
-from starvm.native import factory_for
+from starvm.native import native_for
 
 # ---------------------------------------------------------------- helpers
 _MACHINES: dict = {}
@@ -60,7 +60,7 @@ def call_both(backend, name, build, native_ok=lambda side: True):
     # the side the tables ended on (auto: the CPU, or the device: the GPU or the emulated
     # one, which has kernels of its own) decides whether the native kernel ran
     side = fa[0].backend.name
-    expect = factory_for(name.lower(), side) is not None and native_ok(side)
+    expect = native_for(name.lower(), side, enabled=True) is not None and native_ok(side)
     assert body_calls == 0
     assert fast_calls == expect
     if native_ok(backend if backend != "auto" else side):
@@ -388,15 +388,16 @@ def _cupy_or_skip():
     from conftest import cupy_or_skip
     cupy_or_skip()          # skips only without CuPy or a CUDA device; any other error fails
     import cupy as cp
-    from starvm.native import rows_cupy
-    return cp, rows_cupy
+    from gpu_sources.native_kernels import cuda_rows
+    return cp, cuda_rows()
 
 
 def test_cupy_kernels_equal_numpy_kernels():
-    """rows_cupy against rows_numpy on sizes the Star bodies would take too long for."""
+    """The CUDA row kernels against the NumPy ones on sizes the Star bodies would take too long for."""
     cp, rc = _cupy_or_skip()
     from starvm.backends import get_backend
-    from starvm.native import rows_numpy as rn
+    from gpu_sources.native_kernels import numpy_rows
+    rn = numpy_rows()
     hb, db = get_backend("numpy"), get_backend("cupy")
     rng = np.random.default_rng(21)
     for n in (1, 64, 65, 4097, 70_001):
@@ -443,7 +444,8 @@ def test_cupy_groupmin_ties_and_packing_limit():
     not multiples of 32 or 64, and the sorted path for wide groups."""
     cp, rc = _cupy_or_skip()
     from starvm.backends import get_backend
-    from starvm.native import rows_numpy as rn
+    from gpu_sources.native_kernels import numpy_rows
+    rn = numpy_rows()
     hb, db = get_backend("numpy"), get_backend("cupy")
     rng = np.random.default_rng(77)
     for n in (1, 31, 33, 100, 1000, 40_003):
@@ -480,7 +482,8 @@ def test_cupy_groupmin_by_itself_hashed():
     none, row counts not multiples of 32 or 64; Z, the groups and their 1 bits."""
     cp, rc = _cupy_or_skip()
     from starvm.backends import get_backend
-    from starvm.native import rows_numpy as rn
+    from gpu_sources.native_kernels import numpy_rows
+    rn = numpy_rows()
     hb, db = get_backend("numpy"), get_backend("cupy")
     rng = np.random.default_rng(78)
     for n in (1, 33, 100, 1000, 40_003, 300_001):
@@ -511,7 +514,8 @@ def test_cupy_compact_expand_and_moves_by_width():
     runs of 32 marked rows (copied as shifted words) at every offset."""
     cp, rc = _cupy_or_skip()
     from starvm.backends import get_backend
-    from starvm.native import rows_numpy as rn
+    from gpu_sources.native_kernels import numpy_rows
+    rn = numpy_rows()
     hb, db = get_backend("numpy"), get_backend("cupy")
     rng = np.random.default_rng(78)
     for n in (1, 33, 64, 65, 2049, 30_001):
@@ -568,7 +572,7 @@ def test_step_limit_leaves_what_the_body_leaves(backend, n, name):
     IX = as_bits(rng.integers(1, n + 1, n), 9)
     R0 = rng.random((n, 5)) < 0.5
     side = backend if backend != "auto" else ("numpy" if n < 64 else "emulated")   # where auto puts it
-    kernel = int(factory_for(name.lower(), side) is not None)
+    kernel = int(native_for(name.lower(), side, enabled=True) is not None)
     seen = {}
     for native in (True, False):
         m = starvm.Machine(backend=backend, native=native, max_steps=1 << 40)

@@ -1,4 +1,4 @@
-"""The CuPy row-move kernels (starvm/native/rows_cupy.py) without CuPy or a GPU: against the
+"""The CuPy row-move kernels (starvm/native/<routine>/cuda.py) without CuPy or a GPU: against the
 stand-in for CuPy (tests/gpu_sources/fake_cupy.py: kernels compiled with NVRTC, each launch's
 grid and argument widths checked against the PTX), with a NumPy model of every kernel run at
 its launch, the host code of IOTA, GATHER, SCATTER, GROUPMIN (both paths), COMPACT and EXPAND
@@ -13,9 +13,10 @@ import pytest
 from gpu_sources import fake_cupy
 from gpu_sources.fake_cupy import LAUNCHES, fake_cupy_installed
 from starvm.backends import get_backend
-from starvm.native import rows_numpy
+from gpu_sources.native_kernels import CUDA_MODULES, Kernels, numpy_rows
 
 NP = get_backend("numpy")
+rows_numpy = numpy_rows()
 
 
 # ---------------------------------------------------------------- NumPy models of the kernels
@@ -319,20 +320,21 @@ def test_compress_and_expand_bits_are_pext_and_pdep():
 
 @pytest.fixture
 def rc(monkeypatch):
-    with fake_cupy_installed(monkeypatch, "starvm.native.rows_cupy") as (cp, rows_cupy):
+    with fake_cupy_installed(monkeypatch, *CUDA_MODULES) as (cp, shared, *routines):
         fake_cupy.ON_LAUNCH.append(model)
         # cupy.argsort is a stable sort (its documentation); NumPy's default is not
         monkeypatch.setattr(cp, "argsort", lambda a: fake_cupy._dev(np.argsort(np.asarray(a), kind="stable")),
                             raising=False)
         reads = []
-        real = rows_cupy._read
-        monkeypatch.setattr(rows_cupy, "_read", lambda s: reads.append(1) or real(s))
-        rows_cupy.reads = reads
-        yield rows_cupy
+        real = shared.read
+        monkeypatch.setattr(shared, "read", lambda s: reads.append(1) or real(s))
+        rows = Kernels((shared, *routines))
+        rows.reads = reads
+        yield rows
 
 
 class Dev:
-    """A table as rows_cupy sees it (the data on the stand-in's 'device')."""
+    """A table as the CUDA kernels see it (the data on the stand-in's 'device')."""
     def __init__(self, bits: np.ndarray):
         self.n, self.k = bits.shape
         self.data = fake_cupy._dev(NP.table(self.n, self.k, bits).data.copy())

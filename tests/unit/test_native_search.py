@@ -12,7 +12,7 @@ import pytest
 import starvm
 from reference.search_model import M64, model_bools as model, pack as _pack, reference as _reference, \
     row_mask as _row_mask, values as _values, word_of as _word
-from starvm.native import factory_for
+from starvm.native import native_for
 
 
 def reference(name, T, X, n, v=0):
@@ -33,7 +33,7 @@ def on_device(backend):
 @pytest.mark.parametrize("name", ["MIN", "MAX"])
 @pytest.mark.parametrize("n,k", [(1, 1), (63, 5), (64, 8), (65, 3), (1000, 32), (700, 64)])
 def test_fused_search_equals_star_body(backend, name, n, k):
-    if factory_for(name.lower(), backend) is None:
+    if native_for(name.lower(), backend, enabled=True) is None:
         pytest.skip(f"no fused {name} on {backend}")
     rng = np.random.default_rng(n * 100 + k)
     fast = starvm.Machine(backend=on_device(backend), native=True)
@@ -54,8 +54,8 @@ def test_fused_search_equals_star_body(backend, name, n, k):
             results.append(Z.to_numpy())
             stats.append(m.last_call_stats)
             if m is fast:
-                kernels += factory_for(name.lower(), args[0].backend.name) is not None
-                placed += args[0].backend.name != "numpy"
+                kernels += native_for(name.lower(), args[0].backend, enabled=True) is not None
+                placed += args[0].backend.is_device
         np.testing.assert_array_equal(results[0], results[1])
         np.testing.assert_array_equal(results[0], model(name, T, X, v))
         assert stats[0] == stats[1], "the kernel reports the Star body's steps"
@@ -64,7 +64,7 @@ def test_fused_search_equals_star_body(backend, name, n, k):
 
 
 # ---------------------------------------------------------------- the kernels themselves
-# search_cupy's functions against a NumPy model of the bit-sliced data: every size class
+# the search kernels (native/match/cuda.py, native/min/cuda.py) against a NumPy model of the bit-sliced data: every size class
 # (one word, a partial last word, several blocks of the MIN/MAX reduction), every k class
 # (k = 64: keys using all 64 bits, ~0 included), all-zero and all-one tables and control
 # slices, ties across blocks, the worst case for the second MIN/MAX kernel (every block the
@@ -75,8 +75,8 @@ def _cupy_or_skip():
     from conftest import cupy_or_skip
     cupy_or_skip()          # skips only without CuPy or a CUDA device; any other error fails
     import cupy as cp
-    from starvm.native import search_cupy
-    return cp, search_cupy
+    from gpu_sources.native_kernels import cuda_search
+    return cp, cuda_search()
 
 
 def _table(rng, n, k, mode):
@@ -128,7 +128,7 @@ def _poison(cp, words):
     del junk
 
 
-class _T:                                          # what search_cupy reads of a table
+class _T:                                          # what the search kernels read of a table
     def __init__(self, data, n):
         self.data, self.n, self.k = data, n, data.shape[0]
 
@@ -243,7 +243,7 @@ def test_match_without_a_kernel_equals_the_model(backend, n, k):
     """The library MATCH (no native kernel on any backend) against a plain Python model and the
     interpreter's steps, compiled (`jit="on"`: Numba on NumPy, the GPU tier where the tables
     are on a GPU, on cupy and on auto's device) and interpreted."""
-    assert all(factory_for("match", b) is None for b in ("numpy", "cupy", "emulated")), "its kernel is deleted"
+    assert all(native_for("match", b, enabled=True) is None for b in ("numpy", "cupy", "emulated")), "its kernel is deleted"
     rng = np.random.default_rng([n, k])
     compiled = starvm.Machine(backend=on_device(backend), jit="on", native=True)
     interpreted = starvm.Machine(backend=on_device(backend), jit="off", native=False)
@@ -272,7 +272,7 @@ def test_match_without_a_kernel_equals_the_model(backend, n, k):
 @pytest.mark.parametrize("name", ["HIT", "SETMIN"])
 @pytest.mark.parametrize("n,k", [(1, 1), (63, 5), (64, 8), (65, 3), (1000, 32), (700, 64)])
 def test_fused_row_comparison_equals_star_body(backend, name, n, k):
-    if factory_for(name.lower(), backend) is None:
+    if native_for(name.lower(), backend, enabled=True) is None:
         pytest.skip(f"no fused {name} on {backend}")   # the NumPy backend has none: nothing to compare
     rng = np.random.default_rng(n * 10 + k)
     fast = starvm.Machine(backend=on_device(backend), native=True)
@@ -294,7 +294,7 @@ def test_fused_row_comparison_equals_star_body(backend, name, n, k):
             results.append(Z.to_numpy())
             stats.append(m.last_call_stats)
             if m is fast:
-                kernels += factory_for(name.lower(), args[0].backend.name) is not None
+                kernels += native_for(name.lower(), args[0].backend, enabled=True) is not None
         np.testing.assert_array_equal(results[0], results[1])
         assert stats[0] == stats[1], "the kernel reports the Star body's steps"
         t, f = row_values(T), row_values(F)

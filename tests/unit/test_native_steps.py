@@ -19,7 +19,7 @@ import pytest
 
 import starvm
 from starvm.graphs import generate
-from starvm.native import factory_for
+from starvm.native import native_for
 
 from conftest import ROOT, subprocess_env
 
@@ -78,7 +78,7 @@ def passes(backend, native, limit, name, build) -> bool:
 def test_the_step_limit_counts_a_native_call_as_its_body(backend, n):
     """The fewest --max-steps ticks a call needs is the same with the kernel and the body."""
     for name, build in calls(np.random.default_rng(n), n):
-        if backend != "auto" and factory_for(name.lower().replace("-", "_"), backend) is None:
+        if backend != "auto" and native_for(name.lower().replace("-", "_"), backend, enabled=True) is None:
             continue
         lo, hi = 0, 1
         while not passes(backend, False, hi, name, build):      # the body's need, by bisection
@@ -87,7 +87,7 @@ def test_the_step_limit_counts_a_native_call_as_its_body(backend, n):
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if passes(backend, False, mid, name, build) else (mid, hi)
         side = backend if backend != "auto" else ("numpy" if n < 64 else "emulated")   # where auto puts it
-        kernel = factory_for(name.lower().replace("-", "_"), side) is not None
+        kernel = native_for(name.lower().replace("-", "_"), side, enabled=True) is not None
         before = _LIMITED[(backend, True)].native_timing[0] if (backend, True) in _LIMITED else 0
         assert passes(backend, True, hi, name, build), name
         assert _LIMITED[(backend, True)].native_timing[0] == before + kernel, name
@@ -158,7 +158,7 @@ def test_profile_is_the_same_with_natives_on_and_off(tmp_path, backend):
 
 # ---------------------------------------------------------------- the GPU's WARSHALL-adapt count
 def _replayed_ors(a: np.ndarray) -> int:
-    """warshall_cupy.py's pivot_steps, in NumPy: per block of 64 pivots, the pivot rows' words
+    """native/warshall_adapt/cuda.py's pivot_steps, in NumPy: per block of 64 pivots, the pivot rows' words
     before their own pivot (a 64-step Warshall on the 64 x 64 sub-matrix), then every row's
     word b replayed through the block's pivots, counting the pivots it holds. The blocks'
     closure itself is the plain one (what rows_update computes)."""

@@ -1,4 +1,5 @@
-"""Transitive closure of a square table on the NumPy backend: bit-packed Warshall.
+"""WARSHALL-adapt's transitive closure of a square table in NumPy: bit-packed Warshall (the
+emulated device's kernel).
 
 The table stores column c of P as row c of ``data`` (a bit set over the rows r with
 P(r, c) = 1), i.e. ``data`` is the adjacency matrix of the reversed graph packed by rows.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import closure_routine
+from . import routine
 
 
 def closure_in_place(table) -> int:
@@ -26,4 +27,4 @@ def closure_in_place(table) -> int:
     return ors
 
 
-make = closure_routine(closure_in_place)
+make = routine(closure_in_place)

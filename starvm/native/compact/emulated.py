@@ -1,0 +1,13 @@
+"""COMPACT on the emulated device: the NumPy kernel (numpy.py) behind the device's word vectors."""
+from __future__ import annotations
+
+from ..shared import emulated
+from . import numpy as kernels
+from . import routine
+
+
+def compact(T, X_v, R, marked: int) -> None:
+    kernels.compact(T, emulated.as_int(X_v), R)
+
+
+make = routine(compact, emulated.numb, emulated.STORAGE)
