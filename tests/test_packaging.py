@@ -92,6 +92,14 @@ def test_wheel_contains_grammar_and_stdlib(installed):
         zipfile.ZipFile(installed.wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
 
 
+def test_wheel_ships_the_native_kernels_cuda_files(installed):
+    """The native kernels' CUDA is package data (starvm/native/**/*.cu, *.cuh, read by
+    native/shared/cuda_text.py): every file of the checkout is in the wheel."""
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    files = [p.relative_to(ROOT).as_posix() for ext in ("*.cu", "*.cuh") for p in (ROOT / "starvm" / "native").rglob(ext)]
+    assert files and not [f for f in files if f not in names]
+
+
 def test_import_and_resources_resolve_inside_site_packages(installed):
     probe = textwrap.dedent("""
         import json, sys, sysconfig
