@@ -2,8 +2,9 @@
 (its Star body there is the definition).
 
   steps     ``body_steps(k)``
-  guard     ``routine``: T and F of the same shape, with rows; X and Z of their rows; otherwise
-            (or past --max-steps) the Star body runs. SETMIN (native/setmin/) has the same guard.
+  guard     ``compare_routine``: T and F of the same shape, with rows; X and Z of their rows;
+            otherwise (or past --max-steps) the Star body runs. SETMIN (native/setmin/) has the
+            same guard.
   kernels   cuda.py + hit.cu (one kernel), emulated.py; distributed: distributed/search.py
             (each rank's kernel on its rows)
 """
@@ -26,7 +27,7 @@ def usable(T, F, X, Z) -> bool:
     return (T.n, T.k) == (F.n, F.k) and T.n > 0 and X.n == T.n and Z.n == T.n
 
 
-def routine(compare, count):
+def compare_routine(compare, count):
     """The factory of a row-by-row comparison of two tables around ``compare(T, F, X_v)`` -> Z's
     words; ``count(k)``: the Star body's steps."""
     def make(star_body, backend, meter):
@@ -41,6 +42,6 @@ def routine(compare, count):
     return make
 
 
-def hit_routine(compare):
-    """HIT's factory (its formula looked up per call: a test replaces it)."""
-    return routine(compare, lambda k: body_steps(k))
+def routine(compare):
+    """HIT's factory (its formula looked up per call: a test may replace it)."""
+    return compare_routine(compare, lambda k: body_steps(k))

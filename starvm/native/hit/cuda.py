@@ -7,7 +7,7 @@ import cupy as cp
 import numpy as np
 
 from ..shared import cuda_text
-from . import hit_routine
+from . import routine
 
 _k: dict = {}
 _BLOCK = 256
@@ -27,4 +27,4 @@ def hit_rows(T, F, X):
     return Z
 
 
-make = hit_routine(hit_rows)
+make = routine(hit_rows)

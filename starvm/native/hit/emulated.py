@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...backends.emulated_device import device_words
-from . import hit_routine
+from . import routine
 
 
 def hit_rows(T, F, X):
@@ -15,4 +15,4 @@ def hit_rows(T, F, X):
     return device_words(z)
 
 
-make = hit_routine(hit_rows)
+make = routine(hit_rows)

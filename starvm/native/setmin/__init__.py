@@ -2,13 +2,13 @@
 than F's (its Star body there is the definition).
 
   steps     ``body_steps(k)``
-  guard     HIT's (native/hit/: ``routine``)
+  guard     HIT's (native/hit/: ``compare_routine``)
   kernels   cuda.py + setmin.cu (one kernel), emulated.py; distributed: distributed/search.py
             (each rank's kernel on its rows)
 """
 from __future__ import annotations
 
-from ..hit import routine
+from ..hit import compare_routine
 from ..steps import CALL, Steps, of
 
 HOME = "stdlib/search.star"
@@ -22,6 +22,6 @@ def body_steps(k: int) -> Steps:
     return CALL + of(ticks=k, CLR=1, COL_GET=2 * k, NOT=2 * k, AND=3 * k, OR=k, XOR=k)
 
 
-def setmin_routine(compare):
-    """SETMIN's factory (its formula looked up per call: a test replaces it)."""
-    return routine(compare, lambda k: body_steps(k))
+def routine(compare):
+    """SETMIN's factory (its formula looked up per call: a test may replace it)."""
+    return compare_routine(compare, lambda k: body_steps(k))

@@ -8,7 +8,7 @@ import cupy as cp
 import numpy as np
 
 from ..shared import cuda_text
-from . import setmin_routine
+from . import routine
 
 _k: dict = {}
 _BLOCK = 256
@@ -28,4 +28,4 @@ def less_rows(T, F, X):
     return Z
 
 
-make = setmin_routine(less_rows)
+make = routine(less_rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...backends.emulated_device import device_words
-from . import setmin_routine
+from . import routine
 
 
 def less_rows(T, F, X):
@@ -18,4 +18,4 @@ def less_rows(T, F, X):
     return device_words(lt)
 
 
-make = setmin_routine(less_rows)
+make = routine(less_rows)
