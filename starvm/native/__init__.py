@@ -39,14 +39,5 @@ from .meter import Meter, ticks_left, timed_call
 from .registry import ROUTINES, NativeRoutine, kernels_of, native_for
 from .steps import Steps
 
-
-
-def factory_for(routine: str, backend_name: str):
-    """The factory of ``routine``'s kernel on the backend named ``backend_name``, or None: what
-    runtime/machine.py and jit/tier.py ask until they ask ``native_for`` (registry.py)."""
-    from .registry import _factory
-    return _factory(routine, backend_name)
-
-
 __all__ = ["Meter", "NativeRoutine", "ROUTINES", "Steps", "Unusual", "kernels_of", "native_for", "ticks_left",
            "timed_call"]
