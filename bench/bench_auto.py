@@ -20,13 +20,11 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import cupy  # noqa: E402,F401  (needed: synchronizer() below waits on the CUDA device)
 

@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_compiled import COLLOOP  # noqa: E402
 from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402

@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 _CACHE = tempfile.mkdtemp(prefix="starvm-jit-bench-")
 os.environ.setdefault("STARVM_JIT_CACHE", _CACHE)
 

@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402
 

@@ -34,7 +34,6 @@ import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import numpy as np  # noqa: E402
 

@@ -43,7 +43,6 @@ from typing import Callable
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
 from starvm.benchmarking import device_info, device_label, document, machine_info, repeat, slug, \

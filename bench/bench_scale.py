@@ -97,8 +97,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:        # run from a checkout where starvm is not installed (the device host)
-    sys.path.insert(0, str(ROOT))
 SEED = 2015
 RMAT = dict(edge_factor=16, a=0.57, b=0.19, c=0.19, d=0.05)
 WORKLOADS = ("comm", "min", "bfs", "boruvka", "warshall", "jit")

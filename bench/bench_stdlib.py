@@ -68,7 +68,6 @@ import numpy as np  # noqa: E402
 from scipy.sparse.csgraph import bellman_ford, breadth_first_order, dijkstra, minimum_spanning_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import starvm  # noqa: E402
 from starvm.api import steps_between  # noqa: E402

@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))          # measure this checkout's starvm, installed or not
 
 import starvm  # noqa: E402
 from starvm.benchmarking import Timing, clock, device_info, document, machine_info, write_results  # noqa: E402
@@ -115,7 +114,6 @@ def hook_cost(quick: bool) -> dict | None:
                                  capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    sys.path.insert(0, str(ROOT / "bench"))
     from bench_foundation import LOOP_SOURCE, PROGRAMS, random_digraph
     import starvm.targets.python.codegen as current
     from starvm.runtime import machine as machine_module

@@ -37,8 +37,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import cupy as cp  # noqa: E402
 
@@ -52,7 +50,7 @@ from types import SimpleNamespace  # noqa: E402
 # MATCH's and MIN/MAX's kernels and their launch shape
 sc = SimpleNamespace(match=_match, extreme=_extreme, launch_shape=cuda_search.launch_shape,
                      configure=cuda_search.configure)
-from reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
+from tests.reference.search_model import model_bools, pack, reference, row_mask, values, word_of  # noqa: E402  (the one NumPy model)
 
 M64 = (1 << 64) - 1
 OLD_QUOTED = {"cupy.min": 0.204, "MIN": 0.292, "MAX": 0.315, "MATCH": 0.268}   # bench/results/gpu_h100.md (wall)

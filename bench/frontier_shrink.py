@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
 from scipy.sparse.csgraph import breadth_first_order, dijkstra  # noqa: E402

@@ -9,7 +9,7 @@ standard-library bodies, and in some programs one statement that stops it with a
 error) runs on the reference model, on the interpreter (--jit off) and on the compiled tier
 (--jit on), natives off on both so that the library bodies compile too; outputs, step counts
 by kind and runtime errors (message, position, Star call stack) must agree, and again under
-a random step limit (tests/jit/jit_differential.py ``check_program``). The results count, per
+a random step limit (tests/reference/jit_differential.py ``check_program``). The results count, per
 feature, the programs in which it ran and those in which it ran compiled, with the reasons
 of the fallbacks (recursion is interpreted, and so is a routine that calls it).
 
@@ -44,7 +44,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "jit")]
 
 from starvm.benchmarking import RunTimeout, device_info, document, machine_info, watchdog, write_results  # noqa: E402
 
@@ -61,8 +60,8 @@ def _worker_init(cache_dir: str) -> None:
 
 def one(job):
     """Generate and check one program (in a worker process)."""
-    from jit_differential import check_program
-    from reference.gen import Gen, RandomSource, render
+    from tests.reference.jit_differential import check_program
+    from tests.reference.gen import Gen, RandomSource, render
     seed, opts = job
     gen = Gen(RandomSource(seed), opts["max_stmts"], recursion_pct=opts["recursion_pct"],
               fn_output_pct=opts["fn_output_pct"], error_pct=opts["error_pct"], mutual_pct=opts["mutual_pct"],

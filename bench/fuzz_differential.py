@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from reference.gen import LIBRARY, RandomSource  # noqa: E402
-from reference.harness import DEFAULT_ROUTES, differential, run_route, usable_routes  # noqa: E402
+from tests.reference.gen import LIBRARY, RandomSource  # noqa: E402
+from tests.reference.harness import DEFAULT_ROUTES, differential, run_route, usable_routes  # noqa: E402
 from starvm.benchmarking.results import document, write_json  # noqa: E402
 
 # The campaign's routes (each costs a compile of the program and of the library files it

@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from reference.mutate import classify_cli, classify_run, inputs  # noqa: E402
+from tests.reference.mutate import classify_cli, classify_run, inputs  # noqa: E402
 
 GOOD = {"ok", "star_error", "unreadable"}
 

@@ -24,8 +24,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import starvm  # noqa: E402
 import starvm.graphs as sg  # noqa: E402
@@ -231,7 +229,6 @@ def classify(fmt: str, data: bytes, mode: str, folder: Path, *, run_program=True
 
 
 def _ranks_agree(path: Path, mode: str, g, ranks: int) -> str | None:
-    sys.path.insert(0, str(ROOT))
     from starvm.distributed.graph_input import rank_graph
     from tests.graphs.thread_comm import run_ranks
     parts = run_ranks(ranks, lambda comm: rank_graph(comm, None, str(path), "edgelist", mode))

@@ -20,15 +20,12 @@ import io
 import json
 import pstats
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 import starvm  # noqa: E402
 from bench_compiled import MATCH_BODY, MIN_BODY, _LaunchTimer, _table_of_values  # noqa: E402

@@ -21,8 +21,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT))
 
 from bench_compiled import WARSHALL_ADAPT, _gpu_sync, random_digraph  # noqa: E402
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import starvm  # noqa: E402
 from starvm.benchmarking import clock, device_info, device_label, git_state, machine_info, synchronizer  # noqa: E402

@@ -2,18 +2,11 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench import bench_graph_build
 
 
 def test_quick_run(tmp_path, capsys):
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_graph_build
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
     assert bench_graph_build.main(["--quick", "--out", str(tmp_path / "gb")]) == 0
     data = json.loads((tmp_path / "gb.json").read_text())
     rows = data["rows"]

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+from conftest import subprocess_env
 
-import bench_stdlib as bs  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+
+from bench import bench_stdlib as bs
 
 ROW_KEYS = ("algorithm", "scale", "n", "edges", "star_median_s", "scipy_median_s", "ratio_star_vs_scipy",
             "star_mteps", "scipy_mteps", "steps", "steps_total", "native_calls", "us_per_op", "status", "correct")
@@ -27,7 +28,7 @@ def test_cli_end_to_end(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_stdlib.py"), "--backend", "numpy",
                            "--scales", "5-6", "--probes", "4", "--fallback", "none", "--runs", "2",
                            "--budget", "60", "--cost-scale", "4", "--out", str(prefix)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=subprocess_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / "sb.json").read_text())
     md = (tmp_path / "sb.md").read_text()

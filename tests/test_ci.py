@@ -3,11 +3,11 @@ test commands by name and fails without them; the README command's closure is ch
 against .ci/expected/warshall_c.out; pytest's counts are held to .ci/limits."""
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import shutil
 import subprocess
-import sys
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -15,8 +15,9 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / ".ci"))
-import check_counts  # noqa: E402  (.ci/check_counts.py)
+_spec = importlib.util.spec_from_file_location("check_counts", ROOT / ".ci" / "check_counts.py")
+check_counts = importlib.util.module_from_spec(_spec)     # .ci/ is no package: load the file itself
+_spec.loader.exec_module(check_counts)
 
 RUN = "python3 -m pip install . && star run programs/warshall_c.star"
 TEST = 'python3 -m pip install ".[test]" && python3 -m pytest -n auto'

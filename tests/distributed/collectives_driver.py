@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-sys.path.insert(0, str(Path(__file__).parent))
-import nccl_standin  # noqa: E402
+import nccl_standin  # noqa: E402  (beside this script, which is run as a file: its folder is on sys.path)
 
 from starvm.distributed.collectives import choose  # noqa: E402
 from starvm.distributed.comm import MpiComm  # noqa: E402

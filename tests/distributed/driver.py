@@ -46,8 +46,7 @@ def collectives(comm):
     path = os.environ.get("DRIVER_PATH")
     if not path:
         return None
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from nccl_standin import standin_access
+    from nccl_standin import standin_access      # beside this script, which is run as a file: its folder is on sys.path
     from starvm.distributed import wrap
     from starvm.distributed.collectives import choose
     # DRIVER_SHARED_GPU=1: every rank's stand-in is one GPU (--profile says they share it)

@@ -4,12 +4,9 @@ script stops otherwise), on every backend, and the results file holds both timin
 from __future__ import annotations
 
 import json
-import sys
 
-from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import frontier_shrink  # noqa: E402
+from bench import frontier_shrink
 
 
 def test_variants_match_the_library_and_scipy(backend, tmp_path):

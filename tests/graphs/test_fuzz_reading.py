@@ -6,14 +6,11 @@ reader must agree, the ranks with one process. The long run is bench/fuzz_graph_
 from __future__ import annotations
 
 import random
-import sys
 
 import pytest
 
-from tests.conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-from fuzz_graph_input import classify, inputs  # noqa: E402
+from bench.fuzz_graph_input import classify, inputs
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -16,9 +16,9 @@ from starvm.backends.auto_backend import AutoBackend
 from starvm.backends.emulated_device import EmulatedDevice
 from starvm.execution.values import Bits
 from conftest import cupy_or_skip
-from jit_differential import check_program
+from reference.jit_differential import check_program
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 # the listings under users' names (no native kernel), a routine printing, and one over two tables

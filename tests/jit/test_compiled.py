@@ -3,7 +3,7 @@ with their positions and Star call stacks, on the listings, tests/star programs,
 library routines under user names and random programs; plus tiering, caching, fallbacks.
 
 Numba compiles each program's module once (seconds) and keeps it in the compiled-code cache
-(tests/jit/jit_differential.py), so the programs here are few and each does a lot.
+(tests/reference/jit_differential.py), so the programs here are few and each does a lot.
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ import pytest
 
 import starvm
 from starvm.frontend.parser import fold
-from jit_differential import compiled_routines, differences, run
+from reference.jit_differential import compiled_routines, differences, run
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 # every base operation (base_ops), parameters and globals, parallel for, and errors of each

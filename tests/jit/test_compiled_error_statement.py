@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jit_differential import compiled_routines, jit_cache, run  # noqa: F401  (jit_cache: fixture)
+from reference.jit_differential import compiled_routines, jit_cache, run  # noqa: F401  (jit_cache: fixture)
 
 # the limits come as table sizes (NROWS), not literals in the compiled main block, so every
 # limit runs one compiled module (a literal would make each its own Numba compile)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import starvm
-from jit_differential import differences, run
+from reference.jit_differential import differences, run
 from test_compiled import jit_cache  # noqa: F401 - the compiled-code cache (jit_differential.py)
 
 MIN, MAX = -(1 << 63), (1 << 63) - 1

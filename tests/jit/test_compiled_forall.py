@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import starvm
-from jit_differential import compiled_routines, differences, run
+from reference.jit_differential import compiled_routines, differences, run
 from test_compiled import jit_cache  # noqa: F401 - the compiled-code cache (jit_differential.py)
 
 HEADER = """

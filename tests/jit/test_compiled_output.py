@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
-from jit_differential import run
+from reference.jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import run
 from starvm.targets.numba.kernels import output_records
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from jit_differential import compiled_routines, differences, run
+from reference.jit_differential import compiled_routines, differences, run
 from test_compiled import jit_cache  # noqa: F401 - the compiled-code cache (jit_differential.py)
 
 RECURSIVE = """

@@ -2,7 +2,7 @@
 
 Generated programs (tests/reference/gen.py with the campaign's options: fewer recursive and
 printing functions, some runtime errors) run on the reference model, the interpreter and the
-compiled tier (tests/jit/jit_differential.py ``check_program``). Every program is a module
+compiled tier (tests/reference/jit_differential.py ``check_program``). Every program is a module
 Numba compiles (seconds each on this machine), so CI runs a handful chosen to cover each
 feature; the campaign script runs thousands. ``PROGRAMS`` sets how many more, from seed 0.
 """
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from jit_differential import FEATURES, check_program
+from conftest import subprocess_env
+from reference.jit_differential import FEATURES, check_program
 from reference.gen import Gen, RandomSource, render
 from reference.model import Interp
 
@@ -31,7 +32,7 @@ OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30, mutual_pct=50)
 COVERING = [323, 269, 475, 824, 543, 84]
 PROGRAMS = int(os.environ.get("STARVM_FUZZ_COMPILED_PROGRAMS", "0"))     # more, from seed 0
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 def _check(seed, max_stmts=3):
@@ -100,7 +101,7 @@ def test_edge_programs_reach_the_machines_edges():
     """Gen(edge_pct=100): integers past 2^63 in the model, a recursion deeper than the default
     limit with Program.max_depth raised for it, a parallel for that fails; with edge_pct=0 a
     seed's program is what it was (the edges are drawn last)."""
-    from jit_differential import _beyond_64_bits
+    from reference.jit_differential import _beyond_64_bits
     options = dict(OPTIONS, error_pct=0)
     past, deep, failing = 0, 0, 0
     for seed in range(16):
@@ -121,7 +122,7 @@ def test_edge_programs_reach_the_machines_edges():
 def test_the_checker_sees_each_kind_of_difference(monkeypatch):
     """With the compiled run replaced by a tampered interpreted one (no compile), every kind of
     difference is reported: output, steps, error text."""
-    import jit_differential as jd
+    import reference.jit_differential as jd
     real = jd.run
     gen = Gen(RandomSource(475), 3, **OPTIONS)          # stops with a runtime error in the main block
     prog = gen.program()
@@ -143,7 +144,7 @@ def test_campaign_script_writes_its_results(tmp_path):
     res = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--programs", "1", "--jobs", "1",
                           "--seed", "323", "--max-stmts", "3", "--error-pct", str(OPTIONS["error_pct"]),
                           "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=subprocess_env())
     assert res.returncode == 0, res.stdout + res.stderr
     [path] = tmp_path.glob("fuzz_compiled_cpu*.json")
     doc = json.loads(path.read_text())
@@ -154,7 +155,8 @@ def test_campaign_script_writes_its_results(tmp_path):
     # a campaign run in parts (one --budget slice per command) is added up by --combine
     both = tmp_path / "both"
     res = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--combine", str(path), str(path),
-                          "--out", str(both)], capture_output=True, text=True, timeout=120)
+                          "--out", str(both)], capture_output=True, text=True, timeout=120,
+                         env=subprocess_env())
     assert res.returncode == 0, res.stdout + res.stderr
     total = json.loads((both / path.name).read_text())
     assert total["programs"] == 2 and total["features"]["main block"] == {"ran": 2, "ran_compiled": 2}

@@ -1,5 +1,5 @@
 """Differences between the compiled tier and the interpreter found by the compiled tier's
-differential fuzzing (bench/fuzz_compiled.py, tests/jit/jit_differential.py), each as the
+differential fuzzing (bench/fuzz_compiled.py, tests/reference/jit_differential.py), each as the
 smallest program that shows it. A strict xfail stays until the difference is settled; then
 the XPASS fails and the mark goes.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from jit_differential import run
+from reference.jit_differential import run
 
 # A directly recursive procedure (compiled since direct recursion compiles), four levels deep.
 RECURSION = """proc R(d: integer);
@@ -23,7 +23,7 @@ begin
 end.
 """
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 @pytest.mark.parametrize("depth, max_depth", [(4, 2), (4001, None)])
@@ -106,7 +106,7 @@ def test_output_written_before_a_failure_in_compiled_code_is_printed():
 # own. Now the call that passes 64 bits runs again interpreted (call.JitRoutine.restart):
 # output and steps are the unbounded model's, with the main block compiled.
 def test_a_result_beyond_64_bits_equals_the_unbounded_model():
-    from jit_differential import check_program
+    from reference.jit_differential import check_program
     from reference.gen import Gen, RandomSource
     gen = Gen(RandomSource(13556), 8, recursion_pct=20, fn_output_pct=20, error_pct=15)
     rec = check_program(gen.program(), "numpy", error_at=gen.error_at)

@@ -21,7 +21,7 @@ from gpu_sources.corpus import compiled_routines, renamed, routine_bodies
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: compiled code in a temporary cache
 
 
 # ------------------------------------------------------------------ the renderer (no GPU)

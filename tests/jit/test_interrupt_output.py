@@ -23,8 +23,8 @@ import time
 import pytest
 
 from conftest import subprocess_env
-from jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
-from jit_differential import run
+from reference.jit_differential import jit_cache  # noqa: F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import run
 import starvm
 from starvm.targets.numba.kernels import OUT_CHUNK, output_records
 

@@ -14,7 +14,7 @@ import starvm
 from starvm.ir.ops import Op
 from starvm.targets.numba.lower import row_cached
 
-from jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
+from reference.jit_differential import jit_cache  # noqa: E402,F401 - the module's fixture: the compiled-code cache (jit_differential.py)
 
 
 PROGRAM = """

@@ -74,9 +74,9 @@ def check_program(prog, backend="numpy", error_at: str | None = None, limit_seed
     under a step limit drawn from it, below what the program needs. Returns a record:
     problems (empty: all agree), features {name: [ran, ran compiled]}, fallbacks {routine:
     why it ran interpreted}, error (the model's exception name or None), compile_s, seconds."""
-    import reference.harness  # noqa: F401 - keeps each library file's parse tree (several machines per program)
-    from reference.gen import render
-    from reference.model import Interp
+    from . import harness  # noqa: F401 - keeps each library file's parse tree (several machines per program)
+    from .gen import render
+    from .model import Interp
     t0 = perf_counter()
     src = render(prog)
     model = Interp(prog)
@@ -141,7 +141,7 @@ def _steps_against_model(name, steps, want_steps) -> list[str]:
 
 def _beyond_64_bits(prog) -> bool:
     """Does the model computing in 64 bits stop where a result passes them?"""
-    from reference.model import Int64Overflow, Interp
+    from .model import Int64Overflow, Interp
     try:
         with _python_frames(prog.max_depth):
             Interp(prog, int64=True).run()

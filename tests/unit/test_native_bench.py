@@ -10,8 +10,7 @@ import sys
 
 from conftest import ROOT, subprocess_env
 
-sys.path.insert(0, str(ROOT / "bench"))
-import bench_natives_gpu as bench  # noqa: E402
+from bench import bench_natives_gpu as bench
 
 
 def row(routine, n, library_s, compiled_s, route="native kernel", compiled_route="compiled (GPU tier)"):
