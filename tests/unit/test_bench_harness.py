@@ -1,6 +1,6 @@
-"""The benchmark harness (starvm/bench/): clocks with device synchronisation, repeat/median,
+"""The benchmark harness (starvm/benchmarking/): clocks with device synchronisation, repeat/median,
 the watchdog and the budget, the machine and git description, result files with the common
-header, and ``starvm.bench.run`` on every backend."""
+header, and ``starvm.benchmarking.run`` on every backend."""
 from __future__ import annotations
 
 import io
@@ -13,8 +13,8 @@ import pytest
 
 import starvm
 from starvm import benchmarking
-from starvm.bench import environment, program, results, timing
-from starvm.bench.watchdog import Budget, RunTimeout, caused_by_timeout, watchdog
+from starvm.benchmarking import environment, program, results, timing
+from starvm.benchmarking.watchdog import Budget, RunTimeout, caused_by_timeout, watchdog
 
 
 # ---------------------------------------------------------------------- timing
@@ -140,7 +140,7 @@ def test_results_share_one_header(tmp_path):
     assert results.header_markdown(doc) == lines[:4]
 
 
-# ---------------------------------------------------------------------- starvm.bench.run
+# ---------------------------------------------------------------------- starvm.benchmarking.run
 STATEFUL = """\
 var T: table(66, 3); k: integer;
 begin
@@ -282,5 +282,5 @@ def test_bench_scripts_use_the_harness(name):
     path = BENCH / f"{name}.py"
     text = path.read_text()
     compile(text, str(path), "exec")                         # the GPU scripts cannot be imported here
-    assert "from starvm.bench import" in text
-    assert [c for c in OWN_COPIES if c in text] == [], "machine info, clocks, watchdogs and files: starvm/bench"
+    assert "from starvm.benchmarking import" in text
+    assert [c for c in OWN_COPIES if c in text] == [], "machine info, clocks, watchdogs and files: starvm/benchmarking"
