@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 import cupy  # noqa: E402,F401  (needed: synchronizer() below waits on the CUDA device)
 
 import starvm  # noqa: E402
-from bench_gpu import graph, procs  # noqa: E402  (the random digraphs and listing texts of Table 2)
+from bench.bench_gpu import graph, procs  # (the random digraphs and listing texts of Table 2)
 from starvm import config  # noqa: E402
 from starvm.benchmarking import clock as harness_clock  # noqa: E402
 from starvm.benchmarking import device_info, document, machine_info, repeat, synchronizer, write_results  # noqa: E402

@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.bench_compiled import COLLOOP
+from starvm.benchmarking import Timing, document, load_average, run_process, write_results
 
-from bench_compiled import COLLOOP  # noqa: E402
-from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 N, REPS = 5000, 20000
 PROGRAM = COLLOOP + f"""
@@ -39,14 +36,12 @@ end.
 TARGET = 2.0
 
 
-def star(*args, env) -> tuple[float, subprocess.CompletedProcess]:
-    t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "starvm", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
-    seconds = time.perf_counter() - t0
-    if done.returncode != 0:
+def star(*args, env) -> tuple[float, str]:
+    """Seconds of one fresh `python -m starvm ARGS` process, timed whole, and its stderr."""
+    done = run_process([sys.executable, "-m", "starvm", *args], env=env, timeout=600)
+    if not done.ok:
         raise RuntimeError(done.stderr)
-    return seconds, done
+    return done.seconds, done.stderr
 
 
 def routine_line(stderr: str) -> dict:
@@ -76,9 +71,17 @@ def main(argv=None) -> int:
     rows = {"on": [], "auto": []}
     for _ in range(args.runs):           # alternating, so that a change of the host's load hits both
         for mode in ("on", "auto"):
-            seconds, done = star("run", str(program), "--jit", mode, "--profile", env=env)
-            rows[mode].append({"process_s": seconds, "load": os.getloadavg()[0], **routine_line(done.stderr)})
-    med = {m: statistics.median(r["process_s"] for r in rs) for m, rs in rows.items()}
+            seconds, stderr = star("run", str(program), "--jit", mode, "--profile", env=env)
+            rows[mode].append({"process_s": seconds, "load": load_average(), **routine_line(stderr)})
+    med = {m: Timing([r["process_s"] for r in rs]).median_s for m, rs in rows.items()}
+    doc, lines = report(rows, med)
+    write_results(doc, ROOT / "bench" / "results" / f"{args.out}.json", lines)
+    print("\n".join(lines))
+    return 0
+
+
+def report(rows: dict, med: dict) -> tuple[dict, list[str]]:
+    """The results document and its Markdown body (the harness writes both with their header)."""
     ratio = med["auto"] / med["on"]
     doc = document("auto warm", "--jit auto against --jit on with a warm cache: the COL/or/COL loop",
                    method=f"COLLOOP ({REPS} iterations, a {N}-row table) in the main block of a program; the "
@@ -87,19 +90,14 @@ def main(argv=None) -> int:
                    n=N, reps=REPS, runs=rows, median_process_s=med, ratio_auto_on=ratio, target_ratio=TARGET,
                    met=ratio <= TARGET, every_auto_run_compiled_from_the_first_call=all(
                        r.get("how") == "from the disk cache at its first call" for r in rows["auto"]))
-    out = ROOT / "bench" / "results" / args.out
-    write_json(doc, out.with_suffix(".json"))
-    lines = header_markdown(doc) + [doc["method"], "", "| mode | median process s | runs s | MY_COLLOOP compiled call s |",
-                                    "|---|---|---|---|"]
+    lines = [doc["method"], "", "| mode | median process s | runs s | MY_COLLOOP compiled call s |", "|---|---|---|---|"]
     for mode, rs in rows.items():
         runs = ", ".join(f"{r['process_s']:.3f}" for r in rs)
         calls = ", ".join(f"{r.get('call_s', float('nan')):.4f}" for r in rs)
         lines.append(f"| {mode} | {med[mode]:.3f} | {runs} | {calls} |")
     lines += ["", f"auto / on: {ratio:.2f} (target <= {TARGET:g}); every auto run ran MY_COLLOOP from the disk cache "
               f"at its first call: {doc['every_auto_run_compiled_from_the_first_call']}"]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    return doc, lines
 
 
 if __name__ == "__main__":

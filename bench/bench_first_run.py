@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from starvm.benchmarking import document, load_average, run_process, write_results
 
-from starvm.benchmarking.results import document, header_markdown, write_json  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PROGRAMS = sorted(p.stem for p in (ROOT / "programs").glob("*.star"))
 GRAPHS = ["bundled", "gnp:n=1000,p=0.005,seed=1", "gnp:n=4000,p=0.001,seed=1"]
@@ -37,18 +37,13 @@ OF_WARM = 1.5
 
 
 def star_run(program: str, graph: str, env: dict, *extra, timeout: float) -> tuple[float | None, str]:
-    """Seconds of one `star run` (None: it timed out or failed) and its stderr."""
+    """Seconds of one `star run`, a fresh process timed whole (None: it timed out or failed), and
+    its stderr."""
     cmd = [sys.executable, "-m", "starvm", "run", str(ROOT / "programs" / f"{program}.star"), *extra]
     if graph != "bundled":
         cmd += ["--generate", graph]
-    t0 = time.perf_counter()
-    try:
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "timed out"
-    seconds = time.perf_counter() - t0
-    return (seconds if done.returncode == 0 else None), done.stderr
+    done = run_process(cmd, env=env, timeout=timeout, keep_stdout=False)
+    return (done.seconds if done.ok else None), done.stderr
 
 
 def workers_of(folder: Path) -> int:
@@ -63,7 +58,7 @@ def measure(program: str, graph: str, timeout: float, kernels: Path) -> dict:
            "PYTHONPATH": str(ROOT)}
     for name in ("STARVM_JIT", "STARVM_JIT_THRESHOLD", "STARVM_JIT_BACKGROUND", "STARVM_BACKEND"):
         env.pop(name, None)
-    row = {"program": program, "graph": graph, "load_before": os.getloadavg()[0]}
+    row = {"program": program, "graph": graph, "load_before": load_average()}
     try:
         row["first_s"], err = star_run(program, graph, env, timeout=timeout)
         if row["first_s"] is None:
@@ -85,16 +80,20 @@ def measure(program: str, graph: str, timeout: float, kernels: Path) -> dict:
         limit = max(FIRST_RUN_S, OF_WARM * row["warm_s"]) if row["warm_s"] else FIRST_RUN_S
         row["limit_s"] = round(limit, 3)
         row["met"] = row["first_s"] <= limit
-        row["load_after"] = os.getloadavg()[0]
+        row["load_after"] = load_average()
         return row
     finally:
         if not workers_of(folder):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def markdown(doc: dict) -> str:
-    lines = header_markdown(doc)
-    lines += [doc["method"], "", "| program | graph | first run s | warm run s | --jit off s | limit s | met | "
+def _load(x: float | None) -> str:
+    return "?" if x is None else f"{x:.1f}"
+
+
+def markdown(doc: dict) -> list[str]:
+    """The Markdown body (the harness's write_results puts the header above it)."""
+    lines = [doc["method"], "", "| program | graph | first run s | warm run s | --jit off s | limit s | met | "
               "compiled when warm | load |", "|---|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
         if r.get("first_s") is None:
@@ -104,11 +103,11 @@ def markdown(doc: dict) -> str:
         lines.append(f"| {r['program']} | {r['graph']} | {fmt(r['first_s'])} | {fmt(r.get('warm_s'))} | "
                      f"{fmt(r.get('off_s'))} | {r.get('limit_s', '')} | {'✓' if r.get('met') else '✗'} | "
                      f"{', '.join(r.get('compiled_in_warm_run', [])) or '—'} | "
-                     f"{r['load_before']:.1f}-{r.get('load_after', r['load_before']):.1f} |")
+                     f"{_load(r['load_before'])}-{_load(r.get('load_after', r['load_before']))} |")
     met = [r for r in doc["results"] if r.get("met")]
     lines += ["", f"{len(met)} of {len(doc['results'])} cases meet the target (first run <= {FIRST_RUN_S:g} s "
               f"or <= {OF_WARM:g}x the warm run)."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv=None) -> int:
@@ -132,8 +131,7 @@ def main(argv=None) -> int:
             row = measure(program, graph, args.timeout, kernels)
             doc["results"].append(row)
             print(row, flush=True)
-            write_json(doc, out.with_suffix(".json"))
-            out.with_suffix(".md").write_text(markdown(doc))
+            write_results(doc, out.with_suffix(".json"), markdown(doc))
     return 0
 
 

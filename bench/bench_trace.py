@@ -114,7 +114,7 @@ def hook_cost(quick: bool) -> dict | None:
                                  capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    from bench_foundation import LOOP_SOURCE, PROGRAMS, random_digraph
+    from bench.bench_foundation import LOOP_SOURCE, PROGRAMS, random_digraph
     import starvm.targets.python.codegen as current
     from starvm.runtime import machine as machine_module
     path = Path(tempfile.mkdtemp()) / "codegen_before_hook.py"

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 import starvm  # noqa: E402
-from bench_compiled import MATCH_BODY, MIN_BODY, _LaunchTimer, _table_of_values  # noqa: E402
+from bench.bench_compiled import MATCH_BODY, MIN_BODY, _LaunchTimer, _table_of_values
 from starvm.benchmarking import device_info, document, machine_info, write_json  # noqa: E402
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from bench_compiled import WARSHALL_ADAPT, _gpu_sync, random_digraph  # noqa: E402
+from bench.bench_compiled import WARSHALL_ADAPT, _gpu_sync, random_digraph
 
 import starvm  # noqa: E402
 from starvm.benchmarking import clock, device_info, document, machine_info, write_results  # noqa: E402

@@ -3,20 +3,23 @@
 ``run`` (program.py) is ``star bench``: one Star program's main block or one routine, repeated
 on several backends side by side. The harness under it, which every bench/*.py script uses:
 
-* environment.py — where it ran: ``machine_info``, ``device_info``, ``git_state``, ``slug``;
+* environment.py — where it ran: ``machine_info``, ``device_info``, ``git_state``, ``slug``,
+  ``load_average``;
 * timing.py — ``clock`` (the device synchronised around the call), ``repeat`` → ``Timing``
-  (median / min / max);
+  (median / min / max), ``run_process`` (a fresh process timed whole, e.g. a ``star run``);
 * watchdog.py — ``Budget`` (a run's wall-time budget) and ``watchdog`` (stops one call that
   overruns its limit);
 * results.py — ``document`` (the header every result file starts with) and ``write_results``
-  (NAME.json and NAME.md with the same header).
+  (NAME.json and NAME.md with the same header);
+* results_index.py — bench/results/README.md, generated from docs/figures.toml
+  (``python -m starvm.benchmarking.results_index``).
 """
-from .environment import device_info, device_label, git_state, machine_info, slug
+from .environment import device_info, device_label, git_state, load_average, machine_info, slug
 from .program import Measurement, Report, machine_has_jit, run
 from .results import document, header_markdown, write_json, write_results
-from .timing import Timing, clock, repeat, synchronizer
+from .timing import ProcessRun, Timing, clock, repeat, run_process, synchronizer
 from .watchdog import Budget, RunTimeout, caused_by_timeout, watchdog
 
 __all__ = ["run", "Report", "Measurement", "machine_has_jit", "machine_info", "device_info", "device_label",
-           "git_state", "slug", "clock", "repeat", "Timing", "synchronizer", "Budget", "RunTimeout",
+           "git_state", "load_average", "slug", "clock", "repeat", "Timing", "ProcessRun", "run_process", "synchronizer", "Budget", "RunTimeout",
            "watchdog", "caused_by_timeout", "document", "header_markdown", "write_json", "write_results"]

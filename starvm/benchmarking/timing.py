@@ -1,9 +1,10 @@
 """Clocks for benchmarks: the device synchronised before and after the timed call, a series of
-runs after warm-ups, and its median / min / max."""
+runs after warm-ups, and its median / min / max; a fresh process timed whole."""
 from __future__ import annotations
 
 import gc
 import statistics
+import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -78,3 +79,33 @@ def repeat(fn, runs: int, *, warmup: int = 0, sync=_nothing, setup=None, collect
         if stop_after_s is not None and timing.runs_s[-1] > stop_after_s:
             break
     return timing
+
+
+@dataclass
+class ProcessRun:
+    """One fresh process timed from its start to its exit (what a user waits for)."""
+    seconds: float | None       # None: it ran past its timeout and was killed
+    returncode: int | None
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.seconds is not None and self.returncode == 0
+
+
+def run_process(cmd: list[str], *, env: dict | None = None, timeout: float | None = None,
+                keep_stdout: bool = True) -> ProcessRun:
+    """Run ``cmd`` in a new process and time it whole (``clock``); past ``timeout`` seconds it
+    is killed and the run has no time. ``keep_stdout=False`` discards what it prints."""
+    done = []
+
+    def call():
+        done.append(subprocess.run(cmd, stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True, env=env, timeout=timeout))
+    try:
+        seconds = clock(call)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return ProcessRun(None, None, "", err + f"\ntimed out after {timeout:g} s")
+    return ProcessRun(seconds, done[0].returncode, done[0].stdout or "", done[0].stderr or "")

@@ -263,16 +263,23 @@ def test_no_gpu_is_recorded_not_raised(monkeypatch):
     assert d["gpu"] is None and "cupy" in d["gpu_error"]
 
 
+def test_run_process_times_a_fresh_process_whole():
+    import sys
+    done = timing.run_process([sys.executable, "-c", "import sys, time; time.sleep(0.2); print('out'); "
+                               "print('err', file=sys.stderr); sys.exit(3)"])
+    assert done.seconds >= 0.2 and done.returncode == 3 and not done.ok
+    assert done.stdout == "out\n" and done.stderr == "err\n"
+    quiet = timing.run_process([sys.executable, "-c", "print('x')"], keep_stdout=False)
+    assert quiet.ok and quiet.stdout == ""
+    late = timing.run_process([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.3)
+    assert late.seconds is None and late.returncode is None and not late.ok and "timed out after 0.3 s" in late.stderr
+
+
 # ---------------------------------------------------------------------- the scripts of bench/ use the harness
 from pathlib import Path  # noqa: E402
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-# Scripts of other issues not moved onto the harness yet: each must fail this test until it is
-# (strict xfail: once it uses the harness, the XPASS fails and it leaves this set).
-NOT_YET: set[str] = {"bench_auto_warm", "bench_first_run"}   # issue 32, still open
-SCRIPTS = [pytest.param(p.stem, marks=pytest.mark.xfail(strict=True, reason="not on the harness yet"))
-           if p.stem in NOT_YET else p.stem
-           for p in sorted(BENCH.glob("*.py")) if not p.stem.startswith("fuzz_")]
+SCRIPTS = [p.stem for p in sorted(BENCH.glob("*.py")) if not p.stem.startswith("fuzz_")]
 OWN_COPIES = ["getDeviceProperties", "platform.python_version", "rev-parse", "signal.setitimer", "/proc/cpuinfo",
               "datetime.now", "write_text(json"]
 
