@@ -1,7 +1,8 @@
 """Benchmarking, for users and for the scripts of bench/.
 
 ``run`` (program.py) is ``star bench``: one Star program's main block or one routine, repeated
-on several backends side by side. The harness under it, which every bench/*.py script uses:
+on several backends side by side; ``cli.py`` holds its options. The harness under it, which
+every bench/*.py script uses:
 
 * environment.py — where it ran: ``machine_info``, ``device_info``, ``git_state``, ``slug``,
   ``load_average``;

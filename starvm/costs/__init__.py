@@ -7,6 +7,11 @@ processing-in-memory hardware (docs/costs.md).
 
 The models are data (starvm/costs/models/*.toml), each number with its source; the
 estimate reads only the step counters, so it is the same on every backend and tier.
+``model.py`` reads and checks a model, ``operands.py`` tells from the IR which operations act
+on slices and which on words, ``evaluate.py`` prices a run's steps on a model, ``run.py``
+does it for a machine's run (whole and per routine), ``report.py`` writes the text,
+``plot.py`` the pictures, ``validation.py`` sets each model beside a published figure
+(`star cost --validate`) and ``cli.py`` is `star run --cost` and `star cost`.
 """
 from .evaluate import Estimate, Geometry, estimate
 from .model import Model, ModelError, load_file, load_model, model_names

@@ -3,8 +3,9 @@ REPL, :class:`Debugger` from Python) and the replay page (``star trace``).
 
 ``events.py`` (statement events from code compiled with hooks), ``evaluate.py`` (Star
 expressions in a stopped frame), ``debugger.py`` (the one debugger class), ``commands.py``
-(its pdb-like command language and prompt), ``trace.py`` (recording a run) and
-``trace_html.py`` (the self-contained replay page).
+(its pdb-like command language and prompt), ``trace.py`` (recording a run),
+``trace_html.py`` (the self-contained replay page, from ``trace_page.html``) and ``cli.py``
+(the options and commands of `star debug` and `star trace`).
 """
 from .debugger import Breakpoint, Debugger, Stop
 from .evaluate import DebugError

@@ -5,6 +5,12 @@
     g = sg.generate("rmat:scale=8,ef=8,seed=1")  # or sg.gnp / sg.rmat / sg.ssca2
     g = sg.bundled("karate")                    # a graph shipped in data/
     m = starvm.Machine(graph=g)                 # Star reads it with GRAPH_N, GRAPH_ADJ, GRAPH_EDGES, ...
+
+``graph.py`` (the one ``Graph`` value), ``io.py`` (the file readers and writers, which try
+``fast_io.py``'s vectorised reader first), ``fields.py`` (how a file's fields appear in error
+messages), ``weights.py`` (``--weights MODE``: weights to integer codes), ``generators.py``
+(seeded G(n, p), R-MAT, SSCA#2-like graphs), ``star.py`` (what the GRAPH_* built-ins do) and
+``cli.py`` (`star run`'s --graph / --generate options).
 """
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""The IR: one opcode enum and one node type (``ops.py``), built from the checked AST (``lower.py``)."""
+"""The IR: the checked AST lowered to a tree of ``Node``s, which every target renders.
+
+``ops.py`` owns the vocabulary: the opcode enum ``Op`` (the base operations ``BASE_OPS`` are
+the machine's counted steps), ``GroupOp`` (the named op sets every consumer imports),
+``STEP_INDEX`` (a step kind's place in every counter array), ``OP_TITLES`` and the ``Node``
+type; ``lower.py`` builds the tree from the checked AST.
+"""
 from .ops import BASE_OPS, Node, Op
 
 __all__ = ["BASE_OPS", "Node", "Op"]

@@ -10,10 +10,15 @@ in a class a subclass overrides entry by entry (as tinygrad's renderers are):
   NumPy on the CPU and CuPy on the GPU through ``backend.xp`` (``forall.py``);
 * ``numba/`` — the compiled CPU tier's renderer: IR to the source of a module of ``@njit``
   functions (``lower.py``) over the base-operation kernels on packed bit columns
-  (``kernels.py``), with the status/counter numbering they share with the host (``layout.py``);
+  (``kernels.py``);
 * ``mpi/`` — the numba renderer for MPI ranks (``lower.py`` subclasses ``numba/``'s and
   overrides the operations that cross ranks, ``kernels.py``), and the fused ``parallel for``
-  of the distributed backend (``forall.py``, a subclass of ``numpy/``'s).
+  of the distributed backend (``forall.py``, a subclass of ``numpy/``'s);
+* ``cuda/`` — the one CUDA renderer (``renderer.py``) and its two kernels: the GPU tier's
+  routine kernels (``routine.py``) and the CuPy backend's fused ``parallel for``
+  (``forall.py``), the fixed CUDA C in ``.cu`` files.
 
-When and how rendered code runs (compiling, caching, calling, falling back) is ``starvm/jit``'s.
+``layout.py`` is the numbering generated code, kernels and host share (status-array slots,
+step-counter indices, error codes). When and how rendered code runs (compiling, caching,
+calling, falling back) is ``starvm/jit``'s.
 """
