@@ -25,8 +25,9 @@ from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from ..targets.cuda.prelude import E_RERUN
-from ..targets.layout import E_OVERFLOW, S_CODE, S_LEFT, S_OUT, STATUS_SIZE
-from .call import JitRoutine, _Decline, _UNLIMITED, steps_left, write_records
+from ..targets.layout import E_INTERRUPT, E_OVERFLOW, S_CODE, S_INTR, S_LEFT, S_OUT, STATUS_SIZE
+from .call import JitRoutine, _Decline, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
+from .interrupts import flagged
 
 THREADS = 256
 PFOR_THREADS = 512
@@ -323,22 +324,32 @@ class GpuRoutine(JitRoutine):
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
         saved = self.save_tables(converted) if self.plan.writes_tables and (
             self.plan.has_pfor or self.plan.restartable) else None
-        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout)
+        flag, flag_address = _interrupt_flag()
+        flag[S_INTR] = 0
+        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address)
         t0 = perf_counter()
-        try:
-            # cooperative or not as its module was built (module(): a keyword here raised
-            # TypeError on every call with CuPy 14, caught, before the plain launch)
-            fn((blocks,), (threads,), kargs)
-        except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
-            self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
-            self.restore_tables(saved)
-            return self.interpreted(*args)
-        self.launches += 1
-        back = self.read_io(io)
+        # Ctrl-C while the kernel runs (the host waits in read_io, in C): the SIGINT handler of
+        # interrupts.flagged sets flag[S_INTR], which the kernel polls (prelude.cu: intr_poll)
+        with flagged(flag):
+            try:
+                # cooperative or not as its module was built (module(): a keyword here raised
+                # TypeError on every call with CuPy 14, caught, before the plain launch)
+                fn((blocks,), (threads,), kargs)
+            except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
+                self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
+                self.restore_tables(saved)
+                return self.interpreted(*args)
+            self.launches += 1
+            back = self.read_io(io)
         sth = back[:STATUS_SIZE]
+        if flag[S_INTR] and sth[S_CODE]:
+            # stopped by Ctrl-C; a block that left a grid barrier for it may have failed on
+            # something else first, a failure of no sequential run: reported as interrupted
+            sth[S_CODE] = E_INTERRUPT
+            _take_pending_interrupt()       # the kernel's position is the one to report
         # back[-1]: a pivot loop's failure not yet checked; E_OVERFLOW: an integer past 64 bits,
         # which the interpreter computes exactly (nothing of the call is visible yet but its tables)
-        if sth[S_CODE] in (E_RERUN, E_OVERFLOW) or back[-1]:
+        if sth[S_CODE] in (E_RERUN, E_OVERFLOW) or (back[-1] and sth[S_CODE] != E_INTERRUPT):
             self.reruns += 1
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
@@ -351,8 +362,9 @@ class GpuRoutine(JitRoutine):
             raise errors.star_error(sth, self.unit.lowered, context.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
 
-    def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout) -> tuple:
-        """The launch's arguments in the order of cuda_lower's kernel signature."""
+    def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout, intr: int = 0) -> tuple:
+        """The launch's arguments in the order of the kernel's signature (targets/cuda/routine.py);
+        ``intr``: the address of the Ctrl-C flag (a page-locked host word the kernel reads)."""
         kargs = []
         for kind, value in zip(self.kinds, converted):
             if kind is _TABLE:
@@ -362,7 +374,7 @@ class GpuRoutine(JitRoutine):
             else:
                 words, n = value
                 kargs += [words if words is not None and words.size else vout, np.int64(n)]
-        kargs += [io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
+        kargs += [np.uint64(intr), io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
     def buffers(self, vcap: int):
@@ -514,6 +526,28 @@ def _sm_count() -> int:
         import cupy as cp
         _SMS.append(int(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]))
     return _SMS[0]
+
+
+_FLAG: list = []
+
+
+def _interrupt_flag():
+    """(array, address of its word S_INTR) that interrupts.flagged and the kernels share: page-
+    locked host memory, which a kernel reads directly (unified addressing: the host address is
+    the device's). Where none is to be had, a device word no SIGINT sets (no Ctrl-C, as before)."""
+    if not _FLAG:
+        import cupy as cp
+        try:
+            mem = cp.cuda.alloc_pinned_memory((S_INTR + 1) * 8)
+            flag = np.frombuffer(mem, np.int64, S_INTR + 1)
+            address = flag.ctypes.data + 8 * S_INTR
+        except Exception:  # noqa: BLE001 - no page-locked memory: the kernel reads a device zero
+            flag = np.zeros(S_INTR + 1, np.int64)
+            word = cp.zeros(1, cp.int64)
+            address = word.data.ptr
+            _FLAG.append(word)
+        _FLAG[:0] = [(flag, address)]
+    return _FLAG[0]
 
 
 def _pinned_int64(size: int) -> np.ndarray:

@@ -62,13 +62,13 @@ def _cpp(code: str) -> str:
     the barrier's spin yields (more threads than cores)."""
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+)\[([^\]]+)\];", r"\1* \2 = emu_shm<\1>(\3, __LINE__);", code)
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
-    spin = "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = bar_poll(c.bar); }"
+    spin = "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) {\n            v = bar_poll(c.bar);"
     assert spin in code, "the grid barrier's spin loop changed: update emulate._cpp"
-    code = code.replace(spin, "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { std::this_thread::yield(); "
-                              "v = bar_poll(c.bar); }")
-    spin = "while ((v = vb[1]) == g) { }"      # the generation-word barrier (GEN_BARRIER)
+    code = code.replace(spin, "while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) {\n            std::this_thread::yield(); "
+                              "v = bar_poll(c.bar);")
+    spin = "while ((v = vb[1]) == g) {"      # the generation-word barrier (GEN_BARRIER)
     assert spin in code, "the generation barrier's spin loop changed: update emulate._cpp"
-    code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield(); }")
+    code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield();")
     return '#include "cpu_cuda.h"\n' + code
 
 
@@ -86,11 +86,13 @@ def _bits(words, n: int) -> np.ndarray:
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
                left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1,
-               lanes: int = 32) -> KernelRun:
+               lanes: int = 32, interrupt_after: float | None = None) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
-    cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them."""
+    cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them.
+    ``interrupt_after``: seconds after the launch at which a host thread sets the Ctrl-C flag
+    (as the SIGINT handler of jit/interrupts.py does on the host of a GPU)."""
     from starvm.ir.ops import BASE_OPS
     from starvm.targets.cuda.routine import instance
     from starvm.targets.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -119,17 +121,23 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
     main = f"""
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 {chr(10).join(decl)}
 int main(int argc, char** argv) {{
     i64 left = argc > 1 ? atoll(argv[1]) : (1LL << 62);
+    static i64 intr[1] = {{0}};      // the host's Ctrl-C flag (cuda_runtime: page-locked host memory)
+    long intr_us = argc > 2 ? atol(argv[2]) : -1;
+    std::thread ctrl_c([&] {{ if (intr_us >= 0) {{ std::this_thread::sleep_for(std::chrono::microseconds(intr_us));
+                                                  std::atomic_ref<i64>(intr[0]).store(1); }} }});
     static i64 io[{STATUS_SIZE + nk + nout + 11}] = {{0}};     // as cuda_runtime.io_block lays it out
     i64* st = io; i64* cnt = io + {STATUS_SIZE}; i64* res = io + {STATUS_SIZE + nk};
     u64* bar = (u64*)(io + {STATUS_SIZE + nk + nout}); u64* red = bar + 1;
     red[6] = red[7] = red[8] = ALL;
     static std::vector<u64> scr({plan.scratch_regions} * {vcap}), vout({max(1, nout)} * {vcap});
     static std::vector<i64> ob(4096);
-    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, io, ob.data(), 4096, scr.data(),
+    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, intr, io, ob.data(), 4096, scr.data(),
                                                   {vcap}, left, vout.data()); }});
+    ctrl_c.join();
     printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],
            {"(u64)((unsigned int*)bar)[1] / 2" if "GEN_BARRIER" in switches else f"(bar[0] & BAR_COUNT) / {blocks}"});
     printf("st"); for (int i = 0; i < {STATUS_SIZE}; ++i) printf(" %lld", st[i]); printf("\\n");
@@ -153,7 +161,9 @@ int main(int argc, char** argv) {{
         if built.returncode:
             raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
         tmp.replace(exe)
-    out = subprocess.run([str(exe), str(left)], capture_output=True, text=True, timeout=timeout, check=True).stdout
+    after = [] if interrupt_after is None else [str(int(interrupt_after * 1e6))]
+    out = subprocess.run([str(exe), str(left), *after], capture_output=True, text=True, timeout=timeout,
+                         check=True).stdout
     lines = [line.split() for line in out.splitlines()]
     status = [int(x) for x in lines[0][1:]]
     st = [int(x) for x in lines.pop(1)[1:]]

@@ -769,3 +769,89 @@ def test_lanes_and_words_a_lane_of_parallel_for(monkeypatch):
     assert "#define LANES 16\n" in instance(plan, 1, 1, 5, LANES=16)
     with pytest.raises(ValueError, match="LANES"):
         instance(plan, 1, 1, 1, LANES=4)
+
+
+CTRL_C = """
+proc SPIN(var i: integer);
+begin
+  while true do i := i + 1
+end;
+
+proc SPIN_SOME(X: slice; var i: integer);
+var Y: slice;
+begin
+  repeat
+    Y := X and X;
+    i := i + 1
+  until not SOME(Y)
+end;
+"""
+
+
+@pytest.mark.parametrize("name, blocks", [("SPIN", 2), ("SPIN_SOME", 3)])
+def test_ctrl_c_stops_a_kernel_that_would_run_for_ever(name, blocks):
+    """Issue 36, item 2, on the GPU tier: a host thread sets the Ctrl-C flag 0.3 s into an
+    endless loop (SPIN: no barrier; SPIN_SOME: a grid barrier an iteration, over 3 blocks that
+    see the flag at different ticks, so those waiting at a barrier for blocks that stopped
+    must leave it): every block stops, as interrupted at the loop, with the steps it made
+    counted (at least one poll's), and the host's message is the interpreter's."""
+    emulate.require()
+    from starvm.jit import errors
+    plan = _plan(CTRL_C, "r_" + name.lower())
+    rows = blocks * 32 * 64
+    args = [0] if name == "SPIN" else [np.ones(rows, bool), 0]
+    run = emulate.run_kernel(plan, args, blocks, 32, R=1, interrupt_after=0.3, timeout=60)
+    assert run.code == E.INTERRUPT
+    steps = (1 << 62) - run.left
+    assert steps >= 1024 and steps % 1024 in (0, 1)      # stopped at a poll (a barrier left: one tick past)
+    err = errors.star_error(run.status, plan.lowered, None)
+    assert type(err).__name__ == "StarInterrupt" and "interrupted" in err.render()
+    assert err.loc.line == (4 if name == "SPIN" else 10)
+
+
+def test_a_kernel_that_ends_before_ctrl_c_is_not_stopped():
+    emulate.require()
+    plan = _plan(CTRL_C, "r_spin_some")
+    run = emulate.run_kernel(plan, [np.zeros(2 * 32 * 64, bool), 0], 2, 32, R=1, interrupt_after=0.2)
+    assert run.code == 0 and run.results[-1] == 1
+
+
+@pytest.mark.parametrize("code", ["INTERRUPT", "COL_INDEX"])
+def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monkeypatch, code):
+    """GpuRoutine.run on the stand-in for CuPy: a SIGINT while the kernel runs reaches the word
+    the kernel polls (its argument before io: page-locked host memory, set by the handler
+    interrupts.flagged installs for the launch), and the call is reported as interrupted at
+    the kernel's position, also where the kernel stopped on another failure first (a block
+    that left a grid barrier for Ctrl-C may fail on a stale value before its next poll)."""
+    import ctypes
+    import signal
+    import threading
+    from gpu_sources import fake_cupy
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.jit import cuda_runtime
+    from starvm.targets.layout import S_CODE, S_LEFT, S_NODE, STATUS_SIZE
+    seen = []
+    old = signal.signal(signal.SIGINT, lambda *_: seen.append("python's handler"))
+    try:
+        with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+            _with_device_copies(monkeypatch, fake_cupy)
+            monkeypatch.setattr(cuda_runtime, "_SMS", [4])
+            m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
+            m.load(CTRL_C, "ctrl_c.star")
+
+            def model(launch):
+                flag = ctypes.c_int64.from_address(int(launch.args[-8]))
+                assert flag.value == 0
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                seen.append(flag.value)
+                io_ = launch.args[-7]
+                io_[:STATUS_SIZE] = 0
+                io_[S_CODE], io_[S_NODE], io_[S_LEFT] = getattr(E, code), 1, int(launch.args[-2]) - 5000
+            fake_cupy.ON_LAUNCH.append(model)
+            with pytest.raises(starvm.StarError) as info:
+                m.call("SPIN", 0)
+            assert type(info.value).__name__ == "StarInterrupt"
+            assert "interrupted" in info.value.render() and info.value.loc.line == 4
+            assert 1 in seen and m.jit.routines["r_spin"].launches == 1     # the kernel's word was set
+    finally:
+        signal.signal(signal.SIGINT, old)

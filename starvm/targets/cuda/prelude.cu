@@ -47,6 +47,7 @@ struct Ctx {
     u64 nb;             // arrivals that complete the next barrier (thread 0)
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
+    const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
@@ -73,6 +74,23 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 }
 #define FAIL(site, code, a, b, cc, d) { fail_(c_, site, code, a, b, cc, d); return; }
 #define UNASSIGNED(site, n) FAIL(site, E_UNASSIGNED, n, 0, 0, 0)
+
+// ---------------------------------------------------------------- Ctrl-C
+// Every POLL_EVERY-th step (a tick: a loop's back edge or a call, where the step limit is
+// checked) thread 0 of each block reads the host's flag, a word of page-locked host memory the
+// kernel reads directly (jit/cuda_runtime.py; a SIGINT sets it, jit/interrupts.py), and the
+// whole block stops on what it read (one __syncthreads_or), so control flow stays uniform in a
+// block. Blocks may see the flag at different ticks: one that waits at a grid barrier for
+// blocks that stopped leaves it once the flag is set (gsync_or, every BAR_POLL_INTR-th spin)
+// and stops at its next tick (intr_soon), so no block waits for ever.
+#define POLL_EVERY 1024
+#define BAR_POLL_INTR 1024
+__device__ __forceinline__ int intr_flag(const Ctx& c) { return *(volatile const i64*)c.intr != 0; }
+__device__ __forceinline__ bool intr_poll(Ctx& c) {
+    return __syncthreads_or(threadIdx.x == 0 ? intr_flag(c) : 0) != 0;
+}
+// the step count brought to one past a multiple of POLL_EVERY: the next tick polls
+__device__ __forceinline__ void intr_soon(Ctx& c) { c.left = (c.left & ~(i64)(POLL_EVERY - 1)) + 1; }
 
 // ---------------------------------------------------------------- the grid barrier and reductions
 // gsync_or: a grid barrier that also returns the OR of ``f`` over the grid, at no extra cost.
@@ -111,6 +129,7 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
     f = __syncthreads_or(f);
     if (gridDim.x == 1) return f;
     if (threadIdx.x == 0) {
+        unsigned int spins = 0; int stop = 0;
 #ifdef GEN_BARRIER
         unsigned int* b32 = (unsigned int*)c.bar;
         volatile unsigned int* vb = b32;
@@ -125,23 +144,30 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
             atomicExch(&b32[1], c.gen);
         } else {
             unsigned int v;
-            while ((v = vb[1]) == g) { }
+            while ((v = vb[1]) == g) {
+                if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
+            }
             c.gen = v;
             nf = v & 1u;
         }
         __threadfence();
-        sflag_ = (int)nf;
+        sflag_ = (int)nf | stop;
 #else
         c.nb += gridDim.x;
         u64 add = f ? (BAR_COUNT + 2ULL) : 1ULL;
         u64 v = bar_arrive(c.bar, add) + add;
-        while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) { v = bar_poll(c.bar); }
+        while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) {
+            v = bar_poll(c.bar);
+            if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
+        }
         bar_after();
-        sflag_ = v > BAR_COUNT ? 1 : 0;
+        sflag_ = (v > BAR_COUNT ? 1 : 0) | stop;
 #endif
     }
     __syncthreads();
-    return sflag_;
+    int s = sflag_;
+    if (s & 2) intr_soon(c);       // left because of Ctrl-C: stop at the next tick
+    return s & 1;
 }
 __device__ __forceinline__ void gsync(Ctx& c) { (void)gsync_or(c, 0); }
 

@@ -261,7 +261,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                 outputs.append((f"a{len(info.params) + j}", g))
         # io: one block holding status | counts | results | barrier counter | reduction ring
         # (cuda_runtime.io_block; one argument instead of five: each costs the launch time)
-        args += ["i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
+        # intr: the host's Ctrl-C flag (page-locked host memory; before io, so the arguments
+        # after it keep their places from the end)
+        args += ["const i64* intr", "i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
             if s.type.is_vector:
@@ -298,6 +300,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
             raise Unsupported("a loop or call inside parallel for (the GPU tier runs its iterations at once)")
         sid = self.site(loc)
         self.emit(f"if (--c_.left < 0) {self.fail(sid, 'E_STEPS')}")
+        # Ctrl-C, every POLL_EVERY-th step (prelude.cu: intr_poll), where the CPU tier polls too
+        self.emit(f"if ((c_.left & (POLL_EVERY - 1)) == 0 && intr_poll(c_)) {self.fail(sid, 'E_INTERRUPT')}")
 
     def mismatch(self, sid: str, a: str, b: str) -> None:
         """logic / compare prologue: lengths equal as the interpreter sees them (kernels.same_len)."""
