@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.ops import GroupOp, Node, Op
+from ...ir.ops import Node, Op
 from ..numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
 from ...execution.values import Bits
 from ...distributed.vectors import REPLICATE_MAX, Fill, Shard, _host
@@ -124,64 +124,77 @@ class DistributedForall(ForallKernel):
             self.local[sym] = _Local(out.w, out.n)
 
     # ---------------------------------------------------------------- expressions
-    def eval(self, e: Node, mask):
-        op, xp = e.op, self.xp
-        if op is Op.COL_GET:
-            v = super().eval(e, mask)
-            return _Local(v.w, v.n)
-        if op in GroupOp.BinaryLogic or op in GroupOp.SliceCompare:
-            a, b = (self.vec(self.eval(s, mask)) for s in e.src)
-            if a.n != b.n:
-                raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
-            a, b = self._same_form(a, b)
-            local = isinstance(a, _Local)
-            self.count(op, mask)
-            if op in self.logic_op:     # this rank's words: no reduction
-                return (_Local if local else _Vec)(self.logic_op[op](a.w, b.w), a.n)
-            same = (a.w == b.w).all(axis=1)
-            if local:
-                same = self._reduce(same, "min", np.uint8)
-            return self._scalar(same if op is Op.EQ else ~same)
-        if op is Op.NOT:
-            a = self.vec(self.eval(e.src[0], mask))
-            if not isinstance(a, _Local):
-                return super().eval(e, mask)
-            self.count(op, mask)
-            w = ~a.w
-            nl = self._lay(a.n).local_n
-            if w.shape[1]:
-                if nl % 64:
-                    w[:, -1] &= xp.uint64((1 << (nl % 64)) - 1)
-            return _Local(w, a.n)
-        if op is Op.SOME or op is Op.NUMB:
-            a = self.vec(self.eval(e.src[0], mask))
-            if not isinstance(a, _Local):
-                return super().eval(e, mask)
-            self.count(op, mask)
-            if op is Op.SOME:
-                return self._scalar(self._reduce((a.w != 0).any(axis=1), "max", np.uint8))
-            return self._scalar(self._reduce(_popcount_rows(xp, a.w), "sum"))
-        if op is Op.BIT_GET:
-            v = self.vec(self.eval(e.src[0], mask))
-            if not isinstance(v, _Local):
-                return super().eval(e, mask)
-            i = self.eval(e.src[1], mask)
-            j = self._index(e, i, v.n, "bit", mask)
-            self.count(op, mask)
-            lay = self._lay(v.n)
-            jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (max(self.m, v.w.shape[0]),))
-            here = (jj >= lay.start) & (jj < lay.stop)
-            loc = xp.where(here, jj - lay.start, 0)
-            bits = xp.zeros(jj.shape, dtype=xp.int64)
-            if v.w.shape[1]:
-                words = xp.broadcast_to(v.w, (jj.shape[0], v.w.shape[1]))
-                w = xp.take_along_axis(words, (loc >> 6)[:, None], axis=1)[:, 0]
-                bits = xp.where(here, ((w >> (loc & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64), 0)
-            out = self._reduce(bits, "max", np.uint8)
-            if isinstance(j, int) and v.w.shape[0] == 1:
-                return int(out[0])
-            return out
-        return super().eval(e, mask)
+    # The base kernel's op -> method table (ForallKernel.eval), with the entries that differ where
+    # an operand is this rank's words of a split slice (_Local); the others are the base's.
+    def _e_COL_GET(self, e, mask):
+        v = super()._e_COL_GET(e, mask)
+        return _Local(v.w, v.n)
+
+    _pair = _same_form
+
+    def _e_logic(self, e, mask):
+        a, b = self._two_vectors(e, mask)     # this rank's words: no reduction
+        return (_Local if isinstance(a, _Local) else _Vec)(self.logic_op[e.op](a.w, b.w), a.n)
+
+    _e_AND = _e_OR = _e_XOR = _e_logic
+
+    def _e_same(self, e, mask):
+        a, b = self._two_vectors(e, mask)
+        same = (a.w == b.w).all(axis=1)
+        if isinstance(a, _Local):
+            same = self._reduce(same, "min", np.uint8)
+        return self._scalar(same if e.op is Op.EQ else ~same)
+
+    _e_EQ = _e_NOTEQ = _e_same
+
+    def _e_NOT(self, e, mask):
+        xp = self.xp
+        a = self.vec(self.eval(e.src[0], mask))
+        if not isinstance(a, _Local):
+            return super()._e_NOT(e, mask)
+        self.count(e.op, mask)
+        w = ~a.w
+        nl = self._lay(a.n).local_n
+        if w.shape[1]:
+            if nl % 64:
+                w[:, -1] &= xp.uint64((1 << (nl % 64)) - 1)
+        return _Local(w, a.n)
+
+    def _e_SOME(self, e, mask):
+        a = self.vec(self.eval(e.src[0], mask))
+        if not isinstance(a, _Local):
+            return super()._e_SOME(e, mask)
+        self.count(e.op, mask)
+        return self._scalar(self._reduce((a.w != 0).any(axis=1), "max", np.uint8))
+
+    def _e_NUMB(self, e, mask):
+        a = self.vec(self.eval(e.src[0], mask))
+        if not isinstance(a, _Local):
+            return super()._e_NUMB(e, mask)
+        self.count(e.op, mask)
+        return self._scalar(self._reduce(_popcount_rows(self.xp, a.w), "sum"))
+
+    def _e_BIT_GET(self, e, mask):
+        xp = self.xp
+        v = self.vec(self.eval(e.src[0], mask))
+        if not isinstance(v, _Local):
+            return super()._e_BIT_GET(e, mask)
+        i = self.eval(e.src[1], mask)
+        j = self._index(e, i, v.n, "bit", mask)
+        self.count(e.op, mask)
+        lay = self._lay(v.n)
+        jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (max(self.m, v.w.shape[0]),))
+        here = (jj >= lay.start) & (jj < lay.stop)
+        loc = xp.where(here, jj - lay.start, 0)
+        bits = xp.zeros(jj.shape, dtype=xp.int64)
+        if v.w.shape[1]:
+            words = xp.broadcast_to(v.w, (jj.shape[0], v.w.shape[1]))
+            w = xp.take_along_axis(words, (loc >> 6)[:, None], axis=1)[:, 0]
+            bits = xp.where(here, ((w >> (loc & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64), 0)
+        out = self._reduce(bits, "max", np.uint8)
+        if isinstance(j, int) and v.w.shape[0] == 1:
+            return int(out[0])
+        return out
 
 
 def _with_value(s: Node, v) -> Node:

@@ -230,71 +230,110 @@ class ForallKernel:
         return v
 
     def eval(self, e: Node, mask):
-        xp, op = self.xp, e.op
-        if op is Op.CONST:
-            return e.arg
-        if op is Op.VAR:
-            return self.value(e.arg)
-        if op is Op.BITS:
-            bits = [c == "1" for c in e.arg]
-            return _Vec(self.B.to_words(self.B.from_bools(bits), len(bits))[None, :], len(bits))
-        if op is Op.COPY:
-            return self.eval(e.src[0], mask)
-        if op is Op.BINARY:
-            return self.binary(e, mask)
-        if op is Op.UNARY:
-            a = self.eval(e.src[0], mask)
-            if e.arg == "neg":
-                return -a
-            return (not a) if isinstance(a, bool) else ~a
-        if op is Op.NROWS:
-            return self.value(e.src[0].arg).n
-        if op is Op.NCOLS:
-            return self.value(e.src[0].arg).k
-        if op is Op.LEN:
-            return self.vec(self.eval(e.src[0], mask)).n
-        if op is Op.COL_GET:
-            i = self.eval(e.src[0], mask)
-            table: Table = self.value(e.src[1].arg)
-            j = self._index(e, i, table.k, "column", mask)
-            self.count(op, mask)
-            return _Vec(table.data[j][None, :] if isinstance(j, int) else table.data[j], table.n)
-        if op is Op.BIT_GET:
-            v = self.vec(self.eval(e.src[0], mask))
-            i = self.eval(e.src[1], mask)
-            j = self._index(e, i, v.n, "bit", mask)
-            self.count(op, mask)
-            if isinstance(j, int) and v.w.shape[0] == 1:
-                return int((int(v.w[0, j >> 6]) >> (j & 63)) & 1)
-            jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
-            words = xp.broadcast_to(v.w, (self.m, v.w.shape[1]))
-            w = xp.take_along_axis(words, (jj >> 6)[:, None], axis=1)[:, 0]
-            return ((w >> (jj & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64)
-        if op in GroupOp.BinaryLogic or op in GroupOp.SliceCompare:
-            a, b = (self.vec(self.eval(s, mask)) for s in e.src)
-            if a.n != b.n:
-                raise self.fail(e, f"length mismatch in {op.name.lower()}: {a.n} bits and {b.n} bits")
-            self.count(op, mask)
-            if op in self.logic_op:
-                return _Vec(self.logic_op[op](a.w, b.w), a.n)
-            same = (a.w == b.w).all(axis=1)
-            return self._scalar(same if op is Op.EQ else ~same)
-        if op is Op.NOT:
-            a = self.vec(self.eval(e.src[0], mask))
-            self.count(op, mask)
-            w = ~a.w
-            if a.n % 64:
-                w[:, -1] &= xp.uint64((1 << (a.n % 64)) - 1)
-            return _Vec(w, a.n)
-        if op is Op.SOME:
-            a = self.vec(self.eval(e.src[0], mask))
-            self.count(op, mask)
-            return self._scalar((a.w != 0).any(axis=1))
-        if op is Op.NUMB:
-            a = self.vec(self.eval(e.src[0], mask))
-            self.count(op, mask)
-            return self._scalar(_popcount_rows(xp, a.w))
-        raise AssertionError(f"not fusable: {op}")
+        """The value of ``e`` in the active iterations: the method ``_e_<OP>`` of its op (an op
+        -> method table that a target's subclass overrides entry by entry, as
+        targets/mpi/forall.py does for the operations on a split slice)."""
+        handler = getattr(self, "_e_" + e.op.name, None)
+        if handler is None:
+            raise AssertionError(f"not fusable: {e.op}")
+        return handler(e, mask)
+
+    def _e_CONST(self, e, mask):
+        return e.arg
+
+    def _e_VAR(self, e, mask):
+        return self.value(e.arg)
+
+    def _e_BITS(self, e, mask):
+        bits = [c == "1" for c in e.arg]
+        return _Vec(self.B.to_words(self.B.from_bools(bits), len(bits))[None, :], len(bits))
+
+    def _e_COPY(self, e, mask):
+        return self.eval(e.src[0], mask)
+
+    def _e_BINARY(self, e, mask):
+        return self.binary(e, mask)
+
+    def _e_UNARY(self, e, mask):
+        a = self.eval(e.src[0], mask)
+        if e.arg == "neg":
+            return -a
+        return (not a) if isinstance(a, bool) else ~a
+
+    def _e_NROWS(self, e, mask):
+        return self.value(e.src[0].arg).n
+
+    def _e_NCOLS(self, e, mask):
+        return self.value(e.src[0].arg).k
+
+    def _e_LEN(self, e, mask):
+        return self.vec(self.eval(e.src[0], mask)).n
+
+    def _e_COL_GET(self, e, mask):
+        i = self.eval(e.src[0], mask)
+        table: Table = self.value(e.src[1].arg)
+        j = self._index(e, i, table.k, "column", mask)
+        self.count(e.op, mask)
+        return _Vec(table.data[j][None, :] if isinstance(j, int) else table.data[j], table.n)
+
+    def _e_BIT_GET(self, e, mask):
+        xp = self.xp
+        v = self.vec(self.eval(e.src[0], mask))
+        i = self.eval(e.src[1], mask)
+        j = self._index(e, i, v.n, "bit", mask)
+        self.count(e.op, mask)
+        if isinstance(j, int) and v.w.shape[0] == 1:
+            return int((int(v.w[0, j >> 6]) >> (j & 63)) & 1)
+        jj = xp.broadcast_to(xp.asarray(j, dtype=xp.int64), (self.m,))
+        words = xp.broadcast_to(v.w, (self.m, v.w.shape[1]))
+        w = xp.take_along_axis(words, (jj >> 6)[:, None], axis=1)[:, 0]
+        return ((w >> (jj & 63).astype(xp.uint64)) & xp.uint64(1)).astype(xp.int64)
+
+    def _two_vectors(self, e, mask):
+        """The operands of and, or, xor, =, <> (GroupOp.BinaryLogic, SliceCompare): two vectors of
+        one length; the step counted."""
+        a, b = (self.vec(self.eval(s, mask)) for s in e.src)
+        if a.n != b.n:
+            raise self.fail(e, f"length mismatch in {e.op.name.lower()}: {a.n} bits and {b.n} bits")
+        a, b = self._pair(a, b)
+        self.count(e.op, mask)
+        return a, b
+
+    def _pair(self, a, b):
+        """Two operands of one length in the form the operation takes (here: as they are)."""
+        return a, b
+
+    def _e_logic(self, e, mask):
+        a, b = self._two_vectors(e, mask)
+        return _Vec(self.logic_op[e.op](a.w, b.w), a.n)
+
+    _e_AND = _e_OR = _e_XOR = _e_logic
+
+    def _e_same(self, e, mask):
+        a, b = self._two_vectors(e, mask)
+        same = (a.w == b.w).all(axis=1)
+        return self._scalar(same if e.op is Op.EQ else ~same)
+
+    _e_EQ = _e_NOTEQ = _e_same
+
+    def _e_NOT(self, e, mask):
+        xp = self.xp
+        a = self.vec(self.eval(e.src[0], mask))
+        self.count(e.op, mask)
+        w = ~a.w
+        if a.n % 64:
+            w[:, -1] &= xp.uint64((1 << (a.n % 64)) - 1)
+        return _Vec(w, a.n)
+
+    def _e_SOME(self, e, mask):
+        a = self.vec(self.eval(e.src[0], mask))
+        self.count(e.op, mask)
+        return self._scalar((a.w != 0).any(axis=1))
+
+    def _e_NUMB(self, e, mask):
+        a = self.vec(self.eval(e.src[0], mask))
+        self.count(e.op, mask)
+        return self._scalar(_popcount_rows(self.xp, a.w))
 
     def _scalar(self, arr):
         """A per-iteration result that is the same for all iterations is a Python scalar."""
