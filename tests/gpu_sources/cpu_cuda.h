@@ -45,6 +45,7 @@ inline int __syncthreads_or(int p) {
     tb_->bar->arrive_and_wait();
     return tb_->oracc[c % 3].load();
 }
+inline int __syncthreads_and(int p) { return !__syncthreads_or(!p); }
 // the lanes of ``mask`` in this thread's warp (a whole warp, or a group of parallel for's
 // lanes that runs on without the others): their barrier and their own exchange slots, so a
 // group that shuffled more than the rest of its warp does not read another's slots
@@ -88,6 +89,7 @@ template <class T> T __ldcg(const T* p) { return std::atomic_ref<T>(*const_cast<
 template <class T, class U> T atomicAdd(T* p, U v) { return std::atomic_ref<T>(*p).fetch_add((T)v); }
 template <class T, class U> T atomicOr(T* p, U v) { return std::atomic_ref<T>(*p).fetch_or((T)v); }
 template <class T, class U> T atomicExch(T* p, U v) { return std::atomic_ref<T>(*p).exchange((T)v); }
+template <class T, class U> T atomicAnd(T* p, U v) { return std::atomic_ref<T>(*p).fetch_and((T)v); }
 template <class T, class U> T atomicMin(T* p, U v) {
     std::atomic_ref<T> a(*p); T o = a.load();
     while ((T)v < o && !a.compare_exchange_weak(o, (T)v)) {}

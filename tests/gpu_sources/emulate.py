@@ -72,6 +72,22 @@ def _cpp(code: str) -> str:
     return '#include "cpu_cuda.h"\n' + code
 
 
+def _build(src: str) -> Path:
+    """The program of ``src`` (C++ over cpu_cuda.h), built once (kept by its text's hash)."""
+    _BUILD.mkdir(exist_ok=True)
+    digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
+    exe = _BUILD / f"k_{digest}"
+    if not exe.exists():        # each process builds under its own names (pytest -n), then renames
+        cpp, tmp = _BUILD / f"k_{digest}.{os.getpid()}.cpp", _BUILD / f"k_{digest}.{os.getpid()}.tmp"
+        cpp.write_text(src)
+        built = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", f"-I{HERE}", str(cpp), "-o", str(tmp)],
+                               capture_output=True, text=True, timeout=300)
+        if built.returncode:
+            raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
+        tmp.replace(exe)
+    return exe
+
+
 def _words(bits) -> list[int]:
     bits = np.asarray(bits, bool)
     words = [0] * max(1, (bits.size + 63) // 64)
@@ -149,18 +165,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    src = _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main
-    _BUILD.mkdir(exist_ok=True)
-    digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
-    exe = _BUILD / f"k_{digest}"
-    if not exe.exists():        # each process builds under its own names (pytest -n), then renames
-        cpp, tmp = _BUILD / f"k_{digest}.{os.getpid()}.cpp", _BUILD / f"k_{digest}.{os.getpid()}.tmp"
-        cpp.write_text(src)
-        built = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", f"-I{HERE}", str(cpp), "-o", str(tmp)],
-                               capture_output=True, text=True, timeout=300)
-        if built.returncode:
-            raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
-        tmp.replace(exe)
+    exe = _build(_cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main)
     after = [] if interrupt_after is None else [str(int(interrupt_after * 1e6))]
     out = subprocess.run([str(exe), str(left), *after], capture_output=True, text=True, timeout=timeout,
                          check=True).stdout
@@ -178,3 +183,67 @@ int main(int argc, char** argv) {{
         got_tables.append(np.stack([_bits(words[c * W:(c + 1) * W], n) for c in range(k)], axis=1)
                           if k else np.zeros((n, 0), bool))
     return KernelRun(status[0], bool(status[1]), status[2], counts, status[3], got_tables, results, vectors, st)
+
+
+_C_SCALAR = {np.dtype(np.int64): "long long", np.dtype(np.uint64): "unsigned long long", np.dtype(np.int32): "int"}
+
+
+def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, timeout: float = 120) -> None:
+    """One launch of a kernel with no grid barrier (the CuPy backend's fused `parallel for`,
+    targets/cuda/forall.py) on ``grid[0]`` x ``block[0]`` CPU threads: each array argument is
+    copied in and written back after, as the kernel left it (views of one buffer that do not
+    overlap, as status[1:] and status[:1], each on its own). The program is built once a
+    kernel and list of argument kinds; the values travel through a file."""
+    code = code.replace("__shared__ unsigned long long sh_word, sh_count;",
+                        "__shared__ unsigned long long sh_word; __shared__ unsigned long long sh_count;")
+    code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
+    kinds, call, reads = [], [], []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            ctype = "long long" if a.dtype == np.int64 else "unsigned long long"
+            kinds.append("a")
+            reads.append(f"    std::vector<u64> A{i} = take(in);")
+            call.append(f"({ctype}*)A{i}.data()")
+        else:
+            ctype = _C_SCALAR[np.asarray(a).dtype]
+            kinds.append(ctype)
+            reads.append(f"    {ctype} S{i} = ({ctype})take(in)[0];")
+            call.append(f"S{i}")
+    writes = "".join(f'    give(out, A{i});\n' for i, k in enumerate(kinds) if k == "a")
+    main = f"""
+#include <cstdio>
+#include <fstream>
+static std::vector<u64> take(std::ifstream& in) {{
+    long long n = 0; in.read((char*)&n, 8);
+    std::vector<u64> v(n > 0 ? n : 1); if (n > 0) in.read((char*)v.data(), 8 * n);
+    return v;
+}}
+static void give(std::ofstream& out, const std::vector<u64>& v) {{ out.write((const char*)v.data(), 8 * v.size()); }}
+int main(int argc, char** argv) {{
+    std::ifstream in(argv[1], std::ios::binary);
+    unsigned grid = 0, block = 0; in.read((char*)&grid, 4); in.read((char*)&block, 4);
+{chr(10).join(reads)}
+    launch(grid, block, [&] {{ {kernel}({', '.join(call)}); }});
+    std::ofstream out(argv[2], std::ios::binary);
+{writes}    return 0;
+}}
+"""
+    src = '#include "cpu_cuda.h"\ntypedef unsigned long long u64;\n' + code + main
+    exe = _build(src)
+    with tempfile.TemporaryDirectory() as d:
+        inp, outp = Path(d) / "in", Path(d) / "out"
+        with open(inp, "wb") as f:
+            f.write(np.array([grid[0], block[0]], np.uint32).tobytes())
+            for a in args:
+                words = np.ascontiguousarray(a).reshape(-1).view(np.uint64) if isinstance(a, np.ndarray) \
+                    else np.array([a]).astype(np.int64).view(np.uint64)
+                f.write(np.array([words.size], np.int64).tobytes() + words.tobytes())
+        subprocess.run([str(exe), str(inp), str(outp)], check=True, timeout=timeout, capture_output=True)
+        back = np.fromfile(outp, np.uint64)
+    at = 0
+    for a in args:
+        if isinstance(a, np.ndarray):
+            n = max(1, a.size)
+            if a.size:
+                a.reshape(-1).view(np.uint64)[:] = back[at:at + a.size]
+            at += n

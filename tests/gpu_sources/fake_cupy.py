@@ -41,6 +41,7 @@ class Launch:
     block: tuple
     args: tuple
     shared_mem: int
+    code: str = None        # the module's source (emulate.run_launch runs a kernel of it on the CPU)
 
 
 class LaunchError(AssertionError):
@@ -80,7 +81,7 @@ class Kernel:
             raise LaunchError(f"{self.name}: arguments of widths {widths}, the kernel takes {self.params}")
         if shared_mem > self.max_dynamic_shared_size_bytes:
             raise LaunchError(f"{self.name}: {shared_mem} bytes of shared memory above the set maximum")
-        launch = Launch(self.name, grid, block, args, shared_mem)
+        launch = Launch(self.name, grid, block, args, shared_mem, getattr(self, "code", None))
         LAUNCHES.append(launch)
         for effect in ON_LAUNCH:
             effect(launch)
@@ -103,7 +104,9 @@ class RawModule:
 
     def get_function(self, name: str) -> Kernel:
         try:
-            return Kernel(name, self.ptx.entry(name))
+            kernel = Kernel(name, self.ptx.entry(name))
+            kernel.code = self.code
+            return kernel
         except KeyError as e:       # CuPy: CUDA_ERROR_NOT_FOUND
             raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}") from e
 
