@@ -15,11 +15,11 @@
   kernels' frames, ``string.Template``).
 
 Nothing here needs CuPy or a GPU: tests/gpu_sources compiles every rendered kernel with
-NVRTC and runs the GPU tier's on the CPU (cpu_cuda.h). Compiling and launching is the
-tiers' side, ``starvm/jit``: ``jit/cuda_runtime.py`` (NVRTC through CuPy, the launch
-shape, the status block, restoring tables) stays there beside the CPU tier's runtime
-because it decides *when and how* a kernel runs, reads the host's status layout
-(jit/layout.py) and is called by the tier; this package only says *what* the kernel is.
+NVRTC and runs both kinds on the CPU (cpu_cuda.h). Compiling and launching is the tiers'
+side, ``starvm/jit``: ``jit/cuda_runtime.py`` (NVRTC through CuPy, the launch shape, the
+status block, Ctrl-C, restoring tables) stays there beside the CPU tier's ``call.py``: it is
+a ``JitRoutine`` the tier calls, owns device memory and decides *when and how* a kernel runs;
+this package only says *what* the kernel is, and imports no CuPy.
 
 Adding a base operation on CUDA: its C where it runs (``prelude.cu`` for the GPU tier's
 distributed or replicated form), an entry in ``CudaRenderer.SCALAR`` or ``VECTOR`` (or in
