@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import starvm
-from starvm.backends import BackendUnavailable, get_backend
+from starvm.backends import NAMES, BackendUnavailable, get_backend
 
-BACKENDS = ["numpy", "cupy", "auto"]
+BACKENDS = list(NAMES)      # every test that takes a backend runs on each backend starvm has
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("STARVM_AUTO_EMULATE", "1")
 os.environ.setdefault("STARVM_AUTO_GPU_ROWS", "64")

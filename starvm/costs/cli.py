@@ -19,6 +19,7 @@ import sys
 import time
 
 from .. import config
+from ..backends import NAMES
 from .model import ModelError, model_names
 from .run import as_models, machine_cost
 
@@ -47,7 +48,7 @@ def add_parser(sub) -> None:
                       help="run FILE once per value of its constant NAME (const NAME = ...;)")
     cost.add_argument("--rows", type=int, metavar="N", help="price as if the machine had N rows (default: the tallest table)")
     cost.add_argument("--width", type=int, metavar="K", help="price as if rows had K bits (default: the widest table)")
-    cost.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+    cost.add_argument("--backend", choices=NAMES,
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     cost.add_argument("--jit", choices=["auto", "on", "off"],
                       help="the compiled tier, as for star run (the estimates do not depend on it; the host time does)")

@@ -5,14 +5,12 @@ from __future__ import annotations
 import sys
 import time
 
+from ..backends import NAMES
 from ..execution import limits
-
-_BACKENDS = ["numpy", "cupy", "auto"]
-
 
 def _run_options(p) -> None:
     p.add_argument("file", help="a .star file")
-    p.add_argument("--backend", choices=_BACKENDS, help="where tables live (default: $STARVM_BACKEND or numpy)")
+    p.add_argument("--backend", choices=NAMES, help="where tables live (default: $STARVM_BACKEND or numpy)")
     p.add_argument("--profile", action="store_true",
                    help="also time every base operation; the report says that native kernels and the compiled tier were bypassed")
     p.add_argument("--max-steps", type=limits.steps_argument, metavar="N",

@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 
 from .. import __version__, config
-from ..backends import BackendUnavailable
+from ..backends import NAMES, BackendUnavailable
 from ..errors import StarError, StarInterrupt
 from ..execution import limits
 from ..runtime.params import ParamError, add_param_argument, params_from_args
@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
                                      "goes to standard output, errors and --profile to standard error.",
                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("file", help=FILE_HELP)
-    run.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+    run.add_argument("--backend", choices=NAMES,
                      help="where tables live (default: $STARVM_BACKEND or numpy)")
     run.add_argument("--profile", action="store_true",
                      help="print the steps by operation kind and the time per kind (the paper's Table 1)")
@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("file", help=FILE_HELP)
     show.add_argument("--table", required=True, metavar="NAME", help="the global table to draw")
     show.add_argument("--png", required=True, metavar="OUT.png", help="the picture to write")
-    show.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+    show.add_argument("--backend", choices=NAMES,
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     add_graph_arguments(show)   # the graph options of star run
     add_param_argument(show)
@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     add_compile_parser(sub)      # star compile (starvm/ui/precompile.py)
 
     repl = sub.add_parser("repl", help="the interactive Star prompt (also: star with no arguments)")
-    repl.add_argument("--backend", choices=["numpy", "cupy", "auto"],
+    repl.add_argument("--backend", choices=NAMES,
                       help="where tables live (default: $STARVM_BACKEND or numpy)")
     return p
 
