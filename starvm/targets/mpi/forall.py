@@ -147,11 +147,11 @@ class DistributedForall(ForallKernel):
 
     _e_EQ = _e_NOTEQ = _e_same
 
-    def _e_NOT(self, e, mask):
+    # a word operand (replicated): the base's (its operand evaluated once, here)
+    def _not(self, e, a, mask):
         xp = self.xp
-        a = self.vec(self.eval(e.src[0], mask))
         if not isinstance(a, _Local):
-            return super()._e_NOT(e, mask)
+            return super()._not(e, a, mask)
         self.count(e.op, mask)
         w = ~a.w
         nl = self._lay(a.n).local_n
@@ -160,25 +160,22 @@ class DistributedForall(ForallKernel):
                 w[:, -1] &= xp.uint64((1 << (nl % 64)) - 1)
         return _Local(w, a.n)
 
-    def _e_SOME(self, e, mask):
-        a = self.vec(self.eval(e.src[0], mask))
+    def _some(self, e, a, mask):
         if not isinstance(a, _Local):
-            return super()._e_SOME(e, mask)
+            return super()._some(e, a, mask)
         self.count(e.op, mask)
         return self._scalar(self._reduce((a.w != 0).any(axis=1), "max", np.uint8))
 
-    def _e_NUMB(self, e, mask):
-        a = self.vec(self.eval(e.src[0], mask))
+    def _numb(self, e, a, mask):
         if not isinstance(a, _Local):
-            return super()._e_NUMB(e, mask)
+            return super()._numb(e, a, mask)
         self.count(e.op, mask)
         return self._scalar(self._reduce(_popcount_rows(self.xp, a.w), "sum"))
 
-    def _e_BIT_GET(self, e, mask):
+    def _bit_get(self, e, v, mask):
         xp = self.xp
-        v = self.vec(self.eval(e.src[0], mask))
         if not isinstance(v, _Local):
-            return super()._e_BIT_GET(e, mask)
+            return super()._bit_get(e, v, mask)
         i = self.eval(e.src[1], mask)
         j = self._index(e, i, v.n, "bit", mask)
         self.count(e.op, mask)

@@ -276,9 +276,13 @@ class ForallKernel:
         self.count(e.op, mask)
         return _Vec(table.data[j][None, :] if isinstance(j, int) else table.data[j], table.n)
 
+    # NOT, SOME, NUMB and X(i) evaluate their vector operand once, then hand it to the method
+    # that computes the operation (a subclass overrides those for the forms of operand it keeps)
     def _e_BIT_GET(self, e, mask):
+        return self._bit_get(e, self.vec(self.eval(e.src[0], mask)), mask)
+
+    def _bit_get(self, e, v, mask):
         xp = self.xp
-        v = self.vec(self.eval(e.src[0], mask))
         i = self.eval(e.src[1], mask)
         j = self._index(e, i, v.n, "bit", mask)
         self.count(e.op, mask)
@@ -317,8 +321,10 @@ class ForallKernel:
     _e_EQ = _e_NOTEQ = _e_same
 
     def _e_NOT(self, e, mask):
+        return self._not(e, self.vec(self.eval(e.src[0], mask)), mask)
+
+    def _not(self, e, a, mask):
         xp = self.xp
-        a = self.vec(self.eval(e.src[0], mask))
         self.count(e.op, mask)
         w = ~a.w
         if a.n % 64:
@@ -326,12 +332,16 @@ class ForallKernel:
         return _Vec(w, a.n)
 
     def _e_SOME(self, e, mask):
-        a = self.vec(self.eval(e.src[0], mask))
+        return self._some(e, self.vec(self.eval(e.src[0], mask)), mask)
+
+    def _some(self, e, a, mask):
         self.count(e.op, mask)
         return self._scalar((a.w != 0).any(axis=1))
 
     def _e_NUMB(self, e, mask):
-        a = self.vec(self.eval(e.src[0], mask))
+        return self._numb(e, self.vec(self.eval(e.src[0], mask)), mask)
+
+    def _numb(self, e, a, mask):
         self.count(e.op, mask)
         return self._scalar(_popcount_rows(self.xp, a.w))
 
