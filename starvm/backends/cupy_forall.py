@@ -2,7 +2,7 @@
 
 ``forall.py`` runs a fusable loop as array operations; on the GPU that is a few dozen kernel
 launches per loop. Here the loop body's IR is translated to CUDA C instead
-(cuda_forall_source.py, which needs no CuPy, so CI compiles the kernels with NVRTC), one thread
+(targets/cuda/forall.py, which needs no CuPy, so CI compiles the kernels with NVRTC), one thread
 block per iteration (the paper's ``Warshall_kernel<<<n>>>``), each thread holding R words
 of every slice value of the iteration (thread t: words t, t + blockDim, ...):
 
@@ -43,7 +43,7 @@ class CudaForallKernel:
         self.fallback = ForallKernel(loop, backend, counts, symbols, timing)
         self.loop, self.B, self.counts, self.symbols, self.timing = loop, backend, counts, symbols, timing
         self.var, self.downto, self.info, self.snaps = loop.arg
-        self.template = forall_template(loop, symbols)     # the CUDA source (cuda_forall_source.py)
+        self.template = forall_template(loop, symbols)     # the CUDA source (targets/cuda/forall.py)
         self.param_order = [s for s in symbols if s not in self.info.private]
         self.compiled: dict[int, object] = {}
         self.launches = 0       # loops run as one CUDA kernel

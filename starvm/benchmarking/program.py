@@ -52,7 +52,7 @@ class Measurement:
     timing: Timing = field(default_factory=Timing)
     steps: dict[str, int] = field(default_factory=dict)     # of the first timed run, by kind
     native_calls: int = 0                  # standard-library routines run as native kernels
-    tier: str = ""                         # the tier the figure's runs used (tiers.py)
+    tier: str = ""                         # the tier the figure's runs used (TierWatch)
     tiers: list[str] = field(default_factory=list)          # of every timed run, in order
     left_out_s: list[float] = field(default_factory=list)   # timed runs of another tier: not in the figure
     warmups: int = 0                       # warm-up runs made (until the tier stopped changing)

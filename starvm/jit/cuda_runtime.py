@@ -1,4 +1,4 @@
-"""The host side of a routine compiled to one CUDA kernel (cuda_lower.py): shapes, the
+"""The host side of a routine compiled to one CUDA kernel (targets/cuda/routine.py): shapes, the
 cooperative launch, and what the machine sees afterwards.
 
 ``GpuRoutine`` is a ``JitRoutine`` (the deciding, the steps, the output records, the

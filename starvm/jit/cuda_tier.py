@@ -1,5 +1,5 @@
 """The GPU tier's part of ``Tier.install``: on the CuPy and auto backends, routines become
-one CUDA kernel each (cuda_lower.py, cuda_runtime.py) instead of Numba functions.
+one CUDA kernel each (targets/cuda/routine.py, cuda_runtime.py) instead of Numba functions.
 
 What it takes: routines (not the main block) that are not recursive, read no graph, have
 no native kernel in their place, call only routines it takes, and that the renderer
