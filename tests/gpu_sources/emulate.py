@@ -102,13 +102,14 @@ def _bits(words, n: int) -> np.ndarray:
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
                left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1,
-               lanes: int = 32, interrupt_after: float | None = None) -> KernelRun:
+               lanes: int = 32, interrupt_after: float | None = None, poll_every: int = 0) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
     cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them.
     ``interrupt_after``: seconds after the launch at which a host thread sets the Ctrl-C flag
-    (as the SIGINT handler of jit/interrupts.py does on the host of a GPU)."""
+    (as the SIGINT handler of jit/interrupts.py does on the host of a GPU); ``poll_every`` > 0:
+    the steps between two polls of that flag (a power of two; the kernels' own: 1024)."""
     from starvm.ir.ops import BASE_OPS
     from starvm.targets.cuda.routine import instance
     from starvm.targets.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -165,7 +166,8 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    exe = _build(_cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main)
+    polls = f"#define POLL_EVERY {poll_every}\n" if poll_every else ""
+    exe = _build(polls + _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main)
     after = [] if interrupt_after is None else [str(int(interrupt_after * 1e6))]
     out = subprocess.run([str(exe), str(left), *after], capture_output=True, text=True, timeout=timeout,
                          check=True).stdout

@@ -83,7 +83,9 @@ __device__ __forceinline__ void fail_(Ctx& c, i64 site, i64 code, i64 a, i64 b, 
 // block. Blocks may see the flag at different ticks: one that waits at a grid barrier for
 // blocks that stopped leaves it once the flag is set (gsync_or, every BAR_POLL_INTR-th spin)
 // and stops at its next tick (intr_soon), so no block waits for ever.
-#define POLL_EVERY 1024
+#ifndef POLL_EVERY
+#define POLL_EVERY 1024     // a power of two (the CPU run of the kernels tests with fewer)
+#endif
 #define BAR_POLL_INTR 1024
 __device__ __forceinline__ int intr_flag(const Ctx& c) { return *(volatile const i64*)c.intr != 0; }
 __device__ __forceinline__ bool intr_poll(Ctx& c) {
