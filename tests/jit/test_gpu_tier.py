@@ -418,3 +418,55 @@ def test_a_longer_table_after_a_shorter_one_is_done_whole():
         m.call("U_MIN", T, X, z)
         assert np.array_equal(z.to_numpy(), x & (vals == vals[x].min())), n
     assert [m.jit.routines[r].compiled_calls for r in ("r_u_match", "r_u_min")] == [3, 3]
+
+
+# ------------------------------------------------------------------ Ctrl-C (issue 36, item 2; needs a GPU)
+GPU_SPIN = """var n: integer; T: table(64, 1); X: slice(T); M: table({mode}, 1);
+proc spin(var i: integer);
+begin
+  while true do i := i + 1
+end;
+proc spin_some(Y: slice; var i: integer);
+begin
+  while SOME(Y) do i := i + 1
+end;
+begin
+  writeln('before');
+  SET(X);
+  if NROWS(M) = 1 then spin(n) else spin_some(X, n);
+  writeln('never')
+end.
+"""
+
+
+@pytest.mark.parametrize("which", ["spin", "spin_some"])
+def test_ctrl_c_stops_a_gpu_kernel_that_runs_for_ever(tmp_path, which):
+    """`star run --backend cupy --jit on`: SIGINT while the routine's kernel spins (a scalar
+    loop; a loop with a grid reduction an iteration) stops the run as interpreted does: exit
+    130 and `star: interrupted at FILE:LINE:COL`, at the loop once the kernel runs."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from conftest import subprocess_env
+    cupy_or_skip()
+    path = tmp_path / "spin.star"
+    path.write_text(GPU_SPIN.replace("{mode}", "1" if which == "spin" else "2"))
+    proc = subprocess.Popen([sys.executable, "-m", "starvm", "run", "--backend", "cupy", "--jit", "on", str(path)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=subprocess_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline() == "before\n"
+        time.sleep(8)                  # NVRTC compiles the kernel (CuPy's disk cache: later runs at once)
+        assert proc.poll() is None
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        stopped = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    line = 4 if which == "spin" else 8
+    assert err.strip() == f"star: interrupted at {path}:{line}:3", err
+    assert out == "" and stopped < 10
