@@ -106,7 +106,7 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
-    cuda_lower.SWITCHES), ownc and lanes (its OWNC and LANES) as cuda_lower.instance takes them.
+    routine.SWITCHES), ownc and lanes (its OWNC and LANES) as targets/cuda/routine.instance takes them.
     ``interrupt_after``: seconds after the launch at which a host thread sets the Ctrl-C flag
     (as the SIGINT handler of jit/interrupts.py does on the host of a GPU); ``poll_every`` > 0:
     the steps between two polls of that flag (a power of two; the kernels' own: 1024)."""

@@ -98,7 +98,7 @@ def test_own_columns_and_stores_of_changed_words_equal_the_interpreter(name, n, 
     ("U_WARSHALL_adapt", 70, 3, 32, 2, -1, ("OWN_LOADS",))])
 def test_own_columns_kept_across_pivots_equal_the_interpreter(name, n, blocks, threads, RP, ownc, switches):
     """A pivot loop's warps keep their iterations' own columns in registers from pivot to
-    pivot (cuda_lower.keeps_own_columns), OWNC slots a warp, the rest loaded; a moved start
+    pivot (parallel_for.keeps_own_columns), OWNC slots a warp, the rest loaded; a moved start
     (PIV_SWAY, PIV_GROW) loads every slot again."""
     emulate.require()
     text = LIBRARY if name.startswith("U_") else PIVOTS
@@ -328,7 +328,7 @@ begin end.
 @pytest.mark.parametrize("rows, blocks, threads, R", [(1, 2, 32, 1), (65, 2, 32, 1), (300, 3, 32, 2),
                                                       (2100, 1, 32, 2)])
 def test_fused_slice_logic_equals_the_interpreter(rows, blocks, threads, R, switches):
-    """Slice logic with COL reads computed word by word in one loop (cuda_lower.fused_slice; an
+    """Slice logic with COL reads computed word by word in one loop (expressions.fused_slice; an
     AND reads the words of its loading operand only where the other's word is not 0), on
     sparse and dense slices, lengths that are not multiples of 64, threads past the last word,
     and the operation-by-operation code of before (UNFUSED)."""

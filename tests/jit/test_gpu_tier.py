@@ -284,8 +284,8 @@ NOT_COMPILED = ("params", "parallel_forall")
 
 
 # ------------------------------------------------------------------ pivot loops: one barrier a pivot
-# A FOR whose body is one parallel for renders with one grid barrier a pivot (cuda_lower
-# _s_FOR/_s_PFOR): the next pivot's column is copied by the iteration that owns it (or by
+# A FOR whose body is one parallel for renders with one grid barrier a pivot (targets/cuda: statements.py
+# _s_FOR, parallel_for.py _s_PFOR): the next pivot's column is copied by the iteration that owns it (or by
 # warp 0 when no iteration does), into the other of two buffers; a failing iteration is
 # checked at the next barrier. These bodies reach each path: a descending loop whose next
 # column no iteration owns, empty iteration ranges, writes under a condition, a failure in

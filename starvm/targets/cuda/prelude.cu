@@ -5,7 +5,7 @@
 #endif
 
 // Y := E; if SOME(Y) then ...: with the switch RECOMPUTE the branch computes Y again from E
-// (cuda_lower.recomputable) instead of Y being kept across the barrier; off by default: MIN's
+// (statements.py: kept_across) instead of Y being kept across the barrier; off by default: MIN's
 // body over 2^27 rows on the H100 took 0.70 ms a kernel with it, 0.545 without (R = 64, 255
 // registers either way: the column's 64 words a thread are loaded before they are combined)
 #if defined(RECOMPUTE)
@@ -22,7 +22,7 @@
 #define YSH (R * TPB * 8 * NYSH <= 32768)
 #endif
 
-// a pivot loop's own columns kept in registers (cuda_lower.keeps_own_columns): OWNC slots a
+// a pivot loop's own columns kept in registers (parallel_for.py: keeps_own_columns): OWNC slots a
 // warp, each tagged with the iteration whose column it holds (OC_NONE: none); switch OWN_LOADS
 #if defined(OWN_LOADS)
 #undef OWNC
@@ -32,7 +32,7 @@
 
 template <int N> struct V { u64 w[N]; i64 n; };
 struct Tb { u64* d; i64 n; i64 k; i64 W; };
-struct Ln { i64 n; };      // the length of a fused slice expression's operand (cuda_lower.fused_slice)
+struct Ln { i64 n; };      // the length of a fused slice expression's operand (expressions.py: fused_slice)
 #if defined(UNFUSED)
 #undef UNFUSED
 #define UNFUSED 1
@@ -52,7 +52,7 @@ struct Ctx {
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }
 // x, its value unknown to the compiler from here on (nothing computed from it is moved out
-// of the loop it is in: cuda_lower.fused_slice)
+// of the loop it is in: expressions.py: fused_slice)
 __device__ __forceinline__ i64 opaque(i64 x) {
 #if defined(__CUDA_ARCH__)
     asm volatile("" : "+l"(x));
@@ -251,7 +251,7 @@ template <int N> __device__ __forceinline__ void d_col_set(const Tb& t, i64 i, c
     for (int r = 0; r < N; ++r) { i64 w = b + r * s; if (w < t.W) col[w] = v.w[r]; }
 }
 // COL(i, T) := v inside parallel for, storing only the words that differ from ``was`` (what
-// the column holds: see cuda_lower.skip_unchanged_stores)
+// the column holds: see parallel_for.py: skip_unchanged_stores)
 template <int N> __device__ __forceinline__ void d_col_set_changed(const Tb& t, i64 i, const V<N>& v, const V<N>& was,
                                                                    i64 b, i64 s) {
     u64* col = t.d + (i - 1) * t.W;
