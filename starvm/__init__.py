@@ -1,4 +1,4 @@
-"""starvm: the STAR-machine emulator and the Star language interpreter.
+"""starvm: the STAR-machine emulator and the Star language interpreter and compiler.
 
     import starvm
     m = starvm.Machine(backend="numpy")
@@ -6,6 +6,20 @@
     P = m.table(adjacency)          # 2-D bool array
     m.call("WARSHALL", n, P)        # var parameters are updated in place
     P.to_numpy()
+
+The parts (docs/architecture.md draws them, with what each imports): ``frontend`` (Star text
+to AST), ``check`` (names and types), ``ir`` (the op vocabulary and lowering), ``targets``
+(one renderer per target: python, numpy, numba, cuda, mpi), ``runtime`` (the ``Machine`` and
+the interpreter's counted operations), ``execution`` (values, limits, the context the machine
+hands its tiers), ``jit`` (the compiled tiers), ``backends`` (where tables live: NumPy, CuPy,
+auto), ``native`` (kernels that replace library routines), ``distributed`` (MPI ranks),
+``graphs`` (graph input), ``costs`` (hardware cost models), ``debug`` (debugger, replay page),
+``ui`` (the ``star`` command, the REPL, Jupyter, pictures) and ``benchmarking``.
+The loose modules: ``api.py`` (``starvm.compile``, ``Program``), ``config.py`` (every
+environment variable), ``errors.py`` (``StarError`` and its rendering), ``types.py`` (Star's
+static types), ``stdlib.py`` and ``resources.py`` (the standard library and the grammar's
+files), ``input_files.py`` (reading a file the user named, bounded) and ``__main__.py``
+(``python -m starvm``).
 """
 __version__ = "0.1.0"
 

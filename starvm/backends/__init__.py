@@ -1,4 +1,13 @@
-"""Backends: one file each, imported only when chosen (see ``get_backend``)."""
+"""Backends: where tables and vectors live; one file each, imported only when chosen
+(``get_backend``; ``NAMES`` lists them for every --backend option and the tests).
+
+``base.py`` (the ``Backend`` protocol and its capabilities: ``is_device``, ``gpu``, ``mixed``,
+``distributed``, ``host``), ``numpy_backend.py`` (the reference), ``cupy_backend.py`` (GPU
+memory; its own kernels in ``cuda_backend_kernels.py``, its fused `parallel for` launched by
+``cupy_forall.py``), ``auto_backend.py`` (each table on the host or the device),
+``emulated_device.py`` (a CPU stand-in for the GPU, auto's device in tests) and ``codes.py``
+(tables from integer codes and back). The distributed backend is ``starvm/distributed``'s.
+"""
 from __future__ import annotations
 
 from functools import lru_cache

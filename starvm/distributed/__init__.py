@@ -4,12 +4,16 @@
     Machine(comm=mpi4py.MPI.COMM_WORLD)
 
 ``partition.py`` says which rows a rank holds, ``comm.py`` wraps mpi4py (and fakes one
-rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives,
-``forall.py`` the fused `parallel for` on it, ``rows.py`` the row-moving kernels of
-stdlib/rows.star as all-to-all exchanges, ``search.py`` the GPU's search kernels on each
-rank's rows, ``staging.py`` the row moves of device ranks through the host,
-``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host staging),
-``graph_input.py`` each rank's share of a generated or read graph.
+rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives
+(its fused `parallel for` is targets/mpi/forall.py), ``vectors.py`` its vector forms,
+``rows.py`` the row-moving kernels of stdlib/rows.star as all-to-all exchanges (each rank's
+own part on device ranks: ``device_rows.py``; what crosses ranks: ``staging.py``),
+``search.py`` the GPU's search kernels on each rank's rows, ``warshall.py`` WARSHALL-adapt
+over ranks, ``collectives.py`` the path of array collectives (NCCL, CUDA-aware MPI, host
+staging), ``graph_input.py`` each rank's share of a generated or read graph, ``jit_comm.py``
+the MPI library as compiled code calls it, ``launch.py`` and ``supervise.py`` the CLI under
+mpiexec (one message for an error, a rank that dies named), ``user_named.py`` library bodies
+under a user's name (no native stands in) for measurements and tests.
 """
 from __future__ import annotations
 

@@ -1,11 +1,17 @@
-"""The compiled tier: Star routines lowered to Numba-compiled machine code (CPU).
+"""The compiled tiers: when and how Star routines run as compiled code instead of interpreted.
 
-``starvm/targets/numba`` renders checked IR to the source of a module of ``@njit`` functions
-(its ``lower.py``) written against its ``kernels.py`` (the base operations over packed bit
-columns; ``targets/mpi`` the same for MPI ranks); ``cache.py`` keeps
-compiled modules on disk; ``call.py`` is the host side of a call; ``errors.py`` maps a
-failure back to the interpreter's error; ``tier.py`` decides what runs compiled and reports
-it. Importing this package does not import Numba: that happens at the first compile.
+The code itself is rendered by ``starvm/targets`` (numba: CPU, cuda: GPU, mpi: ranks); this
+package decides and runs. ``tier.py`` (``Tier.install``: which routines a tier can take, when
+they compile (``estimate.py``: the expected cost of interpreted calls), and the --profile
+report), ``auto_tier.py`` (on --backend auto, each call where its arguments are),
+``cuda_tier.py`` and ``cuda_runtime.py`` (the GPU tier's part and the host side of a kernel
+call), ``mpi_tier.py`` (the tier on MPI ranks), ``call.py`` (``JitRoutine``: the host side of
+a compiled call), ``buffers.py`` (the arrays a call is handed), ``errors.py`` (a failure
+back to the interpreter's error), ``interrupts.py`` (Ctrl-C on a call's own thread),
+``cache.py`` (compiled modules on disk), ``background.py`` and ``compile_worker.py``
+(compiling in another process while the interpreter runs). Tiers see the machine only
+through its ``ExecutionContext`` (starvm/execution). Importing this package does not import
+Numba: that happens at the first compile.
 """
 from __future__ import annotations
 

@@ -14,6 +14,6 @@ Jupyter's ``%%star`` magic, pictures and progress bars, the Pygments lexer.
 - ``progress``: ``star run --progress``'s bars on outer for loops (tqdm, optional).
 - ``highlight``: the Pygments lexer for Star (the ``pygments.lexers`` entry point ``star``).
 
-Nothing outside ui/ imports it except ``Table._repr_png_``, costs/ (its pictures and the
-matplotlib check) and starvm/__main__.py.
+Outside ui/ only starvm/__init__.py (which attaches ``Table._repr_png_`` from ``pictures``),
+starvm/__main__.py and costs/ (its pictures and the matplotlib check) import it.
 """

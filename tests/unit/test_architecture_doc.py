@@ -1,9 +1,10 @@
 """docs/architecture.md drawn from the code: its table of packages names every package of
 starvm/ and exactly the packages each one imports (tests/import_graph.py computes them), its
-diagram shows every package, and the files the docs name exist (a moved module leaves no
-stale path behind)."""
+diagram shows every package; the files the docs and starvm's comments name exist (a moved
+module leaves no stale name behind); every package's docstring names its modules."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -100,3 +101,20 @@ def test_files_the_code_names_exist():
     stale = [s for source in sorted((ROOT / "starvm").rglob("*.py"))
              for s in _stale(source.read_text(), str(source.relative_to(ROOT)), files)]
     assert not stale, f"starvm's sources name files the checkout does not have: {stale}"
+
+
+def test_every_package_docstring_names_its_modules():
+    """Each package's docstring says what it holds: it names every module and sub-package in
+    it (native/'s routine folders are named by ``registry.ROUTINES``, which the docstring cites)."""
+    from starvm.native.registry import ROUTINES
+    missing = []
+    for init in sorted((ROOT / "starvm").rglob("__init__.py")):
+        folder = init.parent
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        parts = [p.stem for p in folder.glob("*.py") if p.name != "__init__.py"]
+        parts += [d.name for d in folder.iterdir() if (d / "__init__.py").exists()]
+        if folder.name == "native":
+            parts = [p for p in parts if p not in ROUTINES]
+        missing += [f"{folder.relative_to(ROOT)}: {p}" for p in sorted(parts)
+                    if not re.search(rf"(?<![\w]){re.escape(p)}(?![\w])", doc)]
+    assert not missing, f"package docstrings that leave out a module: {missing}"
