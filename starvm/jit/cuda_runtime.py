@@ -328,9 +328,7 @@ class GpuRoutine(JitRoutine):
         flag[S_INTR] = 0
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address)
         t0 = perf_counter()
-        # Ctrl-C while the kernel runs (the host waits in read_io, in C): the SIGINT handler of
-        # interrupts.flagged sets flag[S_INTR], which the kernel polls (prelude.cu: intr_poll)
-        with flagged(flag):
+        try:
             try:
                 # cooperative or not as its module was built (module(): a keyword here raised
                 # TypeError on every call with CuPy 14, caught, before the plain launch)
@@ -340,7 +338,14 @@ class GpuRoutine(JitRoutine):
                 self.restore_tables(saved)
                 return self.interpreted(*args)
             self.launches += 1
+            back = self.wait(io, flag)
+        except KeyboardInterrupt:
+            # Ctrl-C while the host waited in Python: the kernel stops at its next poll (never
+            # left running on the device); a kernel that had ended, or never started: Python's
+            flag[S_INTR] = 1
             back = self.read_io(io)
+            if not back[S_CODE]:
+                raise
         sth = back[:STATUS_SIZE]
         if flag[S_INTR] and sth[S_CODE]:
             # stopped by Ctrl-C; a block that left a grid barrier for it may have failed on
@@ -361,6 +366,21 @@ class GpuRoutine(JitRoutine):
         if sth[S_CODE]:
             raise errors.star_error(sth, self.unit.lowered, context.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
+
+    def wait(self, io, flag) -> np.ndarray:
+        """The status block once the kernel has ended. Ctrl-C meanwhile sets the word the kernel
+        polls (flag[S_INTR], prelude.cu intr_poll): for the first WAIT_SPIN_S the host asks the
+        stream from Python, where a SIGINT raises KeyboardInterrupt (run sets the word); a kernel
+        still running is waited for in C, with interrupts.flagged's SIGINT handler setting it
+        (installing that handler costs tens of microseconds: not on every short call)."""
+        done = _stream_done()
+        end = perf_counter() + WAIT_SPIN_S
+        while not done() and perf_counter() < end:
+            pass
+        if done():
+            return self.read_io(io)
+        with flagged(flag):
+            return self.read_io(io)
 
     def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout, intr: int = 0) -> tuple:
         """The launch's arguments in the order of the kernel's signature (targets/cuda/routine.py);
@@ -529,6 +549,14 @@ def _sm_count() -> int:
 
 
 _FLAG: list = []
+WAIT_SPIN_S = 0.002      # a call's kernel waited for from Python this long (GpuRoutine.wait)
+
+
+def _stream_done():
+    """A callable: has the current stream's work (the call's kernel, its status copy) ended?"""
+    import cupy as cp
+    stream = cp.cuda.get_current_stream()
+    return lambda: stream.done
 
 
 def _interrupt_flag():

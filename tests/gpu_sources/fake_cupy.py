@@ -170,7 +170,7 @@ def make_module() -> types.ModuleType:
                                     getDeviceProperties=lambda i: {"name": b"NVRTC stand-in"},
                                     CUDARuntimeError=CUDARuntimeError)
     cp.cuda = types.SimpleNamespace(runtime=runtime, Device=_Device,
-                                    get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+                                    get_current_stream=lambda: types.SimpleNamespace(ptr=0, done=True),
                                     alloc_pinned_memory=lambda size: bytearray(size))   # host memory
     return cp
 

@@ -816,13 +816,15 @@ def test_a_kernel_that_ends_before_ctrl_c_is_not_stopped():
     assert run.code == 0 and run.results[-1] == 1
 
 
-@pytest.mark.parametrize("code", ["INTERRUPT", "COL_INDEX"])
-def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monkeypatch, code):
-    """GpuRoutine.run on the stand-in for CuPy: a SIGINT while the kernel runs reaches the word
-    the kernel polls (its argument before io: page-locked host memory, set by the handler
-    interrupts.flagged installs for the launch), and the call is reported as interrupted at
-    the kernel's position, also where the kernel stopped on another failure first (a block
-    that left a grid barrier for Ctrl-C may fail on a stale value before its next poll)."""
+@pytest.mark.parametrize("path, code", [("spin", "INTERRUPT"), ("blocking", "INTERRUPT"), ("blocking", "COL_INDEX")])
+def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monkeypatch, path, code):
+    """GpuRoutine.run on the stand-in for CuPy: a SIGINT while the host waits for the kernel
+    sets the word the kernel polls (its argument before io: page-locked host memory), whether
+    it came while the host asked the stream from Python (spin: KeyboardInterrupt, caught) or
+    while it waited in C (blocking: the handler interrupts.flagged installs for the wait), and
+    the call is reported as interrupted at the kernel's position, also where the kernel stopped
+    on another failure first (a block that left a grid barrier for Ctrl-C may fail on a stale
+    value before its next poll)."""
     import ctypes
     import signal
     import threading
@@ -830,8 +832,10 @@ def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monke
     from gpu_sources.fake_cupy import fake_cupy_installed
     from starvm.jit import cuda_runtime
     from starvm.targets.layout import S_CODE, S_LEFT, S_NODE, STATUS_SIZE
-    seen = []
-    old = signal.signal(signal.SIGINT, lambda *_: seen.append("python's handler"))
+    main = threading.main_thread().ident
+    seen, state = [], {}
+    old = signal.signal(signal.SIGINT, signal.default_int_handler if path == "spin"
+                        else (lambda *_: seen.append("python's handler")))
     try:
         with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
             _with_device_copies(monkeypatch, fake_cupy)
@@ -839,19 +843,36 @@ def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monke
             m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
             m.load(CTRL_C, "ctrl_c.star")
 
-            def model(launch):
-                flag = ctypes.c_int64.from_address(int(launch.args[-8]))
-                assert flag.value == 0
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-                seen.append(flag.value)
-                io_ = launch.args[-7]
-                io_[:STATUS_SIZE] = 0
-                io_[S_CODE], io_[S_NODE], io_[S_LEFT] = getattr(E, code), 1, int(launch.args[-2]) - 5000
+            def model(launch):      # the kernel, running: its flag word and its status block
+                state.update(flag=ctypes.c_int64.from_address(int(launch.args[-8])), left=int(launch.args[-2]))
+                assert state["flag"].value == 0
             fake_cupy.ON_LAUNCH.append(model)
+
+            def done():             # the stream, asked from Python: Ctrl-C comes at the first question
+                if path == "spin" and "sent" not in state:
+                    state["sent"] = True
+                    signal.pthread_kill(main, signal.SIGINT)
+                return False
+            plain_read = cuda_runtime.GpuRoutine.read_io
+
+            def read_io(self, io_):  # the wait in C: Ctrl-C comes during it; the kernel stops at its poll
+                if path == "blocking" and "sent" not in state:
+                    state["sent"] = True
+                    signal.pthread_kill(main, signal.SIGINT)
+                    seen.append(state["flag"].value)
+                if state["flag"].value:
+                    io_[:STATUS_SIZE] = 0
+                    io_[S_CODE], io_[S_NODE], io_[S_LEFT] = getattr(E, code), 1, state["left"] - 5000
+                return plain_read(self, io_)
+            monkeypatch.setattr(cuda_runtime, "_stream_done", lambda: done)
+            monkeypatch.setattr(cuda_runtime, "WAIT_SPIN_S", 0.05 if path == "spin" else 0.0)
+            monkeypatch.setattr(cuda_runtime.GpuRoutine, "read_io", read_io)
             with pytest.raises(starvm.StarError) as info:
                 m.call("SPIN", 0)
             assert type(info.value).__name__ == "StarInterrupt"
             assert "interrupted" in info.value.render() and info.value.loc.line == 4
-            assert 1 in seen and m.jit.routines["r_spin"].launches == 1     # the kernel's word was set
+            assert m.jit.routines["r_spin"].launches == 1 and state["flag"].value == 1
+            if path == "blocking":
+                assert 1 in seen         # flagged's handler had set the kernel's word
     finally:
         signal.signal(signal.SIGINT, old)
