@@ -535,11 +535,11 @@ def cost_model(scale: int, backend_name: str, algorithms: list[str]) -> dict:
 def native_routines(backend_name: str) -> set[str]:
     """The SUBROUTINES a backend replaces with native kernels (starvm/native registry)."""
     try:
-        from starvm.native.registry import KERNELS
+        from starvm.native.registry import kernels_of
     except Exception:
         return set()
     sides = ("numpy", "cupy") if backend_name == "auto" else (backend_name,)
-    return {s for s in SUBROUTINES if any(b in KERNELS.get(s.lower(), {}) for b in sides)}
+    return {s for s in SUBROUTINES if any(b in kernels_of(s.lower()) for b in sides)}
 
 
 def _ratio(r) -> str:

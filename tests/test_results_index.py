@@ -5,6 +5,7 @@ no code comment citing an earlier run, and the index (bench/results/README.md) g
 docs/figures.toml and up to date (starvm/benchmarking/results_index.py)."""
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -60,6 +61,13 @@ def test_code_cites_only_current_results():
     old = [f"{where}:{line}: {rev}:{folder}/{name}" for where, line, rev, folder, name in CITATIONS
            if rev is not None and where.endswith(".py")]
     assert not old, "code cites earlier runs (cite the current file):\n" + "\n".join(old)
+    # nor by a bare name (a results file named by a commit, without its folder)
+    bare = re.compile(r"\b[a-z][\w-]*\.(?:json|md|log|txt)\b")
+    named = [f"{p.relative_to(ROOT)}:{n}: {m.group()}" for p in ri.citing_files(ROOT) if p.suffix == ".py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             for m in bare.finditer(line) if ri.COMMIT_IN_NAME.search(m.group().rsplit(".", 1)[0])
+             and p.name != "test_results_index.py"]
+    assert not named, "code names results files by a commit:\n" + "\n".join(named)
 
 
 def test_no_results_file_is_named_by_a_commit():
