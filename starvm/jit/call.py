@@ -8,6 +8,7 @@ know which tier ran. It keeps the interpreted function for the calls the tier de
 from __future__ import annotations
 
 import operator
+import _thread
 import signal
 import threading
 from contextlib import contextmanager
@@ -219,12 +220,17 @@ class JitRoutine:
         saved = self.save_tables(converted)
         sink = OutputSink(context, self.unit.lowered.strings, st, ob)
         t0 = perf_counter()
+        late = False                        # a Ctrl-C came as the call on its own thread returned
         try:
             with sink:
                 if self.stack_room > _INLINE_ROOM:
                     from .interrupts import flagged
                     with flagged(st):        # Ctrl-C for a call on another thread
-                        result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher, *converted, cnt, st, ob)
+                        try:
+                            result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher,
+                                                    *converted, cnt, st, ob)
+                        except InterruptedAfterReturn as e:
+                            result, late = e.value, True
                 else:
                     result = self.dispatcher(*converted, cnt, st, ob)
         except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
@@ -246,7 +252,10 @@ class JitRoutine:
             self.finish(cnt, st, ob, left, tick, t0)
             raise errors.star_error(st, self.unit.lowered, context.max_steps, base) from None
         self.finish(cnt, st, ob, left, tick, t0)
-        return self.results(args, result)
+        value = self.results(args, result)
+        if late:       # the call is complete (steps, output, results); the interrupt is the caller's
+            raise KeyboardInterrupt
+        return value
 
     # ------------------------------------------------------------------ running again
     # A call stopped by something that is no error of the program (an integer past 64 bits,
@@ -369,10 +378,14 @@ _MAX_ROOM = 1 << 34
 
 
 def on_large_stack(size: int, fn, *args):
-    """fn(*args) on a new thread with a stack of ``size`` bytes; its result or its exception."""
+    """fn(*args) on a new thread with a stack of ``size`` bytes; its result or its exception.
+    A Ctrl-C meanwhile asks the call to stop at its next poll (request_stop) and waits for it;
+    one that came as fn returned normally raises InterruptedAfterReturn with the result."""
     box = []
+    began, done = threading.Event(), threading.Event()
 
     def target():
+        began.set()
         # Ctrl-C to the caller's thread, which asks the call to stop (request_stop): Python's
         # handler runs there only, and a signal this thread took would leave it waiting
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -380,37 +393,62 @@ def on_large_stack(size: int, fn, *args):
             box.append((True, fn(*args)))
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             box.append((False, e))
-    size = -(-size // (1 << 16)) << 16        # whole pages
-    with _STACK_SIZE_LOCK:
-        old = threading.stack_size()
-        threading.stack_size(size)
-        try:
-            worker = threading.Thread(target=target, name="star-compiled-call", daemon=True)
-            worker.start()
-        except (RuntimeError, MemoryError) as e:    # no room for such a stack: fn did not start
-            raise NoLargeStack(str(e)) from None
         finally:
-            threading.stack_size(old)
+            done.set()
+    size = -(-size // (1 << 16)) << 16        # whole pages
+    # The call is waited for on Events, never by Thread.start()/join(): a KeyboardInterrupt
+    # inside join() while the thread runs makes CPython 3.11 take the thread for stopped
+    # (bpo-45274's handler releases the running thread's lock), so the second join() returned
+    # at once with no result and the interrupt went to the interpreter (compiled_calls 0: the
+    # race of issue 36, whenever Ctrl-C was handled while the call did not hold the GIL); one
+    # inside start() left the call running with nobody waiting for it.
+    interrupted = False
     try:
-        worker.join()
+        with _STACK_SIZE_LOCK:
+            old = threading.stack_size()
+            threading.stack_size(size)
+            try:
+                _thread.start_new_thread(target, ())
+            except (RuntimeError, MemoryError) as e:    # no room for such a stack: fn did not start
+                raise NoLargeStack(str(e)) from None
+            finally:
+                threading.stack_size(old)
     except KeyboardInterrupt:
-        request_stop()         # Ctrl-C reached this thread, not the call's: it stops at its next poll
-        worker.join()          # the call ends (it polls for the interrupt) before the error is raised
-        if not box:
+        if not began.wait(_START_WAIT):    # Ctrl-C before the thread was started: nothing runs
             raise
-        # the call stopped at its poll (E_INTERRUPT in its status): the caller's run() reports
-        # it at the Star position it reached, with its steps and output, as on the caller's thread
+        interrupted = True
+        request_stop()
+    while True:
+        try:
+            done.wait()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+            request_stop()     # Ctrl-C reached this thread, not the call's: it stops at its next poll
+    # the call stopped at its poll (E_INTERRUPT in its status): the caller's run() reports it
+    # at the Star position it reached, with its steps and output, as on the caller's thread
     ok, value = box[0]
     if not ok:
         raise value
+    if interrupted:
+        raise InterruptedAfterReturn(value)
     return value
 
 
+_START_WAIT = 10.0      # seconds a started thread may take to begin (a loaded machine)
 _STACK_SIZE_LOCK = threading.Lock()
 
 
 class NoLargeStack(RuntimeError):
     """on_large_stack could not start its thread (the stack's memory refused)."""
+
+
+class InterruptedAfterReturn(Exception):
+    """Ctrl-C came as the call on its own thread returned: ``value`` is its result."""
+
+    def __init__(self, value):
+        super().__init__("interrupted as the call returned")
+        self.value = value
 
 
 def steps_left(tick, max_steps: int) -> int:
