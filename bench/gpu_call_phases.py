@@ -274,7 +274,7 @@ def ncu_body(which, rows):
             m.call("MY_MIN", T, X, Z)
         ok = bool(np.array_equal(Z.to_numpy(), cp.asnumpy(vals == cp.min(vals))))
     else:
-        from bench_compiled import WARSHALL_ADAPT, random_digraph
+        from bench.bench_compiled import WARSHALL_ADAPT, random_digraph
         m.load(WARSHALL_ADAPT, "bench.star")
         adj = random_digraph(5000)
         for _ in range(3):
