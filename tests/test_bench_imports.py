@@ -31,3 +31,15 @@ def test_scripts_import_the_tests_helpers_as_a_package():
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--help"], capture_output=True, text=True,
                            timeout=120, env=subprocess_env(), cwd=ROOT / "bench")
         assert r.returncode == 0 and "usage" in r.stdout, (script, r.stdout + r.stderr)
+
+
+def test_scripts_import_each_other_as_bench_modules():
+    """`from bench.bench_compiled import X`, never `from bench_compiled import X` (which needs
+    bench/ itself on sys.path: it fails where the tests import the script as bench.NAME)."""
+    import ast
+    scripts = {p.stem for p in (ROOT / "bench").glob("*.py")}
+    bare = [f"{p.name}:{node.lineno}: {node.module}" for p in sorted((ROOT / "bench").glob("*.py"))
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module in scripts
+            or isinstance(node, ast.Import) and any(a.name in scripts for a in node.names)]
+    assert not bare, "bench scripts imported by a bare name:\n" + "\n".join(bare)
