@@ -92,11 +92,11 @@ def test_wheel_contains_grammar_and_stdlib(installed):
         zipfile.ZipFile(installed.wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
 
 
-def test_wheel_ships_the_native_kernels_cuda_files(installed):
-    """The native kernels' CUDA is package data (starvm/native/**/*.cu, *.cuh, read by
-    native/shared/cuda_text.py): every file of the checkout is in the wheel."""
+def test_wheel_ships_every_cuda_file(installed):
+    """CUDA text is package data (starvm/**/*.cu, *.cuh: the native kernels', read by
+    native/shared/cuda_text.py, and the CuPy backend's): every file of the checkout is in the wheel."""
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    files = [p.relative_to(ROOT).as_posix() for ext in ("*.cu", "*.cuh") for p in (ROOT / "starvm" / "native").rglob(ext)]
+    files = [p.relative_to(ROOT).as_posix() for ext in ("*.cu", "*.cuh") for p in (ROOT / "starvm").rglob(ext)]
     assert files and not [f for f in files if f not in names]
 
 

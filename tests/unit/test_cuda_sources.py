@@ -38,7 +38,7 @@ def test_corpus_holds_every_kind_of_source():
 
 def test_every_file_with_cuda_code_is_in_the_corpus():
     """A new CUDA source in starvm/ fails here until a collector of corpus.py compiles it."""
-    covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.py",
+    covered = {corpus.ROOT / "starvm/backends/cuda_backend_kernels.cu",
                corpus.ROOT / "starvm/targets/cuda/forall_kernel.cu", *corpus.native_files(),   # forall_sources
                corpus.ROOT / "starvm/targets/cuda/routine_kernel.cu",      # gpu_tier_sources
                corpus.ROOT / "starvm/native/shared/cuda_text.py"}   # composes native_sources' modules
