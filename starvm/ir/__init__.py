@@ -3,7 +3,8 @@
 ``ops.py`` owns the vocabulary: the opcode enum ``Op`` (the base operations ``BASE_OPS`` are
 the machine's counted steps), ``GroupOp`` (the named op sets every consumer imports),
 ``STEP_INDEX`` (a step kind's place in every counter array), ``OP_TITLES`` and the ``Node``
-type; ``lower.py`` builds the tree from the checked AST.
+type; ``lower.py`` builds the tree from the checked AST; ``walk.py`` walks it (the nodes
+under a node, a body's callees and globals, what a call may write) for every renderer and tier.
 """
 from .ops import BASE_OPS, Node, Op
 

@@ -25,7 +25,7 @@ from ..ir.ops import Op
 from ..targets.numpy.forall import fusable
 from ..execution.values import Bits, Table
 from ..types import T
-from ..targets.numba.lower import callees, walk
+from ..ir.walk import callees, walk
 
 
 def install_auto(tier, candidates: dict, main, recursive):

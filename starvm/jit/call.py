@@ -266,7 +266,7 @@ class JitRoutine:
     # which are put back as saved at the entry.
     def save_tables(self, converted):
         """Copies of the tables the call may write (var table parameters, global tables), or
-        None where it writes none (lower.writes_tables) or cannot stop to run again
+        None where it writes none (ir/walk.writes_tables) or cannot stop to run again
         (lower.ModuleGen.restartable: no integer arithmetic, parallel for or recursion)."""
         if not (self.compiled.writes_tables and self.compiled.restartable):
             return None

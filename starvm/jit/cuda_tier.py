@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..ir.ops import GroupOp, Op
 from ..targets.cuda.routine import render
 from .estimate import DEVICE_PRICES, estimator
-from ..targets.numba.lower import Unsupported, callees, walk
+from ..ir.walk import callees, walk
+from ..targets.common import Unsupported
 
 
 def gpu_available(backend) -> str | None:

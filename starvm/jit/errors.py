@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import Frame, StarInterrupt, StarRuntimeError
 from ..targets.layout import S_A, S_B, S_C, S_CODE, S_D, S_NODE, S_SP, S_STACK, E
-from ..targets.numba.lower import MISMATCH_TITLES, Lowered, Site
+from ..targets.common import MISMATCH_TITLES, Lowered, Site
 
 
 def _index(what: str, i: int, n: int) -> str:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..ir.ops import BASE_OPS, GroupOp, Op
 from ..types import T
-from ..targets.numba.lower import walk
+from ..ir.walk import walk
 
 
 def estimator(info, body, tier, pricing=None):

@@ -17,7 +17,8 @@ from ..distributed import jit_comm
 from ..distributed.vectors import Shard
 from ..errors import StarRuntimeError
 from ..types import T
-from ..targets.numba.lower import Unsupported, callees
+from ..ir.walk import callees
+from ..targets.common import Unsupported
 from ..targets.mpi.lower import MpiModuleGen
 from .call import JitRoutine, Unit
 

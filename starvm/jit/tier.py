@@ -17,7 +17,9 @@ from ..native.registry import native_for
 from ..ir.ops import GroupOp, Op
 from ..targets.numpy.forall import fusable
 from .estimate import estimator
-from ..targets.numba.lower import ModuleGen, Unsupported, callees, cow_tables, walk
+from ..ir.walk import callees, walk
+from ..targets.common import Unsupported
+from ..targets.numba.lower import ModuleGen, cow_tables
 from .buffers import counter_array, output_holder, status_array
 from .call import JitRoutine, Unit
 

@@ -19,6 +19,7 @@ in a class a subclass overrides entry by entry (as tinygrad's renderers are):
   (``forall.py``), the fixed CUDA C in ``.cu`` files.
 
 ``layout.py`` is the numbering generated code, kernels and host share (status-array slots,
-step-counter indices, error codes). When and how rendered code runs (compiling, caching,
+step-counter indices, error codes); ``common.py`` what the compiled targets' renderers share
+with the tiers (``Unsupported``, the error ``Site`` table, ``Compiled`` / ``Lowered``). When and how rendered code runs (compiling, caching,
 calling, falling back) is ``starvm/jit``'s.
 """

@@ -65,7 +65,7 @@ def static_spec(routine) -> tuple | None:
 def jobs_of(machine, main_body, stdlib: bool) -> list:
     """(routine, spec) for each routine of the machine's CPU tier to compile: those the main
     block and the program's routines reach, or all (``stdlib``)."""
-    from ..targets.numba.lower import callees
+    from ..ir.walk import callees
     tier = machine.jit
     if tier is None:
         return []

@@ -299,7 +299,7 @@ def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
 def test_gpu_tier_leaves_recursion_to_the_host():
     from gpu_sources.corpus import routine_bodies
     from starvm.targets.cuda.routine import render
-    from starvm.targets.numba.lower import Unsupported
+    from starvm.targets.common import Unsupported
     bodies = routine_bodies(DEEP.replace("var P: table(64, 2);", ""), "deep.star")
     for root in ("r_f", "r_ping"):
         with pytest.raises(Unsupported, match="recursion"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ... import config
 from ...ir.ops import COMPARE_TEST, LOGIC_SYMBOL, GroupOp, Node, Op
 from ...types import T
-from ..numba.lower import Unsupported
+from ..common import Unsupported
 
 # d_logic's operation number (prelude.cu)
 _LOGIC_MODE = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...ir.ops import BASE_OPS, LOGIC_SYMBOL, STEP_INDEX, Node, Op
 from ...types import T
-from ..numba.lower import Unsupported
+from ..common import Unsupported
 from .prelude import INT64, cuda_text
 from .renderer import CudaRenderer
 

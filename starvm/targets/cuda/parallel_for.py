@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ...ir.ops import Node, Op
 from ...types import T
-from ..numba.lower import Unsupported, walk
+from ...ir.walk import walk
+from ..common import Unsupported
 from ..numpy.forall import fusable
 
 

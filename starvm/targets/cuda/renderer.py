@@ -22,7 +22,7 @@ temporary's declaration goes: inline, or at the top of a kernel that jumps to it
 from __future__ import annotations
 
 from ...ir.ops import GroupOp, Node, Op
-from ..numba.lower import Unsupported, check_int64
+from ..common import Unsupported, check_int64
 from ...types import T
 
 # Star's scalar operators that C writes as one operator (and/or on bools short-circuit,

@@ -31,7 +31,8 @@ from string import Template
 from ...ir.ops import BASE_OPS, STEP_INDEX, Node, Op
 from ..layout import E
 from ...types import T
-from ..numba.lower import Compiled, Lowered, Site, Unsupported, callees, direct_globals, walk
+from ...ir.walk import callees, direct_globals, walk
+from ..common import Compiled, Lowered, Site, Unsupported
 from .expressions import Expressions
 from .parallel_for import ParallelFor
 from .prelude import PRELUDE, cuda_text, defines

@@ -14,7 +14,8 @@ import re
 from ... import config
 from ...ir.ops import GroupOp, Node, Op
 from ...types import T
-from ..numba.lower import Unsupported, _writes_globals, _writes_output, small_int, walk
+from ...ir.walk import small_int, walk, writes_globals, writes_output
+from ..common import Unsupported
 from .expressions import _fusable, _fused_switch
 
 
@@ -365,9 +366,9 @@ class Statements:
         if not statement:
             if outs:
                 raise Unsupported(f"'{info.display}' (it has var parameters) is called inside an expression", e.loc)
-            if _writes_globals(self.bodies, info.pyname):
+            if writes_globals(self.bodies, info.pyname):
                 raise Unsupported(f"'{info.display}' (it assigns global variables) is called inside an expression", e.loc)
-            if _writes_output(self.bodies, info.pyname):
+            if writes_output(self.bodies, info.pyname):
                 raise Unsupported(f"'{info.display}' (it writes output) is called inside an expression", e.loc)
         args = []
         for a, p in zip(e.src, info.params):

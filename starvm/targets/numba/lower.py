@@ -24,12 +24,11 @@ site table) is shared with the CUDA renderer (targets/cuda/routine.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ...check.symbols import RoutineInfo, Symbol
-from ...errors import Loc
-from ...ir.ops import BASE_OPS, OP_TITLES, GroupOp, Node, Op
+from ...ir.ops import BASE_OPS, GroupOp, Node, Op
+from ...ir.walk import callees, direct_globals, small_int, walk, writes_globals, writes_output, writes_tables
 from ...types import T
+from ..common import Compiled, Lowered, Site, Unsupported, check_int64
 
 _SCALAR_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<", "<=": "<=",
                   ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
@@ -38,8 +37,6 @@ _CHECKED = {"+": "ck_add", "-": "ck_sub", "*": "ck_mul"}
 # what in generated code may stop a call to run it again (call.restart): kernels that stop
 # on 64-bit overflow, a `parallel for`
 _RESTARTS = ("ck_add(", "ck_sub(", "ck_mul(", "ck_neg(", "sdiv(", "loop_end_", "st[S_PFOR]")
-# the title runtime/ops.py uses in "length mismatch in ..." messages (jit/errors.py)
-MISMATCH_TITLES = {op: OP_TITLES[op] for op in GroupOp.SameLength}
 # the logic of a read-modify-write kernel (kernels.col_rmw, row_rmw_rc): its argument `op`
 _RMW_LOGIC = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}
 _HEADER = """\
@@ -48,75 +45,6 @@ import numpy as np
 from numba import njit
 from starvm.targets.numba.kernels import *  # noqa: F401,F403
 """
-
-
-class Unsupported(Exception):
-    """The routine uses something the compiled tier does not compile; str(e) says what."""
-
-    def __init__(self, why: str, loc: Loc | None = None):
-        super().__init__(f"{why} (at {loc})" if loc else why)
-
-
-def check_int64(e: Node) -> None:
-    """A constant past 64 bits is Unsupported (the routine runs interpreted, exactly)."""
-    if not -(1 << 63) <= e.arg < (1 << 63):
-        big = e.arg if e.arg.bit_length() < 256 else f"of {e.arg.bit_length()} bits"   # str() stops at 4300 digits
-        raise Unsupported(f"the integer {big} does not fit 64 bits", e.loc)
-
-
-@dataclass
-class Site:
-    loc: Loc | None
-    routine: str            # the Star routine's display name ("main block")
-    op: Op | None = None    # the failing node's opcode (for the message's title)
-    what: str = ""          # extra text (a parameter's description)
-
-
-@dataclass
-class Compiled:
-    """What the host needs to call one compiled routine."""
-    func: str                            # the Python function name in the module
-    info: RoutineInfo | None             # None: the main block
-    globals: list[Symbol]                # extra arguments, in order
-    returned_globals: list[Symbol]       # non-table globals among them, returned in order
-    writes_tables: bool = True           # it or a routine it calls may write a table in place
-    restartable: bool = True             # it may stop to run again from its entry (ModuleGen.restartable)
-
-
-@dataclass
-class Lowered:
-    source: str
-    routines: dict[str, Compiled]        # Star pyname (or "main_") -> its function
-    sites: list[Site] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)     # unassigned values' variable names
-    strings: list[str] = field(default_factory=list)   # string constants of writeln
-
-
-def walk(node: Node):
-    """The nodes under node, preorder; a stack, not recursion (a deep tree would make nested
-    generators quadratic and overflow the recursion limit)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.src))
-
-
-def direct_globals(body: Node) -> set[Symbol]:
-    """The global variables a body names itself (reads, writes, loop variables, var arguments)."""
-    out = set()
-    for n in walk(body):
-        if n.op is Op.VAR and n.arg.scope == "global":
-            out.add(n.arg)
-        elif n.op is Op.ASSIGN and n.arg.scope == "global":
-            out.add(n.arg)
-        elif n.op in GroupOp.ForLoops and n.arg[0].scope == "global":
-            out.add(n.arg[0])
-        elif n.op is Op.PFOR:
-            out.update(s for s in n.arg[2].private if s.scope == "global")
-        if n.op is Op.CALL:
-            out.update(t for t in n.arg[1] if t.scope == "global")
-    return out
 
 
 _MAX_DEPTH = 200      # IR levels; Python compiles at most 100 indentation levels, 200 parentheses
@@ -130,15 +58,6 @@ def _deeper_than(body: Node, limit: int) -> bool:
             return True
         stack.extend((s, d + 1) for s in n.src)
     return False
-
-
-def callees(body: Node) -> list[RoutineInfo]:
-    seen, out = set(), []
-    for n in walk(body):
-        if n.op is Op.CALL and n.arg[0].pyname not in seen:
-            seen.add(n.arg[0].pyname)
-            out.append(n.arg[0])
-    return out
 
 
 class ModuleGen:
@@ -572,7 +491,7 @@ class ModuleGen:
         """Where an argument calls a routine that writes output: every argument's value (and
         check) first, in temporaries by position, as the interpreter formats them all before
         it writes (so the callee's lines come first); else nothing (written as computed)."""
-        if not any(n.op is Op.CALL and _writes_output(self.bodies, n.arg[0].pyname) for a in s.src for n in walk(a)):
+        if not any(n.op is Op.CALL and writes_output(self.bodies, n.arg[0].pyname) for a in s.src for n in walk(a)):
             return {}
         values = {}
         for k, a in enumerate(s.src):
@@ -607,7 +526,7 @@ class ModuleGen:
     def tick_kernel(self, body: Node) -> str:
         """kernels.tick_out where the body writes output (it hands finished lines to the host
         as it goes), else kernels.tick, which leaves the loop's step count in a register."""
-        writes = any(n.op is Op.WRITE or (n.op is Op.CALL and _writes_output(self.bodies, n.arg[0].pyname))
+        writes = any(n.op is Op.WRITE or (n.op is Op.CALL and writes_output(self.bodies, n.arg[0].pyname))
                      for n in walk(body))
         return "tick_out" if writes else "tick"
 
@@ -791,7 +710,7 @@ class ModuleGen:
         info, outs = e.arg
         if outs:
             raise Unsupported(f"'{info.display}' (it has var parameters) is called inside an expression", e.loc)
-        if self.compiled_returned_globals(info.pyname) and _writes_globals(self.bodies, info.pyname):
+        if self.compiled_returned_globals(info.pyname) and writes_globals(self.bodies, info.pyname):
             raise Unsupported(f"'{info.display}' (it assigns global variables) is called inside an expression", e.loc)
         _, call = self.call_args(e)
         return f"{call}[{self.result_index(info.pyname, 0)}]"
@@ -909,58 +828,6 @@ def call_cycles(bodies) -> dict[str, tuple[str, ...]]:
         if len(members) > 1:
             out[p] = members
     return out
-
-
-def _writes_globals(bodies, pyname: str, seen=None) -> bool:
-    seen = seen if seen is not None else set()
-    if pyname in seen:
-        return False
-    seen.add(pyname)
-    _info, body = bodies[pyname]
-    for n in walk(body):
-        if n.op is Op.ASSIGN and n.arg.scope == "global" and n.arg.type is not T.TABLE:
-            return True
-        if n.op in GroupOp.ForLoops and n.arg[0].scope == "global":
-            return True
-        if n.op is Op.CALL and (any(t.scope == "global" for t in n.arg[1]) or _writes_globals(bodies, n.arg[0].pyname, seen)):
-            return True
-        if n.op in GroupOp.InPlace - GroupOp.TableWrite and any(
-                s.op is Op.VAR and s.arg.scope == "global" for s in n.src):
-            return True
-    return False
-
-
-def small_int(e: Node) -> bool:
-    """A value far from 64 bits' ends: a size or a small constant."""
-    if e.op is Op.CONST:
-        return isinstance(e.arg, int) and abs(e.arg) < (1 << 62)
-    return e.op in GroupOp.Sizes or e.op is Op.LEN
-
-
-def writes_tables(bodies, pyname: str, seen=None) -> bool:
-    """May a call of pyname change a table it did not make (call.run saves those)?"""
-    seen = seen if seen is not None else set()
-    if pyname in seen or pyname not in bodies:
-        return False
-    seen.add(pyname)
-    for n in walk(bodies[pyname][1]):
-        if n.op in GroupOp.TableWrite or n.op is Op.PFOR or n.op is Op.GRAPH or (
-                n.op is Op.ASSIGN and n.arg.type is T.TABLE):
-            return True
-        if n.op is Op.CALL and writes_tables(bodies, n.arg[0].pyname, seen):
-            return True
-    return False
-
-
-def _writes_output(bodies, pyname: str, seen=None) -> bool:
-    seen = seen if seen is not None else set()
-    if pyname in seen:
-        return False
-    seen.add(pyname)
-    for n in walk(bodies[pyname][1]):
-        if n.op is Op.WRITE or (n.op is Op.CALL and _writes_output(bodies, n.arg[0].pyname, seen)):
-            return True
-    return False
 
 
 def row_cached(body: Node) -> list[Symbol]:
