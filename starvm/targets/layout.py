@@ -2,7 +2,7 @@
 slots, the step counter's indices and the error codes."""
 from __future__ import annotations
 
-from ..ir.ops import STEP_INDEX, Op
+from ..ir.ops import STEP_INDEX
 
 # the int64 status array `st` of one compiled call
 S_NODE, S_CODE, S_A, S_B, S_C, S_D = 0, 1, 2, 3, 4, 5   # the failure: site, code, operands
@@ -19,15 +19,9 @@ S_HOST = 15     # the address of the host's output flush (call.OutputSink), 0: n
 S_STACK = 16    # the call sites of that stack
 STATUS_SIZE = S_STACK + 256
 
-# step counter indices (ir/ops.STEP_INDEX)
-_IDX = STEP_INDEX
-C_SET, C_CLR, C_BIT_GET, C_BIT_SET = _IDX[Op.SET], _IDX[Op.CLR], _IDX[Op.BIT_GET], _IDX[Op.BIT_SET]
-C_FND, C_STEP, C_NUMB, C_CONVERT = _IDX[Op.FND], _IDX[Op.STEP], _IDX[Op.NUMB], _IDX[Op.CONVERT]
-C_FRST, C_SOME, C_AND, C_OR, C_XOR = _IDX[Op.FRST], _IDX[Op.SOME], _IDX[Op.AND], _IDX[Op.OR], _IDX[Op.XOR]
-C_NOT, C_TRIM, C_REP, C_EQ, C_NOTEQ = _IDX[Op.NOT], _IDX[Op.TRIM], _IDX[Op.REP], _IDX[Op.EQ], _IDX[Op.NOTEQ]
-C_LESS, C_LESSEQ, C_GREAT, C_GREATEQ = _IDX[Op.LESS], _IDX[Op.LESSEQ], _IDX[Op.GREAT], _IDX[Op.GREATEQ]
-C_ADD, C_SUBT = _IDX[Op.ADD], _IDX[Op.SUBT]
-C_COL_GET, C_COL_SET, C_ROW_GET, C_ROW_SET = _IDX[Op.COL_GET], _IDX[Op.COL_SET], _IDX[Op.ROW_GET], _IDX[Op.ROW_SET]
+# step counter indices: C_<OP> = ir/ops.STEP_INDEX[Op.<OP>] for every base operation (C_SET,
+# C_COL_GET, ...), module-level ints because Numba freezes a kernel's globals as constants
+globals().update({f"C_{op.name}": index for op, index in STEP_INDEX.items()})
 
 
 class E:
