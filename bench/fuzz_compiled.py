@@ -13,6 +13,16 @@ a random step limit (tests/reference/jit_differential.py ``check_program``). The
 feature, the programs in which it ran and those in which it ran compiled, with the reasons
 of the fallbacks (recursion is interpreted, and so is a routine that calls it).
 
+With --cases deep,output,interrupt it runs instead the cases of tests/reference/jit_edges.py
+(issue 36, item 8), one kind after another from seed S: recursion near and past a recursion
+limit drawn in 200-2000, loops in compiled routines writing 10^4-10^5 lines (some stopped by a
+failing statement), and ``star run`` subprocesses of both tiers sent SIGINT at a random point
+(exit 130, the position a statement's, the output a prefix of the uninterrupted run's); results
+in DIR/fuzz_compiled_cases_<device>.json and .md:
+
+    nice python bench/fuzz_compiled.py --cases deep,output,interrupt --programs 300 --jobs 2 --budget 600
+    python bench/fuzz_compiled.py --cases deep,output,interrupt --backend cupy --programs 600 --jobs 8 --budget 540 --out OUT
+
 Results: DIR/fuzz_compiled_<device>.json and .md (the common bench header); each mismatching
 program is saved as DIR/fuzz_compiled_mismatches/seed<S>.star with its problems beside it.
 Compiled modules go to a temporary cache shared by the workers (the library's modules are
@@ -177,6 +187,11 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=int, default=600, help="seconds one program may take")
     ap.add_argument("--per-worker", type=int, default=40, help="programs before a worker process is replaced")
     ap.add_argument("--cache-dir", default=None, help="the compiled modules' cache (default: a temporary folder)")
+    ap.add_argument("--cases", default=None, metavar="KINDS",
+                    help="run the edge cases of tests/reference/jit_edges.py instead (comma-separated: "
+                         "deep, output, interrupt), --programs of them in turn")
+    ap.add_argument("--shapes", type=int, default=None,
+                    help="with --cases: draw the program texts from this many shapes a kind (fewer compiles)")
     ap.add_argument("--combine", nargs="+", metavar="PART.json",
                     help="add up the results files of campaigns run in parts (e.g. one --budget slice per command, "
                          "successive --seed) into --out, then exit")
@@ -194,6 +209,8 @@ def main(argv=None) -> int:
     device = device_info(machine)
     env = machine_info(("numba",))
     out = Path(args.out)
+    if args.cases:
+        return cases_main(args, argv, device, env, out)
     name = f"fuzz_compiled_{device_name(args.backend, device)}"
     bad_dir = out / "fuzz_compiled_mismatches"
     cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="starvm-fuzz-jit-")
@@ -257,6 +274,157 @@ def main(argv=None) -> int:
     print(f"{tally.programs} programs on {args.backend} ({args.jobs} jobs), {len(tally.mismatches)} mismatching, "
           f"{len(tally.timeouts)} over the time limit, {time.perf_counter() - t0:.0f} s -> {out / name}.json")
     return 1 if tally.mismatches or tally.timeouts else 0
+
+
+# ---------------------------------------------------------------------- the edge cases (--cases)
+def one_case(job):
+    """Generate and check one case of tests/reference/jit_edges.py (in a worker process)."""
+    from tests.reference.jit_edges import EdgeGen, check_case
+    seed, kind, opts = job
+    case = EdgeGen(seed, opts["shapes"]).case(kind)
+    cpu0 = time.process_time()
+    try:
+        with watchdog(opts["time_limit"]):
+            rec = check_case(case, opts["backend"])
+    except RunTimeout:
+        rec = dict(problems=[], timeout=True, seconds=opts["time_limit"])
+    except Exception as e:  # noqa: BLE001 - a valid program must not crash either tier or the harness
+        rec = dict(problems=[f"crash: {type(e).__name__}: {e}"], seconds=0.0)
+    rec.update(seed=seed, kind=kind, note=case.note, params=case.params, max_depth=case.max_depth,
+               delay=round(case.delay, 3), cpu_s=round(time.process_time() - cpu0, 3))
+    if rec["problems"]:
+        rec["source"] = case.source
+    return rec
+
+
+class CaseTally:
+    """The edge-case campaign's figures so far, per kind."""
+
+    def __init__(self, kinds):
+        self.kinds = {k: dict(cases=0, mismatching=0, timeouts=0, seconds=0.0, ran_compiled=0, outcomes={})
+                      for k in kinds}
+        self.mismatches: list[dict] = []
+        self.lines = 0
+
+    def add(self, rec: dict, bad_dir: Path) -> None:
+        k = self.kinds[rec["kind"]]
+        k["cases"] += 1
+        k["seconds"] = round(k["seconds"] + rec["seconds"], 1)
+        if rec.get("timeout"):
+            k["timeouts"] += 1
+            return
+        k["ran_compiled"] += bool(rec.get("compiled"))
+        outcome = _outcome(rec)
+        k["outcomes"][outcome] = k["outcomes"].get(outcome, 0) + 1
+        lines = rec.get("lines") or 0
+        self.lines += sum(lines.values()) if isinstance(lines, dict) else lines
+        if rec["problems"]:
+            k["mismatching"] += 1
+            bad_dir.mkdir(parents=True, exist_ok=True)
+            stem = f"{rec['kind']}_seed{rec['seed']}"
+            (bad_dir / f"{stem}.star").write_text(rec["source"])
+            (bad_dir / f"{stem}.txt").write_text(f"params {rec['params']}, max_depth {rec['max_depth']}, "
+                                                 f"delay {rec['delay']} s\n\n" + "\n\n".join(rec["problems"]) + "\n")
+            self.mismatches.append({"kind": rec["kind"], "seed": rec["seed"], "note": rec["note"],
+                                    "params": rec["params"], "problems": [p[:2000] for p in rec["problems"]]})
+            print(f"{rec['kind']} seed {rec['seed']}: {rec['problems'][0][:300]}", flush=True)
+
+
+def _outcome(rec: dict) -> str:
+    """How the interpreter's run ended (deep, output) or where the tiers stopped (interrupt)."""
+    if rec["kind"] == "interrupt":
+        where = rec.get("where", {})
+        return "both stopped at a position" if len(where) == 2 else "a tier stopped without a position"
+    err = rec.get("error")
+    if err is None:
+        return "ran to the end"
+    return "recursion too deep" if "recursion too deep" in err else err.split(" (")[0]
+
+
+def cases_main(args, argv, device, env, out: Path) -> int:
+    kinds = [k.strip() for k in args.cases.split(",") if k.strip()]
+    from tests.reference.jit_edges import KINDS
+    if not kinds or any(k not in KINDS for k in kinds):
+        print(f"fuzz_compiled: --cases takes {', '.join(KINDS)}", file=sys.stderr)
+        return 2
+    name = f"fuzz_compiled_cases_{device_name(args.backend, device)}"
+    bad_dir = out / "fuzz_compiled_mismatches"
+    cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="starvm-fuzz-jit-")
+    opts = dict(backend=args.backend, shapes=args.shapes, time_limit=args.time_limit)
+    tally = CaseTally(kinds)
+    t0 = time.perf_counter()
+
+    def save(complete: bool) -> None:
+        doc = document("fuzz_compiled_cases", "Differential fuzzing of the compiled tier at its edges: deep "
+                       "recursion, big output, interrupts", machine=env, device=device,
+                       command=" ".join(["python", "bench/fuzz_compiled.py", *(sys.argv[1:] if argv is None else argv)]),
+                       backend=args.backend, first_seed=args.seed, programs_asked=args.programs,
+                       programs=sum(k["cases"] for k in tally.kinds.values()), complete=complete, jobs=args.jobs,
+                       shapes=args.shapes,
+                       compared=("deep and output: --jit off against --jit on in process, output line for line, step "
+                                 "counts by kind, runtime error (message, position, Star call stack); interrupt: "
+                                 "star run on each tier as a subprocess, SIGINT a random 0-2 s after its first line: "
+                                 "exit 130, 'star: interrupted at FILE:LINE:COL' at a statement (or an expression in "
+                                 "one), output a prefix of the uninterrupted run's, the tiers' uninterrupted runs "
+                                 "agreeing"),
+                       mismatching_programs=len(tally.mismatches), kinds=tally.kinds, lines_compared=tally.lines,
+                       wall_s=round(time.perf_counter() - t0, 1), mismatches=tally.mismatches)
+        write_results(doc, out / f"{name}.json", cases_markdown(doc))
+
+    jobs = ((args.seed + i, kinds[i % len(kinds)], opts) for i in range(args.programs))
+    pool = multiprocessing.get_context("spawn").Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
+                                                     maxtasksperchild=args.per_worker)
+    pending = collections.deque()
+    stopped = False
+    try:
+        while True:
+            while not stopped and len(pending) < 2 * args.jobs:
+                if args.budget is not None and time.perf_counter() - t0 > args.budget:
+                    stopped = True
+                    break
+                job = next(jobs, None)
+                if job is None:
+                    stopped = True
+                    break
+                pending.append(pool.apply_async(one_case, (job,)))
+            if not pending:
+                break
+            tally.add(pending.popleft().get(), bad_dir)
+            done = sum(k["cases"] for k in tally.kinds.values())
+            if done % 20 == 0:
+                print(f"{done} cases, {len(tally.mismatches)} mismatching, {time.perf_counter() - t0:.0f} s", flush=True)
+                save(False)
+    finally:
+        pool.terminate()
+        if args.cache_dir is None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    done = sum(k["cases"] for k in tally.kinds.values())
+    save(done == args.programs)
+    timeouts = sum(k["timeouts"] for k in tally.kinds.values())
+    print(f"{done} cases on {args.backend} ({args.jobs} jobs), {len(tally.mismatches)} mismatching, "
+          f"{timeouts} over the time limit, {time.perf_counter() - t0:.0f} s -> {out / name}.json")
+    return 1 if tally.mismatches or timeouts else 0
+
+
+def cases_markdown(doc: dict) -> list[str]:
+    asked = "" if doc["complete"] else f" of {doc['programs_asked']} asked"
+    lines = ["", f"`{doc['command']}`", "",
+             f"{doc['programs']} cases (seeds {doc['first_seed']}-{doc['first_seed'] + doc['programs'] - 1}{asked}) "
+             f"on the {doc['backend']} backend, {doc['jobs']} worker processes, {doc['wall_s']} s: "
+             f"**{doc['mismatching_programs']} mismatching**; {doc['lines_compared']} output lines compared. "
+             f"Compared: {doc['compared']}.", "",
+             "| kind | cases | mismatching | over the time limit | ran compiled | outcomes | seconds (sum) |",
+             "| --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+    for name, k in doc["kinds"].items():
+        outcomes = ", ".join(f"{o} {n}" for o, n in sorted(k["outcomes"].items()))
+        lines.append(f"| {name} | {k['cases']} | {k['mismatching']} | {k['timeouts']} | {k['ran_compiled']} | "
+                     f"{outcomes} | {k['seconds']} |")
+    if doc["mismatches"]:
+        lines += ["", "Mismatches (programs under fuzz_compiled_mismatches/, KIND_seedS.star with the parameters "
+                  "and problems beside it):", ""]
+        lines += [f"- {m['kind']} seed {m['seed']} ({m['note']}, {m['params']}): "
+                  f"{m['problems'][0].splitlines()[0][:200]}" for m in doc["mismatches"][:40]]
+    return lines
 
 
 def combine(parts: list[Path], out: Path) -> int:
