@@ -291,7 +291,10 @@ def interrupted_run(case: Case, jit: str, backend: str, path: Path, star: list[s
     env.pop("STARVM_JIT", None)
     cmd = [*star, "run", "--jit", jit, "--backend", backend,
            *(f"-D{k}={v}" for k, v in case.params.items()), str(path)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # SIGINT as a terminal gives it: a shell's background job (a campaign started with &)
+    # ignores SIGINT, and Python keeps an ignored SIGINT ignored
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = p.stdout.readline()          # 'start': the program runs (imports and parsing done)
     time.sleep(case.delay)
     p.send_signal(signal.SIGINT)
