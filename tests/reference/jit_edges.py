@@ -248,12 +248,12 @@ def _check_in_process(case: Case, backend: str) -> dict:
     return dict(problems=problems, compiled=compiled, error=error, lines=a[0].count("\n"))
 
 
-def first_difference(want: str, got: str) -> str:
+def first_difference(want: str, got: str, names=("interpreter", "compiled")) -> str:
     w, g = want.splitlines(), got.splitlines()
     for i, (x, y) in enumerate(zip(w, g)):
         if x != y:
-            return f"line {i + 1}: interpreter {x!r}, compiled {y!r}"
-    return f"interpreter printed {len(w)} lines, compiled {len(g)}"
+            return f"line {i + 1}: {names[0]} {x!r}, {names[1]} {y!r}"
+    return f"{names[0]} printed {len(w)} lines, {names[1]} {len(g)}"
 
 
 def statement_positions(source: str) -> set[tuple[int, int]]:
@@ -293,7 +293,9 @@ def interrupted_run(case: Case, jit: str, backend: str, path: Path, star: list[s
            *(f"-D{k}={v}" for k, v in case.params.items()), str(path)]
     # SIGINT as a terminal gives it: a shell's background job (a campaign started with &)
     # ignores SIGINT, and Python keeps an ignored SIGINT ignored
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    # unbuffered: communicate() reads the pipe itself, so a buffered readline() would keep
+    # (and lose) whatever it read past the first line
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, bufsize=0,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = p.stdout.readline()          # 'start': the program runs (imports and parsing done)
     time.sleep(case.delay)
@@ -346,10 +348,11 @@ def _prefix_problems(case: Case, jit: str, backend: str, printed: str, tier: str
     problems = []
     if not full.startswith(printed):
         problems.append(f"{tier}: the output before the interrupt is not a prefix of the uninterrupted run's: "
-                        + first_difference(full, printed))
+                        + first_difference(full, printed, ("uninterrupted", "interrupted")))
     # (what the interpreter runs in about half a second)
     other = run(case, "off" if jit == "on" else "on", backend,
                 params={**case.params, "N": min(k * (done + 1), 300_000)})[0]
     if not full.startswith(other) and not other.startswith(full):
-        problems.append(f"{tier}: the tiers' uninterrupted runs differ: " + first_difference(other, full))
+        problems.append(f"{tier}: the tiers' uninterrupted runs differ: "
+                        + first_difference(other, full, ("the other tier", tier)))
     return problems
