@@ -548,7 +548,8 @@ def _sm_count() -> int:
     return _SMS[0]
 
 
-_FLAG: list = []
+_FLAG: list = []     # (cupy module, flag array, address of its word S_INTR)
+_KEEP: list = []     # device words that stand in for the flag, kept alive
 WAIT_SPIN_S = 0.002      # a call's kernel waited for from Python this long (GpuRoutine.wait)
 
 
@@ -562,20 +563,23 @@ def _stream_done():
 def _interrupt_flag():
     """(array, address of its word S_INTR) that interrupts.flagged and the kernels share: page-
     locked host memory, which a kernel reads directly (unified addressing: the host address is
-    the device's). Where none is to be had, a device word no SIGINT sets (no Ctrl-C, as before)."""
-    if not _FLAG:
-        import cupy as cp
-        try:
-            mem = cp.cuda.alloc_pinned_memory((S_INTR + 1) * 8)
-            flag = np.frombuffer(mem, np.int64, S_INTR + 1)
-            address = flag.ctypes.data + 8 * S_INTR
-        except Exception:  # noqa: BLE001 - no page-locked memory: the kernel reads a device zero
-            flag = np.zeros(S_INTR + 1, np.int64)
-            word = cp.zeros(1, cp.int64)
-            address = word.data.ptr
-            _FLAG.append(word)
-        _FLAG[:0] = [(flag, address)]
-    return _FLAG[0]
+    the device's). Where none is to be had, a device word no SIGINT sets (no Ctrl-C, as before).
+    One per CuPy module: a stand-in's (tests) must never be handed to a real GPU's kernel."""
+    import cupy as cp
+    for module, flag, address in _FLAG:
+        if module is cp:
+            return flag, address
+    try:
+        mem = cp.cuda.alloc_pinned_memory((S_INTR + 1) * 8)
+        flag = np.frombuffer(mem, np.int64, S_INTR + 1)
+        address = flag.ctypes.data + 8 * S_INTR
+    except Exception:  # noqa: BLE001 - no page-locked memory: the kernel reads a device zero
+        flag = np.zeros(S_INTR + 1, np.int64)
+        word = cp.zeros(1, cp.int64)
+        address = word.data.ptr
+        _KEEP.append(word)
+    _FLAG.append((cp, flag, address))
+    return flag, address
 
 
 def _pinned_int64(size: int) -> np.ndarray:

@@ -876,3 +876,27 @@ def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monke
                 assert 1 in seen         # flagged's handler had set the kernel's word
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def test_the_ctrl_c_flag_is_one_per_cupy_module(monkeypatch):
+    """A stand-in's flag (ordinary host memory, tests) is never handed to another CuPy's kernels:
+    on a GPU host a stand-in test followed by real kernels in one process made them read a
+    pageable address (cudaErrorIllegalAddress in every later GPU test of that worker)."""
+    import sys
+    import types
+
+    from starvm.jit import cuda_runtime
+
+    def stand_in(tag):
+        cuda = types.SimpleNamespace(alloc_pinned_memory=lambda size: bytearray(size))
+        return types.SimpleNamespace(cuda=cuda, tag=tag)
+
+    monkeypatch.setattr(cuda_runtime, "_FLAG", [])
+    first, second = stand_in(1), stand_in(2)
+    monkeypatch.setitem(sys.modules, "cupy", first)
+    flag1, address1 = cuda_runtime._interrupt_flag()
+    assert cuda_runtime._interrupt_flag()[1] == address1          # cached for its module
+    monkeypatch.setitem(sys.modules, "cupy", second)
+    flag2, address2 = cuda_runtime._interrupt_flag()
+    assert address2 != address1 and flag2 is not flag1
+    assert address1 == flag1.ctypes.data + 8 * cuda_runtime.S_INTR
