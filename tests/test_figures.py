@@ -37,7 +37,7 @@ def results(source: str):
 
 
 def _in_git() -> bool:
-    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode == 0
+    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True, timeout=60).returncode == 0
 
 
 _STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")

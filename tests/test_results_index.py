@@ -19,7 +19,7 @@ CITATIONS = ri.citations(ROOT)
 
 
 def _in_git() -> bool:
-    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode == 0
+    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True, timeout=60).returncode == 0
 
 
 def test_the_index_is_generated_from_the_manifest_and_up_to_date():
@@ -53,7 +53,7 @@ def test_every_citation_names_a_file_that_is_there():
 def test_every_earlier_run_cited_is_in_git():
     absent = [f"{where}:{line}: {rev}:{folder}/{name}" for where, line, rev, folder, name in CITATIONS
               if rev is not None and subprocess.run(["git", "cat-file", "-e", f"{rev}:{folder}/{name}"],
-                                                    cwd=ROOT, capture_output=True).returncode != 0]
+                                                    cwd=ROOT, capture_output=True, timeout=60).returncode != 0]
     assert not absent, "earlier runs cited that git does not hold:\n" + "\n".join(absent)
 
 
