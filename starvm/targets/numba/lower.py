@@ -21,6 +21,9 @@ What a target changes is in ``ModuleGen``'s op -> template tables (``op_kernel``
 (``_s_<OP>``): a subclass overrides entries, as the MPI ranks' renderer does
 (targets/mpi/lower.py). The structure (statement visitor, ``vector``/``scalar`` expressions,
 site table) is shared with the CUDA renderer (targets/cuda/routine.py).
+
+A long routine's function is split into an entry and helper functions of bounded size
+(``outline.py``), so that compiling it takes time linear in its length.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from ...ir.ops import BASE_OPS, GroupOp, Node, Op
 from ...ir.walk import callees, direct_globals, small_int, walk, writes_globals, writes_output, writes_tables
 from ...types import T
 from ..common import Compiled, Lowered, Site, Unsupported, check_int64
+from .outline import outline
 
 _SCALAR_BINARY = {"+": "+", "-": "-", "*": "*", "=": "==", "<>": "!=", "<": "<", "<=": "<=",
                   ">": ">", ">=": ">=", "and": "and", "or": "or", "xor": "!="}
@@ -113,10 +117,17 @@ class ModuleGen:
                                   "limits (100 indentation levels, 200 parentheses)")
             at = len(self.lines)
             self.function(pyname)
+            if not self.recursive(pyname):     # a long function: helpers of bounded size (outline.py)
+                self.lines[at:] = [outline("\n".join(self.lines[at:]), "o")]
             self._texts[pyname] = "\n".join(self.lines[at:])
         for pyname, compiled in self.compiled.items():
             compiled.restartable = self.restartable(pyname)
         return Lowered("\n".join(self.lines) + "\n", self.compiled, self.sites, self.names, self.strings)
+
+    def recursive(self, pyname: str) -> bool:
+        """Does pyname call itself, directly or around a cycle? (A helper it calls that calls
+        it again would make a cycle of functions, which Numba's disk cache cannot load.)"""
+        return pyname in self.cycles or any(c.pyname == pyname for c in callees(self.bodies[pyname][1]))
 
     def restartable(self, pyname: str) -> bool:
         """May a call of pyname stop to run again from its entry (call.restart): an integer

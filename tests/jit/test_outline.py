@@ -1,0 +1,209 @@
+"""A long routine compiles as an entry and helpers of bounded size (targets/numba/outline.py,
+issue 36: compile time linear in size). The structure, without compiling: the helpers' sizes
+and names, the statements moved in order, short and recursive routines left whole; on random
+Python functions, that an outlined function computes what the original did (the variables a
+helper takes and returns); and one routine outlined into helpers of a few lines, compiled,
+against the interpreter (output, steps, an error's position and call stack, a step limit)."""
+from __future__ import annotations
+
+import ast
+import io
+import random
+import numpy as np
+import pytest
+
+import starvm
+from starvm.check import Checker, Environment
+from starvm.frontend.parser import parse
+from starvm.ir.lower import lower_unit
+from starvm.targets.numba import lower
+from starvm.targets.numba.lower import ModuleGen
+from starvm.targets.numba.outline import CHUNK_LINES, OUTLINE_OVER, outline
+from reference.jit_differential import jit_cache  # noqa: F401 - the compiled-code cache, a fresh folder
+
+STATEMENTS = ["a := a + b;", "b := (a * 3) mod 17;", "V := V or W;", "W := COL((a mod n) + 1, P);",
+              "X := ROW((b mod n) + 1, P);", "c := NUMB(V) + c;"]
+
+
+def long_routine(name: str, statements: int, loops: bool = False, recursive: bool = False) -> str:
+    if loops:
+        body = [f"for i := 1 to 2 do begin {' '.join(STATEMENTS[(k + j) % 6] for j in range(3))} end;"
+                for k in range(statements // 4)]
+    else:
+        body = [STATEMENTS[k % 6] for k in range(statements)]
+    if recursive:
+        body.append(f"if n > 1 then {name}(n - 1, P);")
+    return (f"proc {name}(n: integer; var P: table);\nvar a, b, c, i: integer; V, W: slice; X: word;\nbegin\n"
+            "  a := 1; b := 2; c := 0; V := COL(1, P); W := COL(2, P);\n  " + "\n  ".join(body)
+            + "\n  writeln(a, ' ', b, ' ', c, ' ', NUMB(V));\nend;\n")
+
+
+def bodies_of(text: str, filename: str = "long.star") -> dict:
+    unit = lower_unit(Checker(Environment(library=starvm.stdlib.lookup)).check_program(parse(text, filename)))
+    bodies = {info.pyname: (info, body) for info, body in unit.routines}
+    if unit.main is not None:
+        bodies["main_"] = (None, unit.main)
+    return bodies
+
+
+def functions(source: str) -> dict[str, ast.FunctionDef]:
+    return {f.name: f for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)}
+
+
+def body_lines(f: ast.FunctionDef) -> int:
+    return f.body[-1].end_lineno - f.body[0].lineno + 1
+
+
+def small_helpers(monkeypatch, chunk_lines=20, over=40):
+    """Outlining as the tier does it, with helpers of a few lines (rendering stays fast)."""
+    monkeypatch.setattr(lower, "outline", lambda text, prefix: outline(text, prefix, chunk_lines=chunk_lines, over=over))
+
+
+@pytest.mark.parametrize("loops", [False, True], ids=["straight", "small loops"])
+def test_a_long_routine_is_an_entry_and_helpers_of_bounded_size(loops, monkeypatch):
+    bodies = bodies_of(long_routine("LONG", 200, loops))
+    monkeypatch.setattr(lower, "outline", lambda text, prefix: text)
+    whole = ModuleGen(bodies).render(["r_long"]).source
+    small_helpers(monkeypatch)
+    source = ModuleGen(bodies).render(["r_long"]).source
+    funcs = functions(source)
+    helpers = [n for n in funcs if n != "f_r_long"]
+    assert len(helpers) >= (200 // 4 * 5 if loops else 200) // 20 - 1
+    assert all(n == f"o{k}_f_r_long" for k, n in enumerate(helpers))
+    # each helper: at most 20 moved lines and its return; the entry: its prologue and one call a helper
+    assert max(body_lines(funcs[n]) for n in helpers) <= 20 + 1
+    assert body_lines(funcs["f_r_long"]) <= 5 + len(helpers)
+    # the statements are the ones rendered without outlining, in the same order
+    moved = [line.strip() for n in helpers for line in ast.get_source_segment(source, funcs[n]).split("\n")[1:-1]]
+    assert moved == [line.strip() for line in whole.split("\n") if line.strip() in set(moved)]
+    assert len(moved) > 200 * 0.9
+
+
+def test_the_tier_outlines_past_outline_over_lines_into_chunk_lines():
+    def function(lines: int) -> str:
+        return "@njit(cache=True)\ndef f_r_x(p0):\n" + "".join(f"    v{i} = p0 + {i}\n" for i in range(lines - 1)) + "    return (p0,)\n"
+    assert outline(function(OUTLINE_OVER), "o") == function(OUTLINE_OVER)
+    funcs = functions(outline(function(OUTLINE_OVER + 1), "o"))
+    assert len(funcs) == 1 + -(-OUTLINE_OVER // CHUNK_LINES)
+    assert max(body_lines(f) for n, f in funcs.items() if n != "f_r_x") <= CHUNK_LINES + 1
+
+
+def test_short_and_recursive_routines_stay_whole(monkeypatch):
+    small_helpers(monkeypatch)
+    bodies = bodies_of(long_routine("SHORT", 10) + long_routine("SELF", 100, recursive=True)
+                       + long_routine("A", 100, recursive=True).replace("A(n - 1, P)", "B(n - 1, P)")
+                       + "proc B(n: integer; var P: table); begin A(n, P); end;\n")
+    source = ModuleGen(bodies).render(["r_short", "r_self", "r_a"]).source
+    assert not [n for n in functions(source) if n.startswith("o")]
+    assert body_lines(functions(source)["f_r_self"]) > 100
+    assert [n for n in functions(ModuleGen(bodies).render(["r_b"]).source) if n.startswith("o")] == []
+
+
+ROUTINE = """
+proc R(n, m: integer; var P: table);
+var a, b, c, i: integer; V, W: slice; X: word;
+begin
+  a := 1; b := 2; c := 0; V := COL(1, P); W := COL(2, P);
+  for i := 1 to m do
+  begin
+    a := a + b; b := (a * 3) mod 17;
+    V := V or W; W := COL((a mod n) + 1, P);
+    if SOME(W) then c := c + 1 else X := ROW((b mod n) + 1, P);
+    writeln(i, ' ', a, ' ', NUMB(V));
+  end;
+  c := c + NUMB(V);
+  W := COL((c mod n) + 1, P);
+  writeln(a, ' ', b, ' ', c, ' ', NUMB(W));
+end;
+"""
+
+
+def test_an_outlined_routine_compiled_equals_the_interpreter(monkeypatch, jit_cache):
+    """Helpers of 3 lines (so a short routine is outlined, and one compile is all the test
+    costs): the same output, steps by kind, error (n = 0: mod by zero inside a helper, in a
+    loop) and step limit as interpreted."""
+    small_helpers(monkeypatch, chunk_lines=3, over=0)
+    assert len([n for n in functions(ModuleGen(bodies_of(ROUTINE)).render(["r_r"]).source) if n.startswith("o")]) >= 5
+
+    def call(jit: str, n: int, m: int, max_steps=None):
+        out = io.StringIO()
+        machine = starvm.Machine(out=out, jit=jit, **({"max_steps": max_steps} if max_steps else {}))
+        machine.load(ROUTINE, "outlined.star")
+        bits = np.zeros((7, 7), bool)
+        for j in range(7):
+            bits[j, j] = bits[(j + 1) % 7, j] = True
+        table = machine.table(bits)
+        try:
+            machine.call("R", n, m, table)
+            err = None
+        except starvm.StarError as e:
+            err = e.render()
+        states = {r.display: r.state for r in machine.jit.routines.values()} if machine.jit else {}
+        return out.getvalue(), list(machine.counts), err, states
+    for args in [(7, 5, None), (0, 3, None), (7, 40, 60)]:
+        a, b = call("off", *args), call("on", *args)
+        assert b[3] == {"R": "compiled"}
+        assert a[:3] == b[:3], args
+    assert "division by zero" in call("off", 0, 3)[2]
+
+
+# ------------------------------------------------------------------ random functions, run as Python
+def random_block(rng: random.Random, depth: int, names: list[str], temps: list[int]) -> list[str]:
+    out = []
+    for _ in range(rng.randint(1, 6)):
+        kind = rng.random()
+        a, b, c = (rng.choice(names) for _ in range(3))
+        if kind < 0.5 or depth > 2 or len(names) < 2:
+            out.append(f"{a} = ({b} + {c} * {rng.randint(1, 5)}) % 1009")
+        elif kind < 0.6:
+            temps[0] += 1
+            out += [f"t{temps[0]} = {b} - {c}", f"{a} = t{temps[0]} % 97"]
+        elif kind < 0.75:
+            out.append(f"if {a} > {b}:")
+            out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+            if rng.random() < 0.5:
+                out.append("else:")
+                out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+        elif kind < 0.9:
+            out.append(f"for {a} in range({rng.randint(0, 3)}):")
+            out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+        else:
+            out.append(f"while {a} > 50:")
+            out += ["    " + s for s in [f"{a} = {a} // 2"] + random_block(rng, depth + 1, [n for n in names if n != a], temps)]
+    return out
+
+
+def njit(**_options):
+    return lambda f: f
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_an_outlined_function_computes_what_the_original_does(seed):
+    rng = random.Random(seed)
+    names = [f"v{i}" for i in range(rng.randint(2, 6))]
+    temps = [0]
+    body = [f"{n} = p{i % 2}" for i, n in enumerate(names)]
+    for _ in range(rng.randint(3, 25)):
+        body += random_block(rng, 0, names, temps)
+    body.append(f"return ({', '.join(names)},)")
+    text = "@njit(cache=True)\ndef f_r_x(p0, p1):\n" + "\n".join("    " + s for s in body) + "\n"
+    chunk = rng.randint(2, 8)
+    outlined = outline(text, "o", chunk_lines=chunk, over=0)
+    assert outlined != text
+    assert max(body_lines(f) for n, f in functions(outlined).items() if n != "f_r_x") <= chunk + 1
+    want, got = {"njit": njit}, {"njit": njit}
+    exec(text, want)
+    exec(outlined, got)
+    for p in [(0, 0), (3, 70), (123, 999), (-5, 60)]:
+        assert got["f_r_x"](*p) == want["f_r_x"](*p), outlined
+
+
+def test_a_loop_carries_what_a_helper_reads_and_assigns():
+    text = ("@njit(cache=True)\ndef f_r_x(p0, p1):\n    v0 = p0\n    v1 = p1\n    for v2 in range(3):\n"
+            "        v0 = v0 + 1\n        v1 = v1 + v0\n    return (v1,)\n")
+    outlined = outline(text, "o", chunk_lines=2, over=0)
+    assert "o0_f_r_x" in outlined
+    want, got = {"njit": njit}, {"njit": njit}
+    exec(text, want)
+    exec(outlined, got)
+    assert got["f_r_x"](1, 0) == want["f_r_x"](1, 0) == (2 + 3 + 4,)
