@@ -204,8 +204,23 @@ def test_an_interrupted_run_stops_at_a_statement_with_a_prefix_of_the_output():
     """star run on each tier, SIGINT a random time after its first line: exit 130, 'star:
     interrupted at FILE:LINE:COL' at a statement (or an expression in one), the lines printed a
     prefix of the uninterrupted run's. A line every 10^6 iterations, so that the compiled tier's
-    output flushes (where a Ctrl-C is lost today: the xfail below) are rare."""
-    rec = _edge_check("interrupt", 0, params={"N": 10 ** 12, "K": 10 ** 6}, delay=0.4)
+    output flushes (where a Ctrl-C is lost today: the xfail below) are rare. The two stops
+    without a position the campaign found (bench/results/fuzz_compiled_cases_cpu2.md), which
+    depend on where the signal lands, make this test xfail, not pass, when they are all it sees."""
+    from reference.jit_edges import EdgeGen, check_case
+    case = EdgeGen(0, shapes=2).case("interrupt")
+    case.params, case.delay = {"N": 10 ** 12, "K": 10 ** 6}, 0.4
+    rec = check_case(case)
+    known = {"interpreter": "issue 36: the interpreter's KeyboardInterrupt taken at a loop's back edge, a generated-code "
+                            "instruction with no line number, has no Star position",
+             "compiled": "issue 36: a Ctrl-C taken in call.OutputSink.flush stops the compiled call with no position"}
+    lost = [t for t in known if any(p.startswith(f"{t}: no 'star: interrupted at") for p in rec["problems"])]
+    # (the compiled tier's flush also writes its lines again: not a prefix then)
+    other = [p for p in rec["problems"] if not any(p.startswith(f"{t}: no 'star: interrupted at") for t in lost)
+             and not ("compiled" in lost and p.startswith("compiled: the output before the interrupt"))]
+    assert other == [], "\n".join(rec["problems"]) + "\n" + case.source
+    if rec["problems"]:
+        pytest.xfail("; ".join(known[t] for t in lost))
     assert set(rec["where"]) == {"interpreter", "compiled"}, rec
 
 
@@ -241,3 +256,20 @@ def test_a_ctrl_c_during_a_compiled_output_flush_keeps_the_position_and_the_line
         assert len(lines) == len(set(lines)), (jit, "a line written twice")
         loc = stop.value.loc
         assert loc is not None and (loc.line, loc.column) in statement_positions(case.source), (jit, loc)
+
+
+def test_campaign_script_runs_the_edge_cases(tmp_path):
+    """bench/fuzz_compiled.py --cases: one case of each kind asked, its figures per kind."""
+    res = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--cases", "deep,output",
+                          "--programs", "2", "--shapes", "2", "--seed", "0", "--jobs", "1", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, env=subprocess_env())
+    assert res.returncode == 0, res.stdout + res.stderr
+    [path] = tmp_path.glob("fuzz_compiled_cases_cpu*.json")
+    doc = json.loads(path.read_text())
+    assert doc["benchmark"] == "fuzz_compiled_cases" and doc["programs"] == 2 and doc["mismatching_programs"] == 0
+    assert {k: (v["cases"], v["ran_compiled"]) for k, v in doc["kinds"].items()} == {"deep": (1, 1), "output": (1, 1)}
+    assert "| deep | 1 | 0 |" in path.with_suffix(".md").read_text()
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--cases", "deep,nothing",
+                          "--programs", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         env=subprocess_env())
+    assert bad.returncode == 2 and "--cases takes deep, output, interrupt" in bad.stderr
