@@ -469,13 +469,18 @@ def _first_line(e: BaseException) -> str:
 def write_records(write, ob, strings: list[str]) -> int:
     """Write the text of the finished write calls among the output records of kernels.out_*
     in one call of ``write`` (kernels.records_text); returns the characters written."""
-    if not len(ob):
-        return 0
-    sbytes, soffs = _string_bytes(strings)
-    text = _text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
+    text = records_text(ob, strings)
     if text:
         write(text)
     return len(text)
+
+
+def records_text(ob, strings: list[str]) -> str:
+    """The text of the finished write calls among the output records of kernels.out_*."""
+    if not len(ob):
+        return ""
+    sbytes, soffs = _string_bytes(strings)
+    return _text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
 
 
 _STRINGS: dict[int, tuple] = {}
@@ -532,10 +537,19 @@ class OutputSink:
         st = self.st
         done, n = int(st[S_DONE]), int(st[S_OUT])
         records = output_records(self.ob)
-        self.written += write_records(self.context.write, records[:done], self.strings)
+        text = records_text(records[:done], self.strings)
         records[:n - done] = records[done:n]      # the unfinished write call's records (NumPy copies overlaps)
+        # taken before writing: a Ctrl-C raised in the write (Python runs its SIGINT handler
+        # here) must not leave these lines in the buffer, to be written again at the end
         st[S_OUT], st[S_DONE] = n - done, 0
-        self.context.flush()
+        self.written += len(text)
+        try:
+            if text:
+                self.context.write(text)
+            self.context.flush()
+        except KeyboardInterrupt:
+            # the compiled code's next poll stops the call, with its position
+            st[S_INTR] = 1
 
 
 _SINKS: dict[int, OutputSink] = {}      # the compiled calls in progress by their status array's address
@@ -545,6 +559,8 @@ def _flush_top(st_address: int) -> int:
     sink = _SINKS[st_address]
     try:
         sink.flush()
+    except KeyboardInterrupt:       # raised before the write (flush takes one in it): stop at the next poll
+        sink.st[S_INTR] = 1
     except BaseException as e:  # noqa: BLE001 - handed to the call's host (call.run) through E_HOST
         sink.error = e
         return 1

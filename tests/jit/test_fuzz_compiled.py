@@ -224,8 +224,6 @@ def test_an_interrupted_run_stops_at_a_statement_with_a_prefix_of_the_output():
     assert set(rec["where"]) == {"interpreter", "compiled"}, rec
 
 
-@pytest.mark.xfail(strict=True, reason="issue 36: a Ctrl-C taken while compiled code hands its output to the host "
-                   "(call.OutputSink.flush) stops the call with no position and its lines are written again")
 def test_a_ctrl_c_during_a_compiled_output_flush_keeps_the_position_and_the_lines():
     """The signal's KeyboardInterrupt raised in the output stream's write, as when Python runs its
     SIGINT handler inside the flush callback: the interpreter stops at the writeln with each line
