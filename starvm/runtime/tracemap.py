@@ -1,19 +1,40 @@
 """Map a Python traceback through generated code back to Star positions and a Star call stack."""
 from __future__ import annotations
 
+import dis
+
 from ..errors import Frame, Loc
 from ..targets.python.codegen import GeneratedUnit
 
 
-def _position(tb) -> tuple[int, int | None, int | None]:
+def _position(tb) -> tuple[int | None, int | None, int | None]:
     """The (line, col, end_col) of the instruction a traceback entry stopped at."""
     code = tb.tb_frame.f_code
     try:
         positions = list(code.co_positions())
         line, _end_line, col, end_col = positions[tb.tb_lasti // 2]
-        return (line or tb.tb_lineno), col, end_col
     except (AttributeError, IndexError):
         return tb.tb_lineno, None, None
+    if line is None and tb.tb_lineno is None:   # an instruction of no line: a loop's back edge
+        return _line_near(code, tb.tb_lasti, positions), None, None
+    return (line or tb.tb_lineno), col, end_col
+
+
+def _line_near(code, lasti: int, positions: list) -> int | None:
+    """The line of an instruction that has none (a Ctrl-C taken there): a jump's target's (a
+    loop's back edge: the loop's statement, as the compiled tier's poll there reports), else
+    the nearest preceding instruction's with one."""
+    for ins in dis.get_instructions(code):
+        if ins.offset == lasti:
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                target = positions[ins.argval // 2][0] if isinstance(ins.argval, int) else None
+                if target is not None:
+                    return target
+            break
+    for line, *_ in reversed(positions[:lasti // 2]):
+        if line is not None:
+            return line
+    return None
 
 
 def star_frames(tb, units: dict[str, GeneratedUnit], limit: int = 200) -> list[Frame]:
@@ -41,7 +62,7 @@ def shortened(frames: list[Frame], limit: int) -> list[Frame]:
     return frames
 
 
-def _loc_at(unit: GeneratedUnit, line: int, col: int | None, end_col: int | None) -> Loc | None:
+def _loc_at(unit: GeneratedUnit, line: int | None, col: int | None, end_col: int | None) -> Loc | None:
     info = unit.lines.get(line)
     if info is None:
         return None
