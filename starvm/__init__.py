@@ -23,15 +23,25 @@ files), ``input_files.py`` (reading a file the user named, bounded) and ``__main
 """
 __version__ = "0.1.0"
 
-from .errors import StarError, StarInterrupt, StarRuntimeError, StarSyntaxError, StarTypeError  # noqa: E402
-from .runtime.machine import BitVector, Machine  # noqa: E402
-from .execution.values import Table  # noqa: E402
-from .api import Program, StepCounter, compile  # noqa: E402,A004
-from .ui.pictures import png_or_none as _table_png  # noqa: E402
+# The public names load on first use (PEP 562): importing a part (starvm.ui.cli, as the `star`
+# command's start-up does) costs no machine, so that a Ctrl-C there reaches cli.main (exit 130).
+_PUBLIC = {"StarError": "errors", "StarInterrupt": "errors", "StarRuntimeError": "errors",
+           "StarSyntaxError": "errors", "StarTypeError": "errors", "BitVector": "runtime.machine",
+           "Machine": "runtime.machine", "Table": "execution.values", "Program": "api",
+           "StepCounter": "api", "compile": "api"}
 
-# Jupyter's rich display of a table: its bit picture (None without matplotlib). Attached here,
-# where the parts are put together, so that execution/values.py imports no user interface.
-Table._repr_png_ = _table_png
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'starvm' has no attribute {name!r}")
+    from importlib import import_module
+    from .ui.pictures import png_or_none
+    for public, module in _PUBLIC.items():
+        globals()[public] = getattr(import_module(f".{module}", __name__), public)
+    # Jupyter's rich display of a table: its bit picture (None without matplotlib). Attached here,
+    # where the parts are put together, so that execution/values.py imports no user interface.
+    globals()["Table"]._repr_png_ = png_or_none
+    return globals()[name]
 
 
 __all__ = ["Machine", "Table", "BitVector", "Program", "StepCounter", "compile", "StarError", "StarSyntaxError", "StarTypeError",

@@ -4,19 +4,24 @@ Exit codes: 0 ok, 1 Star error (syntax, type, runtime), 2 usage or I/O error, 13
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import traceback
-from pathlib import Path
-
-from .. import __version__, config
-from ..backends import NAMES, BackendUnavailable
-from ..errors import StarError, StarInterrupt
-from ..execution import limits
-from ..runtime.params import ParamError, add_param_argument, params_from_args
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
+
+try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, no traceback
+    import argparse
+    import os
+    import traceback
+    from pathlib import Path
+
+    from .. import __version__, config
+    from ..backends import NAMES, BackendUnavailable
+    from ..errors import StarError, StarInterrupt
+    from ..execution import limits
+    from ..runtime.params import ParamError, add_param_argument, params_from_args
+except KeyboardInterrupt:
+    print("star: interrupted", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPT) from None
 
 FILE_HELP = "a .star file, or - to read the program from standard input (named <stdin> in messages)"
 EXIT_CODES = """exit codes:

@@ -1,0 +1,51 @@
+"""Ctrl-C while `star run` starts (issue 36 item 2): at any moment before or while the program
+runs the command exits 130 with a `star: interrupted` line and no Python traceback. The
+signal lands at several delays after the start: in the imports (NumPy's, starvm's), the
+argument parsing, the compile, the run."""
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import subprocess_env
+
+PROGRAM = """program spin;
+var s, i: integer;
+begin
+  s := 0;
+  for i := 1 to 1000000000 do s := (s + i) mod 1000003;
+  writeln(s)
+end.
+"""
+STAR = shutil.which("star", path=str(Path(sys.executable).parent))   # the console script (starvm.ui.cli:main)
+
+
+def _interrupted_after(command: list[str], delay: float) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=subprocess_env(STARVM_BACKEND="numpy"))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m starvm"])
+def test_a_ctrl_c_during_start_up_exits_130_without_a_traceback(tmp_path, how):
+    if how == "console script" and STAR is None:
+        pytest.skip("no `star` console script beside this Python")
+    path = tmp_path / "spin.star"
+    path.write_text(PROGRAM)
+    command = ([STAR] if how == "console script" else [sys.executable, "-m", "starvm"]) + ["run", str(path)]
+    delays = (0.05, 0.15, 0.3, 0.5) if how == "console script" else (0.1, 0.4)
+    for delay in delays:
+        res = _interrupted_after(command, delay)
+        assert res.returncode == 130, (delay, res.returncode, res.stderr)
+        assert "Traceback" not in res.stderr, (delay, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("star: interrupted"), (delay, res.stderr)
