@@ -241,6 +241,11 @@ class JitRoutine:
             if not isinstance(e, JitFault):
                 raise
             code = int(st[S_CODE])
+            if code == E_HOST and sink.error is None:
+                # a Ctrl-C at the output callback's first instruction, before its try: ctypes
+                # prints and drops it and the callback fails; nothing was flushed, so the
+                # call stops as interrupted where it was
+                st[S_CODE] = code = E_INTERRUPT
             if code == E_INTERRUPT:
                 _take_pending_interrupt()
             if code == E_HOST:              # the output's stream failed (a closed pipe, ...)

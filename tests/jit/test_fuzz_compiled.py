@@ -271,3 +271,35 @@ def test_campaign_script_runs_the_edge_cases(tmp_path):
                           "--programs", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120,
                          env=subprocess_env())
     assert bad.returncode == 2 and "--cases takes deep, output, interrupt" in bad.stderr
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # ctypes reports the dropped one
+def test_a_ctrl_c_at_the_output_callbacks_entry_stops_the_compiled_call_as_interrupted(monkeypatch):
+    """The KeyboardInterrupt raised at the callback's first instruction (call._flush_top, before
+    its try), which ctypes reports and drops, failing the callback: the call stops as
+    interrupted with a position (the campaign's seed 1009 ended in an internal error)."""
+    import io
+    import starvm
+    from starvm.jit import call
+    from reference.jit_edges import EdgeGen, statement_positions
+
+    class Sinks(dict):
+        lookups = 0
+
+        def __getitem__(self, key):
+            Sinks.lookups += 1
+            if Sinks.lookups == 2:
+                raise KeyboardInterrupt
+            return super().__getitem__(key)
+    monkeypatch.setattr(call, "_SINKS", Sinks())
+    case = EdgeGen(0, shapes=2).case("interrupt")
+    out = io.StringIO()
+    m = starvm.Machine(out=out, jit="on", params={"N": 10 ** 6, "K": 100})
+    with pytest.raises(starvm.StarError) as stop:
+        m.run(case.source, "edge.star")
+    lines = out.getvalue().splitlines()
+    assert Sinks.lookups >= 2
+    assert "interrupted" in str(stop.value), str(stop.value)
+    assert len(lines) == len(set(lines)), "a line written twice"
+    loc = stop.value.loc
+    assert loc is not None and (loc.line, loc.column) in statement_positions(case.source), loc
