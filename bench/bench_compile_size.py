@@ -1,0 +1,119 @@
+"""Compile time of the CPU tier against a routine's size (issue 36 item 5: linear in size).
+
+A generated procedure of N straight-line statements (integer arithmetic, slice logic, COL and
+ROW reads, NUMB; or N/4 small `for` loops of 3 statements each) is compiled with `--jit on`
+(the NumPy backend) in a fresh process whose compiled-code cache (STARVM_JIT_CACHE) is empty;
+Numba's cache of starvm's kernels is warmed first and shared, as after any first run. The
+figure is the first call's time (compiling it; running it takes milliseconds). ``--whole``
+cases compile the routine as one function (outlining off: what the tier did before
+targets/numba/outline.py), ``outlined`` ones as an entry and helpers of at most
+outline.CHUNK_LINES lines.
+
+    python bench/bench_compile_size.py [--cases outlined:straight:250,...] [--out NAME] [--timeout S]
+
+Writes bench/results/NAME.json and NAME.md (default compile_size_cpu<cores>), case by case.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from starvm.benchmarking import document, load_average, run_process, write_results
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ["outlined:straight:250", "outlined:straight:500", "outlined:straight:1000", "outlined:straight:2000",
+         "outlined:loops:500", "outlined:loops:1000", "outlined:loops:2000",
+         "whole:straight:250", "whole:straight:500", "whole:straight:1000"]
+STATEMENTS = ["a := a + b;", "b := (a * 3) mod 17;", "V := V or W;", "W := COL((a mod n) + 1, P);",
+              "X := ROW((b mod n) + 1, P);", "c := NUMB(V) + c;"]
+
+
+def program(statements: int, loops: bool) -> str:
+    if loops:
+        body = [f"for i := 1 to 2 do begin {' '.join(STATEMENTS[(k + j) % 6] for j in range(3))} end;"
+                for k in range(statements // 4)]
+    else:
+        body = [STATEMENTS[k % 6] for k in range(statements)]
+    return ("proc BIG(n: integer; var P: table);\nvar a, b, c, i: integer; V, W: slice; X: word;\nbegin\n"
+            "  a := 1; b := 2; c := 0; V := COL(1, P); W := COL(2, P);\n  " + "\n  ".join(body)
+            + "\n  writeln(a, ' ', b, ' ', c, ' ', NUMB(V));\nend;\n")
+
+
+PROBE = r"""
+import io, json, sys, time
+import starvm
+from starvm.targets.numba import lower
+if sys.argv[2] == "whole":
+    lower.outline = lambda text, prefix: text
+m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO())
+m.load(sys.argv[1], "size.star")
+t = time.perf_counter()
+m.call("BIG", 7, m.table(rows=7, cols=7))
+seconds = time.perf_counter() - t
+module = next(v for k, v in sys.modules.items() if k.startswith("starvm_jit_") and hasattr(v, "f_r_big"))
+helpers = sum(1 for k in vars(module) if k.startswith("o") and k.endswith("_f_r_big"))
+print(json.dumps({"seconds": seconds, "state": {r.display: r.state for r in m.jit.routines.values()}["BIG"], "helpers": helpers}))
+"""
+
+
+def measure(mode: str, kind: str, statements: int, kernels: Path, timeout: float) -> dict:
+    row = {"mode": mode, "kind": kind, "statements": statements, "load_before": load_average()}
+    with tempfile.TemporaryDirectory(prefix="starvm-compile-size-") as folder:
+        env = {**os.environ, "STARVM_JIT_CACHE": folder, "NUMBA_CACHE_DIR": str(kernels), "PYTHONPATH": str(ROOT)}
+        done = run_process([sys.executable, "-c", PROBE, program(statements, kind == "loops"), mode], env=env,
+                           timeout=timeout)
+    row["load_after"] = load_average()
+    if not done.ok:
+        row["error"] = (done.stderr or "timed out")[-300:]
+        return row
+    row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    row["seconds"] = round(row["seconds"], 2)
+    row["ms_per_statement"] = round(1000 * row["seconds"] / statements, 1)
+    return row
+
+
+def markdown(doc: dict) -> list[str]:
+    lines = [doc["method"], "", "| routine | statements | compiled as | helpers | compile s | ms / statement | load |",
+             "|---|---|---|---|---|---|---|"]
+    for r in doc["results"]:
+        what = "straight-line" if r["kind"] == "straight" else "small loops"
+        load = f"{r['load_before'] or 0:.1f}-{r['load_after'] or 0:.1f}"
+        if "error" in r:
+            lines.append(f"| {what} | {r['statements']} | {r['mode']} | | failed: {r['error'][:60]} | | {load} |")
+            continue
+        lines.append(f"| {what} | {r['statements']} | {r['mode']} | {r['helpers']} | {r['seconds']:.1f} | "
+                     f"{r['ms_per_statement']} | {load} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=",".join(CASES), help="MODE:KIND:N,... (MODE outlined|whole, KIND straight|loops)")
+    ap.add_argument("--out", default=f"compile_size_cpu{os.cpu_count()}")
+    ap.add_argument("--timeout", type=float, default=600.0)
+    args = ap.parse_args(argv)
+    out = ROOT / "bench" / "results" / args.out
+    doc = document("compile size", "Compile time of the CPU tier against a routine's size",
+                   method="Each case a fresh process, `--jit on` on the NumPy backend, its compiled-code cache empty "
+                          "(Numba's cache of starvm's kernels warmed first, shared); the figure is the first call's time, "
+                          "compile included (the routine itself runs in milliseconds). whole: one function (outlining off); "
+                          "outlined: an entry and helpers of at most targets/numba/outline.py's CHUNK_LINES lines. The host "
+                          "is shared with other developers' work: the load average is beside each case.",
+                   results=[])
+    kernels = Path(tempfile.mkdtemp(prefix="starvm-compile-size-numba-"))
+    measure("outlined", "straight", 10, kernels, args.timeout)          # Numba's cache of the kernels
+    for case in args.cases.split(","):
+        mode, kind, n = case.split(":")
+        row = measure(mode, kind, int(n), kernels, args.timeout)
+        doc["results"].append(row)
+        print(row, flush=True)
+        write_results(doc, out.with_suffix(".json"), markdown(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
