@@ -126,14 +126,29 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if "--distributed" in (sys.argv[1:] if argv is None else argv):   # starvm/distributed/launch.py
             from ..distributed.launch import run_ranks
-            return run_ranks(_main, argv)
-        return _main(argv)
+            code = run_ranks(_main, argv)
+        else:
+            code = _main(argv)
     except KeyboardInterrupt:
         print("star: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
+        code = EXIT_INTERRUPT
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_USAGE
+    if code == EXIT_INTERRUPT and argv is None:
+        _ignore_further_interrupts()
+    return code
+
+
+def _ignore_further_interrupts() -> None:
+    """The command has been stopped and said so: a SIGINT still pending (taken by a C-level
+    handler of compiled code and also tripped for Python) or a second Ctrl-C must not turn the
+    exit into Python's death by SIGINT (rc -2) on the way out (seen on Python 3.12)."""
+    import signal
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:      # not the main thread
+        pass
 
 
 def _silence_stdout() -> None:

@@ -29,9 +29,14 @@ STAR = shutil.which("star", path=str(Path(sys.executable).parent))   # the conso
 def _interrupted_after(command: list[str], delay: float) -> subprocess.CompletedProcess:
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=subprocess_env(STARVM_BACKEND="numpy"))
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 

@@ -298,15 +298,20 @@ def interrupted_run(case: Case, jit: str, backend: str, path: Path, star: list[s
     # (and lose) whatever it read past the first line
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, bufsize=0,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    first = p.stdout.readline()          # 'start': the program runs (imports and parsing done)
-    time.sleep(case.delay)
-    p.send_signal(signal.SIGINT)
     try:
-        out, err = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        return dict(rc="hang", out=(first + out).decode(), err=err.decode())
+        first = p.stdout.readline()          # 'start': the program runs (imports and parsing done)
+        time.sleep(case.delay)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            return dict(rc="hang", out=(first + out).decode(), err=err.decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
     return dict(rc=p.returncode, out=(first + out).decode(errors="replace"), err=err.decode(errors="replace"))
 
 

@@ -33,9 +33,28 @@ def _lineless_jumps(code):
     return [i.offset for i in dis.get_instructions(code) if i.positions.lineno is None and i.opname.startswith("JUMP")]
 
 
+def _routine_code(m):
+    """The code object of the generated r_l of the program m ran."""
+    [unit] = m.units.values()
+    module = compile(unit.source, unit.filename, "exec")
+    [code] = [c for c in module.co_consts if getattr(c, "co_name", None) == "r_l"]
+    return code
+
+
+def _skip_where_every_jump_has_a_line(backend):
+    """Python 3.12 gives a loop's back edge its line (3.11 does not): there nothing is to map."""
+    import io
+    m = starvm.Machine(out=io.StringIO(), jit="off", backend=backend)
+    m.run(SOURCE, "backedge.star")
+    if not _lineless_jumps(_routine_code(m)):
+        pytest.skip(f"Python {sys.version_info.major}.{sys.version_info.minor} gives every jump of the loop a line")
+    return m
+
+
 def test_a_ctrl_c_at_a_loops_back_edge_stops_at_the_loop(backend):
     """The KeyboardInterrupt raised (by a trace function) at the back edge's own instruction, as
     Python's SIGINT handler does when the signal lands there."""
+    _skip_where_every_jump_has_a_line(backend)
     seen = []
 
     def tracer(frame, event, arg):
@@ -66,14 +85,9 @@ def test_a_ctrl_c_at_a_loops_back_edge_stops_at_the_loop(backend):
 def test_star_frames_of_a_lineless_instruction_take_the_jump_target_or_the_line_before(backend):
     """star_frames on a synthetic traceback entry at each lineless instruction of the routine:
     each (a jump) maps to its target: the loop statement."""
-    import io
-    m = starvm.Machine(out=io.StringIO(), jit="off", backend=backend)
-    m.run(SOURCE, "backedge.star")
-    [unit] = m.units.values()
-    module = compile(unit.source, unit.filename, "exec")
-    [code] = [c for c in module.co_consts if getattr(c, "co_name", None) == "r_l"]
+    m = _skip_where_every_jump_has_a_line(backend)
+    code = _routine_code(m)
     jumps = _lineless_jumps(code)
-    assert jumps
     for offset in jumps:
         tb = SimpleNamespace(tb_frame=SimpleNamespace(f_code=code), tb_lasti=offset, tb_lineno=None, tb_next=None)
         [frame] = star_frames(tb, m.units)
