@@ -5,7 +5,7 @@
 
 ``partition.py`` says which rows a rank holds, ``comm.py`` wraps mpi4py (and fakes one
 rank), ``backend.py`` implements the Backend protocol over a local backend plus collectives
-(its fused `parallel for` is targets/mpi/forall.py), ``vectors.py`` its vector forms,
+(its fused `parallel for`, the numpy target's loop over this rank's words: ``forall.py``), ``vectors.py`` its vector forms,
 ``rows.py`` the row-moving kernels of stdlib/rows.star as all-to-all exchanges (each rank's
 own part on device ranks: ``device_rows.py``; what crosses ranks: ``staging.py``),
 ``search.py`` the GPU's search kernels on each rank's rows, ``warshall.py`` WARSHALL-adapt

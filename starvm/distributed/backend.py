@@ -399,7 +399,7 @@ class DistributedBackend(Backend):
 
     # ------------------------------------------------------------ the rest of the protocol
     def forall_kernel(self, loop, counts, symbols, timing):
-        from ..targets.mpi.forall import DistributedForall
+        from .forall import DistributedForall
         return DistributedForall(loop, self, counts, symbols, timing)
 
     def synchronize(self) -> None:

@@ -1,4 +1,4 @@
-"""The distributed backend's fused `parallel for` (targets/mpi/forall.py) counts every step once,
+"""The distributed backend's fused `parallel for` (distributed/forall.py) counts every step once,
 as the NumPy backend's (targets/numpy/forall.py) does: an operation whose operand is a word
 (replicated, not this rank's words of a slice) is the base kernel's, and its operand is
 evaluated once, not again by the base. One rank, no MPI (comm.SelfComm); test_mpi.py runs

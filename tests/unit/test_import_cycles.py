@@ -84,9 +84,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
     # the machine. Open: `star cost` and the validation runs belong above the machine (ui/,
     # benchmarking/), the cost model below it.
     frozenset({"api", "benchmarking", "costs", "debug", "runtime", "ui"}): "costs <-> runtime",
-    # distributed/backend.py imports targets/mpi/forall.py (the fused parallel for over ranks),
-    # which imports distributed/vectors.py; targets/mpi/kernels.py imports distributed/jit_comm.py.
-    frozenset({"distributed", "targets/mpi"}): "distributed <-> targets/mpi",
 }
 
 

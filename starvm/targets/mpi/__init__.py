@@ -1,3 +1,3 @@
 """The MPI ranks' target: the numba renderer with the operations that cross ranks overridden
-(``lower.py``, kernels in ``kernels.py``) and the distributed backend's fused ``parallel for``
-(``forall.py``)."""
+(``lower.py``, kernels in ``kernels.py``). The distributed backend's fused ``parallel for`` is
+an array-at-once executor over this rank's rows, not a renderer: starvm/distributed/forall.py."""

@@ -232,7 +232,7 @@ class ForallKernel:
     def eval(self, e: Node, mask):
         """The value of ``e`` in the active iterations: the method ``_e_<OP>`` of its op (an op
         -> method table that a target's subclass overrides entry by entry, as
-        targets/mpi/forall.py does for the operations on a split slice)."""
+        distributed/forall.py does for the operations on a split slice)."""
         handler = getattr(self, "_e_" + e.op.name, None)
         if handler is None:
             raise AssertionError(f"not fusable: {e.op}")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.ops import Node, Op
-from ..numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
-from ...execution.values import Bits
-from ...distributed.vectors import REPLICATE_MAX, Fill, Shard, _host
+from ..ir.ops import Node, Op
+from ..targets.numpy.forall import ForallKernel, _Vec, _pack, _popcount_rows, _unpack
+from ..execution.values import Bits
+from .vectors import REPLICATE_MAX, Fill, Shard, _host
 
 
 class _Local(_Vec):
