@@ -9,9 +9,11 @@ The models are data (starvm/costs/models/*.toml), each number with its source; t
 estimate reads only the step counters, so it is the same on every backend and tier.
 ``model.py`` reads and checks a model, ``operands.py`` tells from the IR which operations act
 on slices and which on words, ``evaluate.py`` prices a run's steps on a model, ``run.py``
-does it for a machine's run (whole and per routine), ``report.py`` writes the text,
-``plot.py`` the pictures, ``validation.py`` sets each model beside a published figure
-(`star cost --validate`) and ``cli.py`` is `star run --cost` and `star cost`.
+does it for a machine's run (whole and per routine), ``report.py`` writes the text.
+``validation/`` holds the Star programs that set each model beside a published figure. What
+runs machines or draws lives above the machine, in ui/: ``cost_cli.py`` (`star run --cost`,
+`star cost`), ``cost_plot.py`` (the pictures), ``cost_validation.py`` (`star cost --validate`);
+so costs/ imports neither the machine nor ui/ (the machine imports it for ``Machine.cost``).
 """
 from .evaluate import Estimate, Geometry, estimate
 from .model import Model, ModelError, load_file, load_model, model_names

@@ -67,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                           "time per kind; needs matplotlib)")
     run.add_argument("--progress", action="store_true",
                      help="a progress bar for the outer for loops, when stderr is a terminal (needs tqdm)")
-    from ..costs.cli import add_run_argument as add_cost_argument
-    add_cost_argument(run)   # --cost MODEL[,MODEL...] (starvm/costs/cli.py)
+    from .cost_cli import add_run_argument as add_cost_argument
+    add_cost_argument(run)   # --cost MODEL[,MODEL...] (starvm/ui/cost_cli.py)
 
     show = sub.add_parser("show", help="run a Star program, then draw one of its global tables as a PNG picture",
                           description="Run a Star program, then draw its global table NAME as a PNG picture "
@@ -94,8 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     from ..debug.cli import add_subcommands as add_debug_subcommands
     add_debug_subcommands(sub)   # star debug, star trace (starvm/debug/)
 
-    from ..costs.cli import add_parser as add_cost_parser
-    add_cost_parser(sub)         # star cost (starvm/costs/cli.py)
+    from .cost_cli import add_parser as add_cost_parser
+    add_cost_parser(sub)         # star cost (starvm/ui/cost_cli.py)
 
     from .precompile import add_parser as add_compile_parser
     add_compile_parser(sub)      # star compile (starvm/ui/precompile.py)
@@ -174,8 +174,8 @@ def _main(argv) -> int:
     try:
         if args.file == "-" and args.command == "debug":
             raise _UsageError("star debug reads its commands from standard input: give the program as a file")
-        if args.command == "cost":   # starvm/costs/cli.py: --list and --validate read no file
-            from ..costs.cli import main_cost
+        if args.command == "cost":   # starvm/ui/cost_cli.py: --list and --validate read no file
+            from .cost_cli import main_cost
             return main_cost(args, _read, _UsageError)
         if args.command == "compile":   # starvm/ui/precompile.py: several files, or --stdlib
             from .precompile import main_compile
@@ -223,8 +223,8 @@ def _main(argv) -> int:
             from .cli_pictures import prepare_run
             prepare_run(args, machine, _UsageError)
         cost = None
-        if args.cost is not None:   # starvm/costs/cli.py: the models are checked before the run (exit 2)
-            from ..costs.cli import CostRun
+        if args.cost is not None:   # starvm/ui/cost_cli.py: the models are checked before the run (exit 2)
+            from .cost_cli import CostRun
             cost = CostRun(args, machine, _UsageError)
         try:
             machine.run(text, args.file)

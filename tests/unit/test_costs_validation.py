@@ -9,7 +9,7 @@ import pytest
 
 import starvm
 from starvm.costs import load_model, model_names
-from starvm.costs.validation import reproduce
+from starvm.ui.cost_validation import reproduce
 
 # model -> (the error docs/costs.md states, as a fraction; how close the reproduction must be to it)
 STATED = {
@@ -35,7 +35,7 @@ def test_reproduction_within_the_stated_error(name, backend):
 
 def test_pimeval_add_counts_as_the_adder_is_written():
     """The Star adder's steps: per bit two COL reads, two xor, two and, one or, one COL write."""
-    from starvm.costs.validation import _run
+    from starvm.ui.cost_validation import _run
     m = _run("add32.star", native=False)
     assert m.stats == {"CLR": 1, "COL_GET": 64, "XOR": 64, "AND": 64, "OR": 32, "COL_SET": 32}
     # 64 row reads, 32 row writes, 161 logic steps: 64 x 46.5 + 32 x 46.5 + 161 x 3 ns
@@ -52,7 +52,7 @@ def test_pimeval_add_counts_as_the_adder_is_written():
 def test_the_adder_adds():
     """The validation program computes what it claims: S = A + B mod 2^32, row by row."""
     import numpy as np
-    from starvm.costs.validation import program_path
+    from starvm.ui.cost_validation import program_path
     m = starvm.Machine(out=io.StringIO(), native=False)
     m.compile(program_path("add32.star").read_text(), "add32.star")
     rng = np.random.default_rng(5)
@@ -69,13 +69,13 @@ def test_the_adder_adds():
 def test_cam_search_time_is_bit_serial():
     """docs/costs.md: the CAM search's time is not reproduced, a cycle per bit column: 575 for
     MATCH over 144 columns (144 compares, 144 bit reads, 144 and, 143 not)."""
-    from starvm.costs.validation import _run
+    from starvm.ui.cost_validation import _run
     m = _run("match_search.star", native=False)
     assert m.cost("cam-ap")["cam-ap"].time == 575
 
 
 def test_star_unit_warshall_matches_the_papers_count():
-    from starvm.costs.validation import _run
+    from starvm.ui.cost_validation import _run
     m = _run("warshall_steps.star", native=False)
     s, n = m.stats, 34     # the karate-club graph: 34 vertices
     assert s["COL_GET"] == n and s["ROW_GET"] == n + s["STEP"] and s["ROW_SET"] == s["STEP"]
@@ -84,7 +84,7 @@ def test_star_unit_warshall_matches_the_papers_count():
 # ------------------------------------------------------------------ pictures
 def test_report_and_scaling_pictures(tmp_path):
     pytest.importorskip("matplotlib")
-    from starvm.costs.plot import _bars, report_png, scaling_png
+    from starvm.ui.cost_plot import _bars, report_png, scaling_png
     src = """var T: table({n}, 8); X, Z: slice(T); v: word(T);
 proc FIND; begin MATCH(T, X, v, Z); end;
 begin SET(X); FIND; end."""

@@ -77,14 +77,7 @@ def test_starvm_has_no_import_cycle():
 #
 # Circles of packages not taken apart yet, with what closes them: the test fails on any other
 # circle, and on one of these that is gone (take it off the list then).
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    # Machine.cost / StepCounter.cost (runtime/machine.py, runtime/counters.py) import
-    # costs.machine_cost; costs/cli.py and costs/validation.py build Machines, and costs draws
-    # through ui/ (costs/plot.py: ui.pictures; costs/cli.py: ui.cli_pictures), which imports
-    # the machine. Open: `star cost` and the validation runs belong above the machine (ui/,
-    # benchmarking/), the cost model below it.
-    frozenset({"api", "benchmarking", "costs", "debug", "runtime", "ui"}): "costs <-> runtime",
-}
+KNOWN_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def package_node(module: str, known: dict[str, Path]) -> str | None:

@@ -20,8 +20,8 @@ import time
 
 from .. import config
 from ..backends import NAMES
-from .model import ModelError, model_names
-from .run import as_models, machine_cost
+from ..costs.model import ModelError, model_names
+from ..costs.run import as_models, machine_cost
 
 MODEL_HELP = ("a device model by name (star cost --list names them: "
               + ", ".join(model_names()) + ") or a model file NAME.toml; several joined by commas")
@@ -73,7 +73,7 @@ class CostRun:
         self.args, self.machine, self.usage_error = args, machine, usage_error
         self.models = models_or_usage(args.cost, usage_error)
         if args.plot:
-            from ..ui.cli_pictures import _need_matplotlib
+            from .cli_pictures import _need_matplotlib
             _need_matplotlib(usage_error)
         machine.routine_profile.by_kind = True
         self.t0 = time.perf_counter()
@@ -83,7 +83,7 @@ class CostRun:
         report = machine_cost(self.machine, self.models, host_seconds=host)
         print(report.text(), file=sys.stderr)
         if self.args.plot:
-            from .plot import report_png
+            from .cost_plot import report_png
             _save(lambda: report_png(report, self.args.plot), self.args.plot, self.usage_error)
 
 
@@ -112,7 +112,7 @@ def main_cost(args, read, usage_error) -> int:
         sys.stdout.write(_list(args.verbose))
         return 0
     if args.validate:
-        from .validation import reproduce_all
+        from .cost_validation import reproduce_all
         for r in reproduce_all(backend=config.backend_name(args.backend)):
             print(r.line())
         return 0
@@ -123,7 +123,7 @@ def main_cost(args, read, usage_error) -> int:
             raise usage_error(f"{flag} must be at least 1, not {value}")
     models = models_or_usage(args.model, usage_error)
     if args.plot:
-        from ..ui.cli_pictures import _need_matplotlib
+        from .cli_pictures import _need_matplotlib
         _need_matplotlib(usage_error)
     text = read(args.file)
     runs = [(None, {})]
@@ -136,13 +136,13 @@ def main_cost(args, read, usage_error) -> int:
         points.append((label, report))
     _print_points(points)
     if args.plot:
-        from .plot import scaling_png
+        from .cost_plot import scaling_png
         _save(lambda: scaling_png(points, args.plot), args.plot, usage_error)
     return 0
 
 
 def _list(verbose: bool) -> str:
-    from .report import list_text
+    from ..costs.report import list_text
     return list_text(verbose)
 
 
@@ -165,7 +165,7 @@ def _price(text, args, models, extra, usage_error):
 
 
 def _print_points(points) -> None:
-    from .report import energy_text, time_text
+    from ..costs.report import energy_text, time_text
     if len(points) == 1:
         print(points[0][1].text())
         return

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from ..ir.ops import OP_TITLES, Op
-from ..ui.pictures import _save, plt
+from .pictures import _save, plt
 
 
 def _bars(report):

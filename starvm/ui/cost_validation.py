@@ -1,5 +1,5 @@
 """Each model against a published figure of its source: a Star program of
-starvm/costs/validation/ runs, and its steps, priced by the model, are set beside the figure
+starvm/costs/validation/'s programs run, and its steps, priced by the model, are set beside the figure
 (`star cost --validate`, docs/costs.md, tests/unit/test_costs_validation.py).
 
 A program declares the tables it needs and a parameterless routine MEASURED; its main block,
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .evaluate import counts_dict, estimate
-from .model import Model, load_model, model_names
-from .operands import machine_classes
-from .run import geometry_of, words_of
+from ..costs.evaluate import counts_dict, estimate
+from ..costs.model import Model, load_model, model_names
+from ..costs.operands import machine_classes
+from ..costs.run import geometry_of, words_of
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Reproduction:
 
 
 def program_path(name: str) -> Path:
-    return Path(str(resources.files(__package__) / "validation" / name))
+    return Path(str(resources.files("starvm.costs") / "validation" / name))
 
 
 def _run(program: str, **machine_args):
