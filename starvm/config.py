@@ -266,3 +266,9 @@ def launched_rank() -> str | None:
 def rank_child() -> bool:
     """Is this process the child a rank's supervisor forked (distributed/supervise.py)?"""
     return bool(os.environ.get(RANK_CHILD))
+
+
+def git_commit_override() -> str | None:
+    """STARVM_GIT_COMMIT: the commit a copy of the checkout (e.g. `git archive` sent to a GPU
+    machine, where git may see an unrelated checkout around it) names for benchmark results."""
+    return os.environ.get("STARVM_GIT_COMMIT") or None

@@ -11,6 +11,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from ..config import git_commit_override
+
 PACKAGE = Path(__file__).resolve().parent.parent
 CHECKOUT = PACKAGE.parent            # the git checkout when starvm runs from one (editable install)
 
@@ -74,10 +76,11 @@ def git_state(root: Path = CHECKOUT) -> dict:
     """{"commit": full hash or None, "dirty": bool} of the checkout at ``root``: git, else
     .git/HEAD read directly (a copy without git), else $STARVM_GIT_COMMIT."""
     out: dict = {"commit": None}
-    if os.environ.get("STARVM_GIT_COMMIT"):
+    named = git_commit_override()
+    if named:
         # a copy of a commit (e.g. `git archive` sent to a GPU machine) names it; git there
         # may see an unrelated checkout around the copy
-        return {"commit": os.environ["STARVM_GIT_COMMIT"], "dirty": False, "source": "STARVM_GIT_COMMIT"}
+        return {"commit": named, "dirty": False, "source": "STARVM_GIT_COMMIT"}
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode == 0:
@@ -89,7 +92,7 @@ def git_state(root: Path = CHECKOUT) -> dict:
     except (OSError, subprocess.SubprocessError):
         pass
     if not out["commit"]:
-        out["commit"] = _head_file(root) or os.environ.get("STARVM_GIT_COMMIT") or None
+        out["commit"] = _head_file(root) or named
     return out
 
 

@@ -11,7 +11,6 @@ ROOT = Path(__file__).resolve().parents[2] / "starvm"
 
 # modules that still read variables themselves, with what they read (to move to config.py)
 KNOWN: dict[str, str] = {
-    "benchmarking/environment.py": "STARVM_GIT_COMMIT",
 }
 
 
