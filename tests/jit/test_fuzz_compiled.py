@@ -203,24 +203,14 @@ def test_big_output_cases_agree_line_for_line():
 def test_an_interrupted_run_stops_at_a_statement_with_a_prefix_of_the_output():
     """star run on each tier, SIGINT a random time after its first line: exit 130, 'star:
     interrupted at FILE:LINE:COL' at a statement (or an expression in one), the lines printed a
-    prefix of the uninterrupted run's. A line every 10^6 iterations, so that the compiled tier's
-    output flushes (where a Ctrl-C is lost today: the xfail below) are rare. The two stops
-    without a position the campaign found (bench/results/fuzz_compiled_cases_cpu2.md), which
-    depend on where the signal lands, make this test xfail, not pass, when they are all it sees."""
+    prefix of the uninterrupted run's. A line every 10^6 iterations. The campaign
+    (bench/results/fuzz_compiled_cases_cpu2.md) found stops without a position on both tiers and
+    lines written twice; since they were fixed it finds none, so any problem fails this test."""
     from reference.jit_edges import EdgeGen, check_case
     case = EdgeGen(0, shapes=2).case("interrupt")
     case.params, case.delay = {"N": 10 ** 12, "K": 10 ** 6}, 0.4
     rec = check_case(case)
-    known = {"interpreter": "issue 36: the interpreter's KeyboardInterrupt taken at a loop's back edge, a generated-code "
-                            "instruction with no line number, has no Star position",
-             "compiled": "issue 36: a Ctrl-C taken in call.OutputSink.flush stops the compiled call with no position"}
-    lost = [t for t in known if any(p.startswith(f"{t}: no 'star: interrupted at") for p in rec["problems"])]
-    # (the compiled tier's flush also writes its lines again: not a prefix then)
-    other = [p for p in rec["problems"] if not any(p.startswith(f"{t}: no 'star: interrupted at") for t in lost)
-             and not ("compiled" in lost and p.startswith("compiled: the output before the interrupt"))]
-    assert other == [], "\n".join(rec["problems"]) + "\n" + case.source
-    if rec["problems"]:
-        pytest.xfail("; ".join(known[t] for t in lost))
+    assert rec["problems"] == [], "\n".join(rec["problems"]) + "\n" + case.source
     assert set(rec["where"]) == {"interpreter", "compiled"}, rec
 
 
