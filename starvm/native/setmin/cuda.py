@@ -4,28 +4,8 @@ Z = X & lt: the Star body's own column recurrence, so the result is its bit for 
 (tests/unit/test_native_search.py)."""
 from __future__ import annotations
 
-import cupy as cp
-import numpy as np
-
-from ..shared import cuda_text
+from ..hit.cuda import column_walk
 from . import routine
 
-_k: dict = {}
-_BLOCK = 256
-
-
-def _kernel():
-    if not _k:
-        _k["less_rows"] = cp.RawModule(code=cuda_text.source("setmin")).get_function("less_rows")
-    return _k["less_rows"]
-
-
-def less_rows(T, F, X):
-    W = T.data.shape[1]
-    Z = cp.empty(W, dtype=cp.uint64)
-    grid = (max(1, (W + _BLOCK - 1) // _BLOCK),)
-    _kernel()(grid, (_BLOCK,), (T.data, F.data, X, np.int32(T.k), np.int64(W), Z))
-    return Z
-
-
+less_rows = column_walk("setmin", "less_rows")
 make = routine(less_rows)
