@@ -242,8 +242,25 @@ def main(argv=None) -> int:
                        mismatches=tally.mismatches)
         write_results(doc, out / f"{name}.json", markdown(doc))
 
-    jobs = ((args.seed + i, opts) for i in range(args.programs))
-    # spawned, not forked: the parent has touched the GPU (device_info), and CUDA does not survive a fork
+    def took(result):
+        tally.add(result, bad_dir)
+        if tally.programs % 50 == 0:
+            print(f"{tally.programs} programs, {len(tally.mismatches)} mismatching, "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+            save(False)
+
+    _run_jobs(args, cache_dir, t0, one, ((args.seed + i, opts) for i in range(args.programs)), took)
+    save(tally.programs == args.programs)
+    print(f"{tally.programs} programs on {args.backend} ({args.jobs} jobs), {len(tally.mismatches)} mismatching, "
+          f"{len(tally.timeouts)} over the time limit, {time.perf_counter() - t0:.0f} s -> {out / name}.json")
+    return 1 if tally.mismatches or tally.timeouts else 0
+
+
+def _run_jobs(args, cache_dir, t0: float, work, jobs, took) -> None:
+    """``work(job)`` for each of ``jobs`` in worker processes, at most two pending a worker, until
+    the jobs or ``args.budget`` run out; ``took(result)`` for each result, in the jobs' order.
+    The workers are spawned, not forked: the parent has touched the GPU (device_info), and CUDA
+    does not survive a fork. A temporary compiled-code cache is removed at the end."""
     pool = multiprocessing.get_context("spawn").Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
                                                      maxtasksperchild=args.per_worker)
     pending = collections.deque()
@@ -258,22 +275,14 @@ def main(argv=None) -> int:
                 if job is None:
                     stopped = True
                     break
-                pending.append(pool.apply_async(one, (job,)))
+                pending.append(pool.apply_async(work, (job,)))
             if not pending:
                 break
-            tally.add(pending.popleft().get(), bad_dir)
-            if tally.programs % 50 == 0:
-                print(f"{tally.programs} programs, {len(tally.mismatches)} mismatching, "
-                      f"{time.perf_counter() - t0:.0f} s", flush=True)
-                save(False)
+            took(pending.popleft().get())
     finally:
         pool.terminate()
         if args.cache_dir is None:
             shutil.rmtree(cache_dir, ignore_errors=True)
-    save(tally.programs == args.programs)
-    print(f"{tally.programs} programs on {args.backend} ({args.jobs} jobs), {len(tally.mismatches)} mismatching, "
-          f"{len(tally.timeouts)} over the time limit, {time.perf_counter() - t0:.0f} s -> {out / name}.json")
-    return 1 if tally.mismatches or tally.timeouts else 0
 
 
 # ---------------------------------------------------------------------- the edge cases (--cases)
@@ -371,33 +380,15 @@ def cases_main(args, argv, device, env, out: Path) -> int:
                        wall_s=round(time.perf_counter() - t0, 1), mismatches=tally.mismatches)
         write_results(doc, out / f"{name}.json", cases_markdown(doc))
 
+    def took(result):
+        tally.add(result, bad_dir)
+        done = sum(k["cases"] for k in tally.kinds.values())
+        if done % 20 == 0:
+            print(f"{done} cases, {len(tally.mismatches)} mismatching, {time.perf_counter() - t0:.0f} s", flush=True)
+            save(False)
+
     jobs = ((args.seed + i, kinds[i % len(kinds)], opts) for i in range(args.programs))
-    pool = multiprocessing.get_context("spawn").Pool(args.jobs, initializer=_worker_init, initargs=(cache_dir,),
-                                                     maxtasksperchild=args.per_worker)
-    pending = collections.deque()
-    stopped = False
-    try:
-        while True:
-            while not stopped and len(pending) < 2 * args.jobs:
-                if args.budget is not None and time.perf_counter() - t0 > args.budget:
-                    stopped = True
-                    break
-                job = next(jobs, None)
-                if job is None:
-                    stopped = True
-                    break
-                pending.append(pool.apply_async(one_case, (job,)))
-            if not pending:
-                break
-            tally.add(pending.popleft().get(), bad_dir)
-            done = sum(k["cases"] for k in tally.kinds.values())
-            if done % 20 == 0:
-                print(f"{done} cases, {len(tally.mismatches)} mismatching, {time.perf_counter() - t0:.0f} s", flush=True)
-                save(False)
-    finally:
-        pool.terminate()
-        if args.cache_dir is None:
-            shutil.rmtree(cache_dir, ignore_errors=True)
+    _run_jobs(args, cache_dir, t0, one_case, jobs, took)
     done = sum(k["cases"] for k in tally.kinds.values())
     save(done == args.programs)
     timeouts = sum(k["timeouts"] for k in tally.kinds.values())
