@@ -109,6 +109,12 @@ def run_star(source: str, backend: str = "numpy", filename: str = "test.star") -
     return out.getvalue()
 
 
+def in_git() -> bool:
+    """Is this checkout a git work tree? (Earlier benchmark runs are read from git; an export is not.)"""
+    import subprocess
+    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True, timeout=60).returncode == 0
+
+
 def subprocess_env(**extra) -> dict:
     """The environment for running `python -m starvm` in a subprocess: this checkout first on
     PYTHONPATH, whatever was there kept (e.g. a folder of carried dependencies)."""

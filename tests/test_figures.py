@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 import tomllib
 from functools import lru_cache
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, in_git
 from starvm.benchmarking.results_index import read_source
 
 MANIFEST = ROOT / "docs" / "figures.toml"
@@ -34,10 +33,6 @@ def load_manifest() -> list[dict]:
 def results(source: str):
     """bench/results/NAME.json, or an earlier run as git holds it: REV:bench/results/NAME.json."""
     return json.loads(read_source(ROOT, source))
-
-
-def _in_git() -> bool:
-    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True, timeout=60).returncode == 0
 
 
 _STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
@@ -119,7 +114,7 @@ def test_quoted_figure_matches_its_results_file(fig):
     numbers = NUMBER.findall(fig["quote"])
     exprs = fig["values"]
     assert len(numbers) == len(exprs), f"{fig['quote']!r}: {len(numbers)} numbers, {len(exprs)} values"
-    if ":" in fig["source"] and not _in_git():
+    if ":" in fig["source"] and not in_git():
         pytest.skip("an earlier run, read from git: no git checkout here")
     data = results(fig["source"])
     scales = _per_number(fig, "scale", len(numbers))
@@ -144,7 +139,7 @@ def test_every_results_file_named_in_the_manifest_exists_and_is_committed_json()
     for source in {f["source"] for f in FIGURES}:
         rev, _, path = source.rpartition(":")
         assert path.startswith("bench/results/") and path.endswith(".json"), source
-        if rev and not _in_git():
+        if rev and not in_git():
             continue
         results(source)
 

@@ -10,16 +10,12 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, in_git
 from starvm.benchmarking import results_index as ri
 
 FILES = ri.results_files(ROOT)
 LOGS = ri.results_files(ROOT, ri.LOGS)
 CITATIONS = ri.citations(ROOT)
-
-
-def _in_git() -> bool:
-    return subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True, timeout=60).returncode == 0
 
 
 def test_the_index_is_generated_from_the_manifest_and_up_to_date():
@@ -49,8 +45,8 @@ def test_every_citation_names_a_file_that_is_there():
     assert not missing, "citations of results files that are not there:\n" + "\n".join(missing)
 
 
-@pytest.mark.skipif(not _in_git(), reason="no git checkout: earlier runs are read from git")
-def test_every_earlier_run_cited_is_in_git():
+@pytest.mark.skipif(not in_git(), reason="no git checkout: earlier runs are read from git")
+def test_every_earlier_run_cited_isin_git():
     absent = [f"{where}:{line}: {rev}:{folder}/{name}" for where, line, rev, folder, name in CITATIONS
               if rev is not None and subprocess.run(["git", "cat-file", "-e", f"{rev}:{folder}/{name}"],
                                                     cwd=ROOT, capture_output=True, timeout=60).returncode != 0]
