@@ -84,16 +84,22 @@ class Expressions:
     def v_call(self, e: Node) -> str:
         return self.call(e, statement=False)
 
+    def checked_pair(self, e: Node, a: str, b: str) -> str:
+        """The prologue of an operation on two vectors: lengths equal (or both unassigned), one
+        step counted, both assigned; returns the node's site."""
+        sid = self.site(e.loc, e.op)
+        self.mismatch(sid, a, b)
+        self.count(e.op)
+        self.emit(self.unassigned(sid, a))
+        self.emit(self.unassigned(sid, b))
+        return sid
+
     def v_logic(self, e: Node) -> str:
         op = e.op
         a = self.vector(e.src[0])
         ra = self.rep(a, e.src[0].type)
         b = self.vector(e.src[1], want=ra)
-        sid = self.site(e.loc, op)
-        self.mismatch(sid, a, b)
-        self.count(op)
-        self.emit(self.unassigned(sid, a))
-        self.emit(self.unassigned(sid, b))
+        self.checked_pair(e, a, b)
         o = self.new_vec(ra)
         if ra is T.WORD:
             self.emit(f"for (int q_ = 0; q_ < KW; ++q_) {o}.w[q_] = {a}.w[q_] {LOGIC_SYMBOL[op]} {b}.w[q_]; {o}.n = {a}.n;")
@@ -178,11 +184,7 @@ class Expressions:
         op = e.op
         a = self.vector(e.src[0], want=T.WORD)
         b = self.vector(e.src[1], want=T.WORD)
-        sid = self.site(e.loc, op)
-        self.mismatch(sid, a, b)
-        self.count(op)
-        self.emit(self.unassigned(sid, a))
-        self.emit(self.unassigned(sid, b))
+        self.checked_pair(e, a, b)
         o = self.new_vec(T.WORD)
         self.emit(f"r_arith({o}, {a}, {b}, {'true' if op is Op.SUBT else 'false'});")
         return o
@@ -264,11 +266,7 @@ class Expressions:
         a = self.vector(e.src[0])
         ra = self.rep(a, e.src[0].type)
         b = self.vector(e.src[1], want=ra)
-        sid = self.site(e.loc, op)
-        self.mismatch(sid, a, b)
-        self.count(op)
-        self.emit(self.unassigned(sid, a))
-        self.emit(self.unassigned(sid, b))
+        self.checked_pair(e, a, b)
         o = self.tmp("s")
         if ra is T.WORD:
             self.emit(f"bool {o} = r_cmp({a}, {b}) {COMPARE_TEST[op]};")
@@ -370,11 +368,7 @@ class Expressions:
         # AND, OR, XOR
         a, wa = self._fz(e.src[0], pre)
         b, wb = self._fz(e.src[1], pre)
-        sid = self.site(e.loc, op)
-        self.mismatch(sid, a, b)
-        self.count(op)
-        self.emit(self.unassigned(sid, a))
-        self.emit(self.unassigned(sid, b))
+        self.checked_pair(e, a, b)
         h = self.tmp("fn")
         self.emit(f"Ln {h}; {h}.n = {a}.n;")
         c = LOGIC_SYMBOL[op]
