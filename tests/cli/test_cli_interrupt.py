@@ -40,7 +40,9 @@ def _interrupted_after(command: list[str], delay: float) -> subprocess.Completed
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
-@pytest.mark.parametrize("how", ["console script", "python -m starvm"])
+@pytest.mark.parametrize("how", ["console script", pytest.param("python -m starvm", marks=pytest.mark.xfail(
+    strict=False, reason="issue 36, open: `python -m starvm` sent SIGINT 0.4 s after its start sometimes prints "
+                         "'star: interrupted' and then dies by SIGINT (rc -2); seen once in CI and on the H200"))])
 def test_a_ctrl_c_during_start_up_exits_130_without_a_traceback(tmp_path, how):
     if how == "console script" and STAR is None:
         pytest.skip("no `star` console script beside this Python")
