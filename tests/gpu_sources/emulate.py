@@ -190,12 +190,16 @@ int main(int argc, char** argv) {{
 _C_SCALAR = {np.dtype(np.int64): "long long", np.dtype(np.uint64): "unsigned long long", np.dtype(np.int32): "int"}
 
 
-def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, timeout: float = 120) -> None:
+def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, timeout: float = 120,
+               routine: bool = False) -> None:
     """One launch of a kernel with no grid barrier (the CuPy backend's fused `parallel for`,
     targets/cuda/forall.py) on ``grid[0]`` x ``block[0]`` CPU threads: each array argument is
     copied in and written back after, as the kernel left it (views of one buffer that do not
     overlap, as status[1:] and status[:1], each on its own). The program is built once a
-    kernel and list of argument kinds; the values travel through a file."""
+    kernel and list of argument kinds; the values travel through a file. ``routine``: a GPU
+    tier kernel (``code`` an ``instance``'s text, grid barriers and all: see routine_launch)."""
+    if routine:
+        code = _cpp(code)[len('#include "cpu_cuda.h"\n'):]
     code = code.replace("__shared__ unsigned long long sh_word, sh_count;",
                         "__shared__ unsigned long long sh_word; __shared__ unsigned long long sh_count;")
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
@@ -230,7 +234,7 @@ int main(int argc, char** argv) {{
 {writes}    return 0;
 }}
 """
-    src = '#include "cpu_cuda.h"\ntypedef unsigned long long u64;\n' + code + main
+    src = '#include "cpu_cuda.h"\n' + ("" if routine else "typedef unsigned long long u64;\n") + code + main
     exe = _build(src)
     with tempfile.TemporaryDirectory() as d:
         inp, outp = Path(d) / "in", Path(d) / "out"
@@ -249,3 +253,16 @@ int main(int argc, char** argv) {{
             if a.size:
                 a.reshape(-1).view(np.uint64)[:] = back[at:at + a.size]
             at += n
+
+
+def routine_launch(launch) -> None:
+    """A ``fake_cupy.ON_LAUNCH`` effect: a GPU-tier kernel that ``cuda_runtime.GpuRoutine.run``
+    launches (``star_routine``) runs on the CPU with the launch's own arguments, which it
+    writes back (tables, vector results, the status block, output records), so the host side
+    of a call (errors, output, steps, reruns) is tested whole without a GPU. The Ctrl-C flag
+    (a host address; GpuRoutine.kernel_args puts it 8th from the end) is a zero word here."""
+    if launch.kernel != "star_routine":
+        return
+    args = list(launch.args)
+    args[-8] = np.zeros(1, np.int64)
+    run_launch(launch.code, launch.kernel, launch.grid, launch.block, tuple(args), routine=True)

@@ -900,3 +900,131 @@ def test_the_ctrl_c_flag_is_one_per_cupy_module(monkeypatch):
     flag2, address2 = cuda_runtime._interrupt_flag()
     assert address2 != address1 and flag2 is not flag1
     assert address1 == flag1.ctypes.data + 8 * cuda_runtime.S_INTR
+
+
+# ---------------------------------------------------------------- whole calls: the host side and the kernel on the CPU
+# Machine(backend="cupy") on the stand-in for CuPy, every GPU-tier launch run on the CPU
+# (emulate.routine_launch): what a user sees of a call (results, output, steps, errors) against
+# the interpreter on NumPy, natives on. One kernel a routine: each test's routines are few and
+# take the case as data (a mode argument), so the CPU builds are shared across cases.
+class _Device:
+    """A machine on the emulated GPU, and the interpreter's run of the same calls."""
+
+    def __init__(self, monkeypatch, text: str, **machine):
+        from gpu_sources import fake_cupy
+        from gpu_sources.fake_cupy import fake_cupy_installed
+        from starvm.jit import cuda_runtime
+        self.text = text
+        self.machine = machine
+        self.references = {}
+        self._installed = fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend")
+        self._installed.__enter__()
+        _with_device_copies(monkeypatch, fake_cupy)
+        monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
+        fake_cupy.ON_LAUNCH.append(emulate.routine_launch)
+        self.out = io.StringIO()
+        self.m = starvm.Machine(backend="cupy", jit="on", out=self.out, **machine)
+        self.m.load(text, "dev.star")
+
+    def close(self):
+        self._installed.__exit__(None, None, None)
+
+    def _values(self, m, args):
+        values = []
+        for a in args:
+            if isinstance(a, tuple):
+                values.append(m.slice(a[1]) if a[0] == "slice" else m.word(a[1]))
+            elif isinstance(a, np.ndarray):
+                values.append(m.table(a.copy()))
+            else:
+                values.append(a)
+        return values
+
+    def call(self, name, *args):
+        """(values afterwards, result, output, steps by kind, error text) on the device."""
+        return self._run(self.m, self.out, name, args)
+
+    def interpreted(self, name, *args, native=True):
+        """The same on the interpreter (NumPy backend; one machine per ``native``, kept)."""
+        if native not in self.references:
+            out = io.StringIO()
+            m = starvm.Machine(backend="numpy", jit="off", native=native, out=out, **self.machine)
+            m.load(self.text, "dev.star")
+            self.references[native] = (m, out)
+        return self._run(*self.references[native], name, args)
+
+    @staticmethod
+    def _run(m, out, name, args):
+        values = _Device._values(None, m, args)
+        before = list(m.counts)
+        out.seek(0)
+        out.truncate()
+        err = None
+        try:
+            got = m.call(name, *values)
+        except starvm.StarError as e:
+            err, got = e.render(), None
+        values = [v.to_numpy() if hasattr(v, "to_numpy") else v for v in values]
+        if got is not None and not isinstance(got, tuple):
+            got = got.to_numpy() if hasattr(got, "to_numpy") else got
+        return (values, got, out.getvalue(), [a - b for a, b in zip(m.counts, before)], err)
+
+
+@pytest.fixture
+def device(monkeypatch):
+    made = []
+
+    def make(text, **machine):
+        made.append(_Device(monkeypatch, text, **machine))
+        return made[-1]
+    yield make
+    for d in made:
+        d.close()
+
+
+NATIVE_CALLERS = """
+proc DRIVE(mode: integer; G, K: table; X: slice(G); var Z: slice(G));
+var n: integer; A: slice(G);
+begin
+  writeln('mode ', mode);
+  GROUPMIN(G, K, X, Z);
+  n := NUMB(Z);
+  writeln('groups ', n);
+  A := Z;
+  if mode = 1 then ERROR('mode one: the groups are counted');
+  if mode = 2 then INNER(n, A);
+  Z := A;
+end;
+
+proc INNER(n: integer; var A: slice);
+begin
+  writeln('inner ', n);
+  if n > 0 then ERROR('inner fails');
+  SET(A);
+end;
+begin end.
+"""
+
+
+def test_compiled_calls_of_natives_and_error_equal_the_interpreter(device):
+    """A routine calling GROUPMIN (a native kernel for interpreted callers: compiled, its Star
+    body runs in the kernel, charged what the native charges) and the ERROR statement, in the
+    routine and one call deeper: the message, the position, the call stack and the output
+    written before it are the interpreter's; the steps too."""
+    emulate.require()
+    d = device(NATIVE_CALLERS)
+    rng = np.random.default_rng(5)
+    rows = 70
+    G, K = rng.random((rows, 3)) < 0.5, rng.random((rows, 4)) < 0.5
+    for mode, density in ((0, 0.7), (1, 0.7), (2, 0.7), (2, 0.0), (0, 0.0)):
+        X = rng.random(rows) < density
+        args = (mode, G, K, ("slice", X), ("slice", np.zeros(rows, bool)))
+        got = d.call("DRIVE", *args)
+        want = d.interpreted("DRIVE", *args)
+        assert got[2:] == want[2:], (mode, density)
+        # after an error nothing of the call is seen but its tables and output (Star does
+        # not catch errors): its var results only where it returned
+        assert want[-1] is not None or np.array_equal(got[0][4], want[0][4])
+        assert got[2:] == d.interpreted("DRIVE", *args, native=False)[2:]
+    r = d.m.jit.routines["r_drive"]
+    assert r.state == "compiled" and r.compiled_calls == 5 and r.reruns == 0

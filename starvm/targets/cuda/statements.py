@@ -268,6 +268,13 @@ class Statements:
         room("2")
         self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 6; c_.ob[c_.op + 1] = {int(bool(s.arg))}; }} c_.op += 2;")
 
+    def _s_ERROR(self, s):
+        # the interpreter's StarRuntimeError(message) at this statement: the host maps E_USER to
+        # the message (errors.message), the call stack from the status block; inside parallel
+        # for the call runs again interpreted (E_RERUN), which reports the first failing iteration
+        self.strings.append(s.arg)
+        self.emit(self.fail(self.site(s.loc), "E_USER", str(len(self.strings) - 1)))
+
     # ------------------------------------------------------------------ base operations as statements
     def base_stmt(self, s: Node) -> None:
         op = s.op
