@@ -42,28 +42,18 @@ def install_gpu(tier, candidates: dict, main, recursive):
         return main
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
-    for pyname in recursive(bodies):
-        why[pyname] = "recursive (the GPU tier does not compile recursion)"
+    cycles = recursive(bodies)
     for pyname, (info, body) in candidates.items():
-        if pyname in why:
-            continue
-        if info is None:
-            why[pyname] = "the main block runs interpreted on the GPU backends (its routines compile)"
-            continue
-        if tier._native(info):
+        if info is not None and tier._native(info):
             why[pyname] = "a native kernel replaces it on this backend"
             continue
-        if any(n.op is Op.GRAPH for n in walk(body)):
-            why[pyname] = "reads the graph input (the GPU tier does not compile GRAPH_*)"
+        if info is not None and tier.mode != "on" and not any(n.op in GroupOp.Loops for n in walk(body)):
             continue
-        if tier.mode != "on" and not any(n.op in GroupOp.Loops for n in walk(body)):
-            continue
-        try:
-            plans[pyname] = render(_closure_bodies(pyname, bodies), pyname)
-        except Unsupported as e:
-            why[pyname] = f"uses what the GPU tier does not compile: {e}"
-        except (KeyError, AttributeError) as e:
-            why[pyname] = f"uses what the GPU tier does not compile: {type(e).__name__} {e}"
+        plan = gpu_plan(pyname, bodies, cycles)
+        if isinstance(plan, str):
+            why[pyname] = plan
+        else:
+            plans[pyname] = plan
     for pyname, reason in why.items():
         info = bodies[pyname][0]
         tier.skipped[info.display if info else "main block"] = reason
@@ -76,6 +66,26 @@ def install_gpu(tier, candidates: dict, main, recursive):
         tier.routines[pyname] = routine
         tier.context.ns[pyname] = routine
     return main
+
+
+def gpu_plan(pyname: str, bodies: dict, cycles: set):
+    """The kernel plan of one routine (with its callees: a native's Star body among them), or
+    the reason the GPU tier leaves it interpreted (``--profile``; tests/jit/test_gpu_census.py
+    holds the census of the library and the programs). ``cycles``: the routines on a cycle of
+    the call graph (tier._recursive)."""
+    info, body = bodies[pyname]
+    if pyname in cycles:
+        return "recursive (the GPU tier does not compile recursion)"
+    if info is None:
+        return "the main block runs interpreted on the GPU backends (its routines compile)"
+    if any(n.op is Op.GRAPH for n in walk(body)):
+        return "reads the graph input (the GPU tier does not compile GRAPH_*)"
+    try:
+        return render(_closure_bodies(pyname, bodies), pyname)
+    except Unsupported as e:
+        return f"uses what the GPU tier does not compile: {e}"
+    except (KeyError, AttributeError) as e:
+        return f"uses what the GPU tier does not compile: {type(e).__name__} {e}"
 
 
 def _closure_bodies(root: str, bodies: dict) -> dict:
