@@ -24,8 +24,8 @@ from ..execution.values import Table, Unassigned
 from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
-from ..targets.cuda.prelude import E_RERUN
-from ..targets.layout import E_INTERRUPT, E_OVERFLOW, S_CODE, S_INTR, S_LEFT, S_OUT, STATUS_SIZE
+from ..targets.cuda.prelude import E_POOL, E_RERUN
+from ..targets.layout import E_INTERRUPT, E_OVERFLOW, S_A, S_B, S_C, S_CODE, S_INTR, S_LEFT, S_OUT, STATUS_SIZE
 from .call import JitRoutine, _Decline, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
 from .interrupts import flagged
 
@@ -42,6 +42,7 @@ LANES = "auto"
 AUTO_LANES16_WORDS = 6
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
+POOL_WORDS = 1 << 16   # the local tables' pool of a routine's first call (grown on E_POOL, kept)
 NK = len(BASE_OPS)
 
 
@@ -96,6 +97,8 @@ class GpuRoutine(JitRoutine):
         self.fits: dict = {}             # grid kernels built: key -> (function, threads, resident blocks)
         self.chosen: dict = {}           # (slice words, word words, RP, settings) -> (kernels' key, blocks)
         self.reruns = 0                  # calls run interpreted after a failure in parallel for
+        self.pool = None                 # local tables: device words kept between calls (plan.pool)
+        self.pool_launches = 0           # launches stopped because the pool was too small (E_POOL)
         self.launches = 0
 
     @cached_property
@@ -323,7 +326,7 @@ class GpuRoutine(JitRoutine):
         # vector results in a new buffer each call: they become the results' words (no copy)
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
         saved = self.save_tables(converted) if self.plan.writes_tables and (
-            self.plan.has_pfor or self.plan.restartable) else None
+            self.plan.has_pfor or self.plan.restartable or self.plan.pool) else None
         flag, flag_address = _interrupt_flag()
         flag[S_INTR] = 0
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address)
@@ -359,6 +362,16 @@ class GpuRoutine(JitRoutine):
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
             return self.interpreted(*args)
+        if sth[S_CODE] == E_POOL:
+            # a local table past the pool: nothing of this launch is kept (steps, output, results);
+            # launched again on a pool that holds it, or interpreted where the device has no room
+            self.restore_tables(saved)
+            self.seconds += perf_counter() - t0
+            self.pool_launches += 1
+            if self.grow_pool(int(sth[S_A]), int(sth[S_B]), int(sth[S_C])):
+                return self.run(args, converted)
+            self.reruns += 1
+            return self.interpreted(*args)
         counts = back[STATUS_SIZE:STATUS_SIZE + NK]
         out = back[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
         obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
@@ -366,6 +379,33 @@ class GpuRoutine(JitRoutine):
         if sth[S_CODE]:
             raise errors.star_error(sth, self.unit.lowered, context.max_steps) from None
         return self.results_gpu(args, out, vout, vcap)
+
+    def pool_words(self):
+        """(the pool, its words) for this call's launch (plan.pool), made at the first call."""
+        import cupy as cp
+        if self.pool is None:
+            self.pool = cp.empty(POOL_WORDS, cp.uint64)
+        return self.pool, self.pool.size
+
+    def grow_pool(self, n: int, k: int, top: int) -> bool:
+        """A pool for a table(n, k) allocated where ``top`` words were in use, at least twice the
+        one before; False where the device memory has no room for it (the call then runs
+        interpreted, which reports a table too large as the interpreter does)."""
+        import cupy as cp
+        need = top + k * ((n + 63) // 64)
+        words = max(need, 2 * (self.pool.size if self.pool is not None else POOL_WORDS))
+        free = _free_device_bytes()
+        old = self.pool.size * 8 if self.pool is not None else 0
+        if free is not None and need * 8 > free + old:
+            return False
+        if free is not None and words * 8 > free + old:
+            words = need
+        self.pool = None
+        try:
+            self.pool = cp.empty(words, cp.uint64)
+        except Exception:  # noqa: BLE001 - out of device memory: interpreted
+            return False
+        return True
 
     def wait(self, io, flag) -> np.ndarray:
         """The status block once the kernel has ended. Ctrl-C meanwhile sets the word the kernel
@@ -394,6 +434,9 @@ class GpuRoutine(JitRoutine):
             else:
                 words, n = value
                 kargs += [words if words is not None and words.size else vout, np.int64(n)]
+        if self.plan.pool:
+            pool, words = self.pool_words()
+            kargs += [pool, np.int64(words)]
         kargs += [np.uint64(intr), io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
@@ -505,6 +548,17 @@ class GpuRoutine(JitRoutine):
 
 
 _SMS = []
+
+
+def _free_device_bytes() -> int | None:
+    """Free device memory in bytes (CuPy's pool's free blocks included), None where not known."""
+    import cupy as cp
+    try:
+        free = int(cp.cuda.runtime.memGetInfo()[0])
+        pool = cp.get_default_memory_pool()
+        return free + int(pool.total_bytes() - pool.used_bytes())
+    except Exception:  # noqa: BLE001 - a CuPy without these (the tests' stand-in)
+        return None
 
 
 # the environment's settings (STARVM_GPU_*) are read in config.py; these name them here

@@ -102,14 +102,16 @@ def _bits(words, n: int) -> np.ndarray:
 
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
                left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1,
-               lanes: int = 32, interrupt_after: float | None = None, poll_every: int = 0) -> KernelRun:
+               lanes: int = 32, interrupt_after: float | None = None, poll_every: int = 0,
+               pool_words: int = 1 << 12) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
     routine.SWITCHES), ownc and lanes (its OWNC and LANES) as targets/cuda/routine.instance takes them.
     ``interrupt_after``: seconds after the launch at which a host thread sets the Ctrl-C flag
     (as the SIGINT handler of jit/interrupts.py does on the host of a GPU); ``poll_every`` > 0:
-    the steps between two polls of that flag (a power of two; the kernels' own: 1024)."""
+    the steps between two polls of that flag (a power of two; the kernels' own: 1024).
+    ``pool_words``: the local tables' pool of a plan that has them (plan.pool)."""
     from starvm.ir.ops import BASE_OPS
     from starvm.targets.cuda.routine import instance
     from starvm.targets.layout import S_CODE, S_LEFT, STATUS_SIZE
@@ -133,6 +135,7 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
         else:
             kargs.append(f"{int(val)}LL")
     vcap, nout = max(caps, KW), len(plan.outputs)
+    pool = ["pool.data()", f"{pool_words}LL"] if plan.pool else []
     show = "".join(f'printf("T{j}"); for (size_t i = 0; i < sizeof(T{j}) / 8; ++i) printf(" %llu", T{j}[i]); '
                    'printf("\\n");' for j, _n, _k in tables)
     main = f"""
@@ -152,7 +155,8 @@ int main(int argc, char** argv) {{
     red[6] = red[7] = red[8] = ALL;
     static std::vector<u64> scr({plan.scratch_regions} * {vcap}), vout({max(1, nout)} * {vcap});
     static std::vector<i64> ob(4096);
-    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs)}, intr, io, ob.data(), 4096, scr.data(),
+    static std::vector<u64> pool({max(1, pool_words)});
+    launch({blocks}, {threads}, [&] {{ star_routine({', '.join(kargs + pool)}, intr, io, ob.data(), 4096, scr.data(),
                                                   {vcap}, left, vout.data()); }});
     ctrl_c.join();
     printf("status %lld %llu %lld %llu\\n", st[{S_CODE}], red[9], st[{S_LEFT}],

@@ -21,9 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # routine -> the start of the reason it is left interpreted
 REFUSED = {
-    "stdlib/graphs.star:BELLMAN_FORD": "uses what the GPU tier does not compile: a local table",
-    "stdlib/graphs.star:BELLMAN_FORD-adapt": "uses what the GPU tier does not compile: a local table",
-    "stdlib/graphs.star:BFS": "uses what the GPU tier does not compile: a local table",
     "stdlib/graphs.star:BFS-adapt": "uses what the GPU tier does not compile: recursion",
     "stdlib/graphs.star:BFS_LEVELS": "recursive",
     "stdlib/graphs.star:BFS_LIVE": "recursive",
@@ -31,10 +28,6 @@ REFUSED = {
     "stdlib/graphs.star:BORUVKA_EDGES": "uses what the GPU tier does not compile: recursion",
     "stdlib/graphs.star:BORUVKA_LIVE": "recursive",
     "stdlib/graphs.star:BORUVKA_ROUNDS": "recursive",
-    "stdlib/graphs.star:DIJKSTRA": "uses what the GPU tier does not compile: a local table",
-    "stdlib/graphs.star:FLOYD": "uses what the GPU tier does not compile: a local table",
-    "stdlib/graphs.star:KRUSKAL": "uses what the GPU tier does not compile: a local table",
-    "stdlib/graphs.star:PRIM": "uses what the GPU tier does not compile: a local table",
 }
 
 

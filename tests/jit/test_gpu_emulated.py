@@ -1028,3 +1028,47 @@ def test_compiled_calls_of_natives_and_error_equal_the_interpreter(device):
         assert got[2:] == d.interpreted("DRIVE", *args, native=False)[2:]
     r = d.m.jit.routines["r_drive"]
     assert r.state == "compiled" and r.compiled_calls == 5 and r.reruns == 0
+
+
+LOCAL_TABLES = """
+proc LT_INNER(T: table; var Q: table);
+var B: table(NROWS(T), NCOLS(T)); j: integer;
+begin
+  for j := 1 to NCOLS(T) do COL(j, B) := COL(j, B) xor not COL(j, T);   { B's words zeroed: read }
+  for j := 1 to NCOLS(Q) do COL(j, Q) := COL(j, Q) xor COL(1 + (j - 1) mod NCOLS(B), B);
+  writeln('inner ', NUMB(COL(1, B)));
+end;
+
+proc LT_OUTER(k, neg: integer; P: table; var Q: table);
+var A: table(NROWS(P), k); C: table(neg, 2); j: integer;
+begin
+  for j := 1 to k do COL(j, A) := COL(1 + (j - 1) mod NCOLS(P), P) or COL(j, A);
+  LT_INNER(A, Q);
+  LT_INNER(P, Q);
+  ROW(1, Q) := ROW(2, A);
+  COL(1, C) := COL(2, C);
+end;
+begin end.
+"""
+
+
+@pytest.mark.parametrize("pool_words", [1 << 16, 2])
+def test_local_tables_from_the_device_pool_equal_the_interpreter(device, monkeypatch, pool_words):
+    """Local tables taken from the pool, zeroed, given back on return and taken again by the
+    next call; a negative size fails as the interpreter's; a pool too small (2 words) is
+    grown and the call launched again, its steps, output and tables as on a large pool."""
+    from starvm.jit import cuda_runtime
+    emulate.require()
+    monkeypatch.setattr(cuda_runtime, "POOL_WORDS", pool_words)
+    d = device(LOCAL_TABLES)
+    rng = np.random.default_rng(7)
+    rows = 70
+    for k, neg in ((3, 1), (3, -1), (4, 1)):
+        P, Q = rng.random((rows, 2)) < 0.5, rng.random((rows, k)) < 0.5
+        got, want = d.call("LT_OUTER", k, neg, P, Q), d.interpreted("LT_OUTER", k, neg, P, Q)
+        assert got[2:] == want[2:], (k, neg)
+        assert np.array_equal(got[0][3], want[0][3])
+        assert (want[-1] is not None) == (neg < 0)
+    r = d.m.jit.routines["r_lt_outer"]
+    assert r.state == "compiled" and r.compiled_calls == 3 and r.reruns == 0
+    assert (r.pool_launches > 0) == (pool_words == 2)

@@ -48,6 +48,7 @@ struct Ctx {
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
     const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
+    u64* pool; i64 pcap; i64 ptop;   // local tables: a bump allocator in the host's pool (words; routine.py)
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }

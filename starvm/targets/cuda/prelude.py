@@ -47,9 +47,13 @@ def defines(nkinds: int) -> str:
         ("S_LEFT", S_LEFT), ("S_SP", S_SP), ("S_STACK", S_STACK), ("S_OUT", S_OUT), ("STATUS_SIZE", STATUS_SIZE))]
     lines += [f"#define E_{name} {value}" for name, value in sorted(codes.items())]
     lines.append(f"#define E_RERUN {E_RERUN}")
+    lines.append(f"#define E_POOL {E_POOL}")
     return "\n".join(lines) + "\n"
 
 
 # a failure inside a `parallel for` spread over warps: the host restores the tables and
 # runs the call interpreted, which reports it exactly (the first failing iteration in order)
 E_RERUN = 100
+# the local tables' pool is too small (a: the words it needs): the host grows it and launches
+# the call again (cuda_runtime.GpuRoutine.run), tables restored, nothing of the first launch kept
+E_POOL = 101

@@ -19,8 +19,11 @@ failure (status array + site) to the interpreter's message. A failure inside a `
 for` (iterations run at once there) asks the host to restore the tables and run the call
 interpreted (``E_RERUN``), which then reports the first failing iteration exactly.
 
-``Unsupported`` names what is not compiled (the routine then runs interpreted): local
-tables, `parallel for` bodies other than fusable ones without loops or calls, calls inside
+Local tables come from a pool the host sizes (``new_table``: a bump allocator, given back on
+return; ``E_POOL`` asks the host for a larger pool and a new launch).
+
+``Unsupported`` names what is not compiled (the routine then runs interpreted): recursion,
+`parallel for` bodies other than fusable ones without loops or calls, calls inside
 expressions to routines with `var` parameters, output or global writes, tables printed.
 """
 from __future__ import annotations
@@ -60,6 +63,7 @@ class KernelPlan:
     writes_tables: bool = False
     barrier_free: bool = False           # no grid barrier anywhere: blocks need not be resident together
     restartable: bool = False            # may stop on an integer past 64 bits (E_OVERFLOW: runs again interpreted)
+    pool: bool = False                   # allocates local tables (the kernel takes the pool: E_POOL to grow it)
 
 
 class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
@@ -82,6 +86,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.restartable = False  # an integer past 64 bits stops a call (E_OVERFLOW): it runs again interpreted
         self.pfor_n = 0
         self.nysh = 0             # slices kept in shared memory across a barrier (kept_across)
+        self.pool = False         # a local table somewhere: the kernel takes the host's pool
 
     def routine_globals(self, pyname: str, _stack=()) -> list:
         if pyname in self._globals:
@@ -140,7 +145,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
         free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
-                          self.has_pfor, self.nscr, self.writes_tables, free, self.restartable)
+                          self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -184,6 +189,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                 sid = self.site(p.loc, what=what)
                 self.emit(f"if ({x}.n != {self.length_of(p)}) {{ if ({x}.n < 0) UNASSIGNED({sid}, {x}.n); "
                           f"FAIL({sid}, E_CHECK_LEN, {self.length_of(p)}, {x}.n, 0, 0); }}")
+        tables = [s for s in locals_ if s.type is T.TABLE]
+        if tables:       # local tables: this call's part of the pool, given back on return
+            self.emit("const i64 pt0_ = c_.ptop;")
         for s in locals_:
             self.declare(s)
         for x in _stepped(body):
@@ -194,6 +202,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.block(body)
         if info.result is not None:
             self.emit(f"ret_ = {self.vars[info.result]};")
+        if tables:
+            self.emit("c_.ptop = pt0_;")
         self.funcs.append(f"__device__ __forceinline__ void f_{pyname}({', '.join(sig)}) {{\n"
                           + "\n".join(self.lines) + "\n}\n")
 
@@ -208,7 +218,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         elif s.type is T.BOOL:
             self.emit(f"bool {v} = false;")
         elif s.type is T.TABLE:
-            raise Unsupported("a local table (the GPU tier does not allocate tables)", s.loc)
+            self.new_table(s)
         elif s.type.is_vector:
             self.emit(f"{self.ctype(s.type)} {v};")
             if s.length_of is not None:
@@ -217,6 +227,28 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                 self.emit(f"{v}.n = {-1 - self.name_id(s.display)}; {self.zero(v, s.type)}")
         else:
             raise Unsupported(f"a variable of type {s.type}", s.loc)
+
+    def new_table(self, s) -> None:
+        """A local table: its k x W words taken from the pool (a bump allocator every thread
+        keeps alike: control flow is uniform), zeroed by the words' owners. Checks as
+        kernels.new_table: a negative size first; a pool too small stops the launch (E_POOL,
+        its n and k and the words taken: the host grows the pool and launches again; where the
+        device has no room for it, the call runs interpreted, which reports it as the
+        interpreter does). The barrier before the zeroing: a table given back earlier in the
+        launch may have had these words, written by other threads."""
+        v = self.vars[s]
+        n, k = self.tmp("tn"), self.tmp("tk")
+        self.emit(f"i64 {n} = {self.scalar(s.dims[0])};")
+        self.emit(f"i64 {k} = {self.scalar(s.dims[1])};")
+        sid = self.site(s.loc)
+        self.pool = True
+        self.emit(f"if ({n} < 0 || {k} < 0) {self.fail(sid, 'E_TABLE_NEG', n, k)}")
+        self.emit(f"if (nwords({n}) > 0 && {k} > (c_.pcap - c_.ptop) / nwords({n})) "
+                  f"{self.fail(sid, 'E_POOL', n, k, 'c_.ptop')}")
+        self.emit(f"Tb {v} = {{c_.pool + c_.ptop, {n}, {k}, nwords({n})}}; c_.ptop += {k} * {v}.W;")
+        self.emit("gsync(c_);")
+        self.emit(f"for (i64 c2_ = 0; c2_ < {k}; ++c2_) for (i64 w_ = c_.gt; w_ < {v}.W; w_ += c_.G) "
+                  f"{v}.d[c2_ * {v}.W + w_] = 0ULL;")
 
     def zero(self, v: str, t: T) -> str:
         n = "KW" if t is T.WORD else ("R" if self.grid else "RP")
@@ -264,6 +296,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         # (cuda_runtime.io_block; one argument instead of five: each costs the launch time)
         # intr: the host's Ctrl-C flag (page-locked host memory; before io, so the arguments
         # after it keep their places from the end)
+        if self.pool:        # before intr: the arguments after it keep their places from the end
+            args += ["u64* pool", "i64 pcap"]
+            body.append("c_.pool = pool; c_.pcap = pcap; c_.ptop = 0;")
         args += ["const i64* intr", "i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
