@@ -66,3 +66,12 @@ def room_to_compile():
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+@lru_cache(maxsize=None)
+def request_tables_kernel():
+    """kernels.request_tables, loaded once (as records_kernel)."""
+    from .cache import compile_overload
+    from ..targets.numba.kernels import OUTPUT, request_tables
+    compile_overload(request_tables, (OUTPUT,))
+    return request_tables

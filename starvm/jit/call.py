@@ -21,8 +21,9 @@ from ..execution.limits import tick_many
 from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
-from .buffers import output_records, room_to_compile
-from ..targets.layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
+from .buffers import output_records, request_tables_kernel, room_to_compile
+from ..errors import StarError
+from ..targets.layout import E_HOST, E_INTERRUPT, E_REQUEST, S_DONE, S_HOST, S_INTR, S_NODE  # interrupts, output, requests
 from ..targets.layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK
 
 _UNLIMITED = 1 << 62
@@ -218,7 +219,7 @@ class JitRoutine:
         st[S_SP] = base
         st[S_ROOM] = self.stack_room
         saved = self.save_tables(converted)
-        sink = OutputSink(context, self.unit.lowered.strings, st, ob)
+        sink = OutputSink(context, self.unit.lowered, st, ob, base)
         t0 = perf_counter()
         late = False                        # a Ctrl-C came as the call on its own thread returned
         try:
@@ -520,8 +521,10 @@ class OutputSink:
     buffer stays within kernels.OUT_CHUNK words. ``written``: the characters it wrote (a
     call run again from its entry skips them: _skipping_output)."""
 
-    def __init__(self, context, strings, st, ob):
-        self.context, self.strings, self.st, self.ob = context, strings, st, ob
+    def __init__(self, context, lowered, st, ob, base: int = 0):
+        self.context, self.lowered, self.st, self.ob = context, lowered, st, ob
+        self.strings = lowered.strings
+        self.base = base                # the Star calls below the compiled call's entry
         self.written = 0
         self.error = None
 
@@ -557,13 +560,34 @@ class OutputSink:
             st[S_INTR] = 1
 
 
+    def request(self) -> None:
+        """A host request of compiled code (kernels.host_request): graph input, done as the
+        interpreter does it (graphs/star.py) on the tables compiled code handed over; an
+        integer result in st[S_A]. A failure is the interpreter's error at the request's site."""
+        st = self.st
+        site = self.lowered.sites[int(st[S_NODE])]
+        what = site.what
+        (tabs, rows) = request_tables_kernel()(self.ob)
+        backend = self.context.backend.host
+        tables = [Table(data, int(n), data.shape[0], backend) for data, n in zip(tabs, rows)]
+        count = {"adj": 1, "edges": 3}.get(what, 0)
+        try:
+            value = self.context.ns["_graph"](what, *tables[:count])
+        except StarError as e:
+            raise errors.host_error(e, st, self.lowered, self.base) from None
+        st[S_A] = int(value) if value is not None else 0
+
+
 _SINKS: dict[int, OutputSink] = {}      # the compiled calls in progress by their status array's address
 
 
 def _flush_top(st_address: int) -> int:
+    """The host's side of kernels.flush_output and kernels.host_request (st[S_CODE] says which)."""
     sink = _SINKS[st_address]
     try:
         sink.flush()
+        if int(sink.st[S_CODE]) == E_REQUEST:
+            sink.request()
     except KeyboardInterrupt:       # raised before the write (flush takes one in it): stop at the next poll
         sink.st[S_INTR] = 1
     except BaseException as e:  # noqa: BLE001 - handed to the call's host (call.run) through E_HOST

@@ -88,3 +88,15 @@ def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeErr
     err.jit_frames = frames
     err.deep = int(st[S_CODE]) == E.DEPTH    # Machine._guard shortens the whole stack, as for the interpreter's
     return err
+
+
+def host_error(err, st, lowered: Lowered, base: int = 0):
+    """An error the host raised doing a request of compiled code (graph input), given the
+    request's position and the compiled part of the Star call stack, as star_error does."""
+    site = lowered.sites[int(st[S_NODE])]
+    if getattr(err, "loc", None) is None:
+        err.loc = site.loc
+    frames = [Frame(lowered.sites[int(st[S_STACK + d])].routine, lowered.sites[int(st[S_STACK + d])].loc)
+              for d in range(base, int(st[S_SP]))]
+    err.jit_frames = frames + [Frame(site.routine, site.loc)]
+    return err

@@ -35,6 +35,7 @@ class Tier:
         self.skipped: dict[str, str] = {}      # display -> why it is never compiled
         self._buffers = None
         self._free = (0.0, 0)
+        self.natives: set[str] = set()         # routines a native kernel runs for interpreted callers
 
     # ------------------------------------------------------------------ buffers shared by calls
     def buffers(self):
@@ -107,7 +108,8 @@ class Tier:
         """A JitRoutine (Numba) for each candidate the CPU tier takes, not yet installed;
         the others get their reason in ``skipped``."""
         ok = self.support({**self.bodies, **candidates})
-        chosen = [p for p in candidates if p in ok and (self.mode == "on" or _has_loop(candidates[p][1]))]
+        chosen = [p for p in candidates if p in ok and p not in self.natives
+                  and (self.mode == "on" or _has_loop(candidates[p][1]))]
         if not chosen:
             return {}
         needed = _closure(chosen, {**self.bodies, **candidates})
@@ -119,10 +121,8 @@ class Tier:
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""
         why: dict[str, str] = {}
+        self.natives = {p for p, (info, _b) in bodies.items() if info is not None and self._native(info, "host")}
         for pyname, (info, body) in bodies.items():
-            if info is not None and self._native(info, "host"):
-                why[pyname] = "a native kernel replaces it on this backend"
-                continue
             if self.mode == "auto" and self.context.fuse and any(
                     n.op is Op.PFOR and fusable(n) and n.arg[2].tables and not cow_tables(n) for n in walk(body)):
                 # a loop that writes rows, or two tables, runs compiled against a copy of its tables
@@ -150,6 +150,10 @@ class Tier:
         for pyname, reason in why.items():
             info = bodies[pyname][0]
             self.skipped[info.display if info else "main block"] = reason
+        for pyname in self.natives - set(why):
+            # its interpreted calls keep the native kernel; compiled callers run its body compiled
+            self.skipped[bodies[pyname][0].display] = ("a native kernel runs its calls from interpreted code; "
+                                                       "compiled code runs its body compiled")
         return {p: None for p in bodies if p not in why}
 
     def _native(self, info, side: str = "") -> bool:

@@ -68,3 +68,5 @@ E_INTERRUPT = 30   # Ctrl-C (kernels.poll): the interpreter's "interrupted" at t
 E.INTERRUPT = E_INTERRUPT
 E_HOST = 31        # the host's output flush raised (call.OutputSink keeps the exception)
 E.HOST = E_HOST
+E_REQUEST = 32     # not a failure: while the host does a request of compiled code (kernels.host_request)
+E.REQUEST = E_REQUEST

@@ -100,6 +100,10 @@ class MpiModuleGen(ModuleGen):
                                       f"instead of one per iteration (--jit on compiles it anyway)", n.loc)
         super()._s_PFOR(s, ind)
 
+    def graph_request(self, e: Node) -> str:
+        # each rank holds its own rows of the graph's tables (distributed/graph_input.py)
+        raise Unsupported("graph input (GRAPH_*) on MPI ranks", e.loc)
+
     def printed(self, a: Node) -> str:
         """lower.py's output records; a slice or table is gathered whole first (an all-gather)."""
         if a.type is T.TABLE:

@@ -38,7 +38,7 @@ from ..layout import (E_ASG_LEN, E_BIT_INDEX, E_BIT_VALUE, E_CHECK_LEN, E_COL_IN
                      C_ROW_GET, C_ROW_SET, C_SET, C_SOME, C_STEP, C_SUBT, C_TRIM, C_XOR, S_A, S_B, S_C,
                      S_CODE, S_D, S_FREE, S_LEFT, S_LOW, S_NODE, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK)
 
-from ..layout import E_HOST, E_INTERRUPT, S_DONE, S_HOST, S_INTR  # interrupts, streamed output
+from ..layout import E_HOST, E_INTERRUPT, E_REQUEST, S_DONE, S_HOST, S_INTR  # interrupts, output, host requests
 
 
 class _WithoutBlasProbe(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -809,7 +809,9 @@ class Output(structref.StructRefProxy):
 
 
 structref.define_boxing(OutputType, Output)
-OUTPUT = OutputType(fields=(("buf", types.int64[::1]),))
+# buf: the output records; tabs, rows: the tables of a host request (host_request) while it runs
+OUTPUT = OutputType(fields=(("buf", types.int64[::1]), ("tabs", types.UniTuple(types.uint64[:, ::1], 3)),
+                            ("rows", types.UniTuple(types.int64, 3))))
 
 
 # made and read by compiled (cached) functions: a typed container made or read from Python
@@ -818,12 +820,41 @@ OUTPUT = OutputType(fields=(("buf", types.int64[::1]),))
 def new_output(n):
     ob = structref.new(OUTPUT)
     ob.buf = np.zeros(n, np.int64)
+    none = np.zeros((0, 0), np.uint64)
+    ob.tabs = (none, none, none)
+    ob.rows = (np.int64(0), np.int64(0), np.int64(0))
     return ob
 
 
 @out_of_line
 def output_records(ob):
     return ob.buf
+
+
+@out_of_line
+def request_tables(ob):
+    """The tables of the host request in progress and their rows (call.OutputSink.request)."""
+    return ob.tabs, ob.rows
+
+
+@out_of_line
+def host_request(ob, st, nid, t0, t1, t2):
+    """What compiled code asks the host to do (graph input: GRAPH_ADJ, GRAPH_N, ...): the site
+    ``nid`` says what, on the tables t0..t2 (``(data, n)``; unused ones repeat t0); the host
+    puts an integer result in st[S_A]. Output written before it goes first."""
+    if st[S_HOST] == 0:
+        fail(st, nid, E_HOST, 0, 0, 0, 0)
+    none = np.zeros((0, 0), np.uint64)
+    ob.tabs = (t0[0], t1[0], t2[0])
+    ob.rows = (t0[1], t1[1], t2[1])
+    st[S_NODE] = nid
+    st[S_CODE] = E_REQUEST
+    failed = host_call(st[S_HOST], st.ctypes.data)
+    ob.tabs = (none, none, none)
+    if failed != 0:
+        fail(st, nid, E_HOST, 0, 0, 0, 0)
+    st[S_CODE] = 0
+    return st[S_A]
 
 
 @out_of_line

@@ -419,6 +419,10 @@ class ModuleGen:
         saved = self.stmt_loc
         self.stmt_loc = s.loc or saved
         try:
+            if s.op in _LINEAR_STATEMENTS and any(self.has_effects(x) for x in _expressions(s)):
+                s = self.linearized(s, ind)
+                if s is None:
+                    return
             handler = getattr(self, "_s_" + s.op.name, None)
             if handler is not None:
                 handler(s, ind)
@@ -428,6 +432,8 @@ class ModuleGen:
                 self.emit(ind, self.base_op(s))
             elif s.op is Op.CALL:
                 self.call_stmt(s, ind)
+            elif s.op in self.op_kernel:     # a value as a statement, its result dropped: for its checks and steps
+                self.emit(ind, f"{self.new_tmp()} = {self.base_op(s)}")
             else:
                 raise Unsupported(f"the statement {s.op.name}", s.loc)
         finally:
@@ -524,6 +530,16 @@ class ModuleGen:
     def _s_ERROR(self, s, ind):
         self.strings.append(s.arg)
         self.emit(ind, f"fail(st, {self.site(s.loc)}, E_USER, np.int64({len(self.strings) - 1}), 0, 0, 0)")
+
+    def _s_GRAPH(self, s, ind):
+        self.emit(ind, self.graph_request(s))
+
+    def graph_request(self, e: Node) -> str:
+        """Graph input (GRAPH_ADJ, GRAPH_EDGES, GRAPH_N, ...): the host does it, as the
+        interpreter does, on the tables compiled code hands over (kernels.host_request)."""
+        tables = [self.vector(t) for t in e.src]
+        tables += [tables[0] if tables else "no_table()"] * (3 - len(tables))
+        return f"host_request(ob, st, {self.site(e.loc, Op.GRAPH, e.arg)}, {', '.join(tables)})"
 
     def _s_IF(self, s, ind):
         cond, then, orelse = s.src
@@ -699,6 +715,11 @@ class ModuleGen:
         return info, f"leave(st, {func}({', '.join(args)}))"
 
     def call_stmt(self, s: Node, ind: int) -> None:
+        self.call_into(s, ind)
+
+    def call_into(self, s: Node, ind: int) -> str:
+        """A call emitted as a statement, its `var` results and globals written back; returns
+        the name of what it returned (a function's result first)."""
         info, outs = s.arg
         _, call = self.call_args(s)
         r = self.new_tmp()
@@ -713,9 +734,92 @@ class ModuleGen:
             j += 1
         for i, t in enumerate(targets):
             self.emit(ind, f"{self.vars[t]} = {r}[{at((1 if info.is_function else 0) + i)}]")
+        return r
 
     def compiled_returned_globals(self, pyname: str) -> list[Symbol]:
         return [g for g in self.routine_globals(pyname) if g.type is not T.TABLE]
+
+    # ------------------------------------------------------------------ calls with effects inside expressions
+    # A function with `var` parameters, or one that assigns globals, called inside an
+    # expression: the statement is computed one operation per line (linear), in the
+    # interpreter's order of evaluation (targets/python/codegen.py's linear), the call as a
+    # statement of its own whose results are written back before the next operation.
+    def has_effects(self, e: Node) -> bool:
+        return any(n.op is Op.CALL and self.call_has_effects(n) for n in walk(e))
+
+    def call_has_effects(self, e: Node) -> bool:
+        info, outs = e.arg
+        return bool(outs) or bool(info.pyname in self.bodies and self.compiled_returned_globals(info.pyname)
+                                  and writes_globals(self.bodies, info.pyname))
+
+    def value(self, e: Node) -> str:
+        return self.vector(e) if e.type is not None and (e.type.is_vector or e.type is T.TABLE) else self.scalar(e)
+
+    def linearized(self, s: Node, ind: int) -> Node | None:
+        """``s`` with each expression computed into a temporary first (emitted at ``ind``);
+        None where the statement was emitted here whole (loops, whose test runs each time)."""
+        if s.op is Op.WHILE:
+            cond, body = s.src
+            self.before_loop(s, ind)
+            self.emit(ind, "while True:")
+            t = self.linear(cond, ind + 1)
+            self.emit(ind + 1, f"if not {t}:")
+            self.emit(ind + 2, "break")
+            self.emit(ind + 1, f"{self.tick_kernel(s)}(st, {self.site(s.loc)})")
+            self.loop_body(s, body, ind + 1)
+            return None
+        if s.op is Op.REPEAT:
+            body, cond = s.src
+            self.before_loop(s, ind)
+            self.emit(ind, "while True:")
+            self.emit(ind + 1, f"{self.tick_kernel(s)}(st, {self.site(s.loc)})")
+            self.loop_body(s, body, ind + 1)
+            t = self.linear(cond, ind + 1)
+            self.emit(ind + 1, f"if {t}:")
+            self.emit(ind + 2, "break")
+            return None
+        kids = list(s.src)
+        for k, x in enumerate(kids):
+            # the variable an in-place operation writes (SET(X), COL(i, T) := ...) stays itself
+            if _is_expression(s, k) and x.type is not T.STR and not (s.op in GroupOp.InPlace and x.op is Op.VAR):
+                kids[k] = self.placeholder(x, self.linear(x, ind))
+        return Node(s.op, tuple(kids), s.arg, s.type, s.loc)
+
+    def linear(self, e: Node, ind: int) -> str:
+        """Emit ``e`` one operation per line at ``ind``; returns the temporary (or constant)
+        holding its value."""
+        if e.op in (Op.CONST, Op.BITS):
+            return self.value(e)
+        t = self.new_tmp()
+        if e.op is Op.VAR:       # read now: a call later in the expression may assign it
+            code = self.vars[e.arg]
+            self.emit(ind, f"{t} = vcopy({code}, st, {self.site(e.loc)})" if e.type.is_vector else f"{t} = {code}")
+            return t
+        if e.op is Op.BINARY and e.arg in ("and", "or"):
+            self.emit(ind, f"{t} = {self.linear(e.src[0], ind)}")
+            self.emit(ind, f"if {'' if e.arg == 'and' else 'not '}{t}:")
+            self.emit(ind + 1, f"{t} = {self.linear(e.src[1], ind + 1)}")
+            return t
+        kids = []
+        for c in e.src:     # an operand a STEP changes in place stays the variable
+            in_place = e.op is Op.STEP and c.op is Op.VAR
+            kids.append(c if in_place else self.placeholder(c, self.linear(c, ind)))
+        e2 = Node(e.op, tuple(kids), e.arg, e.type, e.loc)
+        if e.op is Op.CALL and self.call_has_effects(e):
+            info = e.arg[0]
+            r = self.call_into(e2, ind)
+            self.emit(ind, f"{t} = {r}[{self.result_index(info.pyname, 0)}]")
+            return t
+        self.emit(ind, f"{t} = {self.value(e2)}")
+        return t
+
+    def placeholder(self, e: Node, code: str) -> Node:
+        """A node standing for a value computed into ``code`` (a temporary or a constant)."""
+        if e.op in (Op.CONST, Op.BITS):
+            return e
+        sym = Symbol(code, code, e.type, "local", pyname=code)
+        self.vars[sym] = code
+        return Node(Op.VAR, (), sym, e.type, e.loc)
 
     def call_expr(self, e: Node) -> str:
         info, outs = e.arg
@@ -798,9 +902,26 @@ class ModuleGen:
             return f"np.int64({self.vector(e.src[0])}[0].shape[0])"
         if op is Op.CALL:
             return self.call_expr(e)
+        if op is Op.GRAPH:
+            return f"({self.graph_request(e)} != 0)" if e.type is T.BOOL else self.graph_request(e)
         if op in self.op_kernel:
             return self.base_op(e)
         raise Unsupported(f"the expression {op.name}", e.loc)
+
+
+# statements whose expressions linearized() computes first (their other sources are blocks)
+_LINEAR_STATEMENTS = frozenset({Op.ASSIGN, Op.WRITE, Op.IF, Op.WHILE, Op.REPEAT, Op.CALL}) | GroupOp.InPlace
+
+
+def _is_expression(s: Node, k: int) -> bool:
+    """Is source k of statement s an expression (not a block of statements)?"""
+    if s.op is Op.IF:
+        return k == 0
+    return True
+
+
+def _expressions(s: Node) -> list[Node]:
+    return [x for k, x in enumerate(s.src) if _is_expression(s, k)]
 
 
 def _locals(info: RoutineInfo) -> list[Symbol]:
