@@ -11,6 +11,11 @@ rank 0 writes {file: {"out", "err", "steps", "same_on_all_ranks"}} to OUT.json. 
 GATHER, SCATTER, GROUPMIN, IOTA, COMPACT, EXPAND and WARSHALL-adapt run on random tables on the distributed machine and, on
 every rank alone, on a NumPy machine (the reference); rank 0 writes the list of cases with
 whether results and steps agree and how many row-move kernel calls ran.
+
+Every machine here runs the interpreter alone (jit="off", as the reference does): with the
+suite's threshold (tests/conftest.py) --jit auto compiles nothing, but installing the tier renders
+every routine's Numba code, a third to a half of these runs' time on each rank. The compiled tier
+on ranks is jit_driver.py's (tests/distributed/test_mpi_jit.py).
 """
 import io
 import json
@@ -59,7 +64,7 @@ def collectives(comm):
 def run_one(path: str, align: int, comm) -> dict:
     out = io.StringIO()
     backend = distribute(local_backend(), comm, align, collectives(comm))
-    m = starvm.Machine(backend=backend, out=out)
+    m = starvm.Machine(backend=backend, out=out, jit="off")
     err = ""
     try:
         m.run_file(path)
@@ -73,7 +78,7 @@ def row_cases(seeds: int, align: int, comm) -> list:
     # one distributed machine and one NumPy machine for all the cases: loading the library
     # routines (parse, check, the compiled tier's analysis) is most of a machine's cost
     machines = {dist: starvm.Machine(backend=distribute(local_backend(), comm, align, collectives(comm)) if dist
-                                     else get_backend("numpy"), out=io.StringIO()) for dist in (True, False)}
+                                     else get_backend("numpy"), out=io.StringIO(), jit="off") for dist in (True, False)}
     cases = []
     for seed in range(seeds):
         rng = np.random.default_rng(seed)           # the same tables on every rank
@@ -139,7 +144,7 @@ def search_cases(seeds: int, align: int, comm) -> list:
     import numpy as np
     from starvm.backends.emulated_device import EmulatedDevice
     machines = {dist: starvm.Machine(backend=distribute(EmulatedDevice(), comm, align, collectives(comm)) if dist
-                                     else get_backend("numpy"), out=io.StringIO()) for dist in (True, False)}
+                                     else get_backend("numpy"), out=io.StringIO(), jit="off") for dist in (True, False)}
     cases = []
     for seed in range(seeds):
         rng = np.random.default_rng(1000 + seed)

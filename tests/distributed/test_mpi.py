@@ -73,7 +73,7 @@ def reference() -> dict:
     res = {}
     for f in star_files():
         out = io.StringIO()
-        m = starvm.Machine(backend="numpy", out=out)
+        m = starvm.Machine(backend="numpy", out=out, jit="off")     # as driver.py's machines
         err = ""
         try:
             m.run_file(ROOT / f)
@@ -239,7 +239,7 @@ def test_graph_file_read_per_rank_from_the_command_line(tmp_path):
     from starvm.graphs import rmat, write_edgelist
     path = tmp_path / "g.txt"
     write_edgelist(rmat(8, seed=3, directed=True), path)
-    runs = [["run", program, "--distributed", "--graph", str(path), *how]
+    runs = [["run", program, "--distributed", "--graph", str(path), "--jit", "off", *how]     # as driver.py
             for program in ("programs/bfs_adapt.star", "programs/mst_boruvka.star", "programs/components.star")
             for how in ([], ["--directed"])]
     for argv, (rc, out) in zip(runs, cli_runs_on_ranks(3, runs, tmp_path)):
@@ -333,7 +333,7 @@ def test_rank_that_fails_alone_stops_all_with_its_message():
                 return numb(self, v)
             DistributedBackend.numb = failing
             from starvm.ui.cli import main
-            sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
+            sys.exit(main(["run", "programs/bfs.star", "--distributed", "--jit", "off"]))
         """)
         rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
         assert rc == code, err
@@ -354,7 +354,7 @@ def test_rank_that_dies_stops_the_run():
             return numb(self, v)
         DistributedBackend.numb = dying
         from starvm.ui.cli import main
-        main(["run", "programs/bfs.star", "--distributed"])
+        main(["run", "programs/bfs.star", "--distributed", "--jit", "off"])
     """)
     rc, out, err = mpirun(2, [sys.executable, "-c", script], timeout=90)
     assert rc != 0
@@ -376,7 +376,7 @@ def test_rank_killed_outright_is_named_by_its_parent():
             return numb(self, v)
         DistributedBackend.numb = dying
         from starvm.ui.cli import main
-        sys.exit(main(["run", "programs/bfs.star", "--distributed"]))
+        sys.exit(main(["run", "programs/bfs.star", "--distributed", "--jit", "off"]))
     """)
     rc, out, err = mpirun(3, [sys.executable, "-c", script], timeout=90)
     assert rc != 0
@@ -461,7 +461,7 @@ def test_generated_graph_over_three_ranks_in_64_row_blocks(tmp_path):
     rows over 3 ranks (192, 192 and 128 vertices): the output of one process."""
     spec = "rmat:scale=9,seed=5"
     programs = ["programs/mst_boruvka.star", "programs/bfs_adapt.star", "programs/warshall_adapt.star"]
-    runs = [["run", program, "--distributed", "--generate", spec] for program in programs]
+    runs = [["run", program, "--distributed", "--generate", spec, "--jit", "off"] for program in programs]   # as driver.py
     for program, (rc, out) in zip(programs, cli_runs_on_ranks(3, runs, tmp_path)):
-        src, sout, serr = serial("run", program, "--generate", spec)
+        src, sout, serr = serial("run", program, "--generate", spec, "--jit", "off")
         assert (rc, out) == (src, sout) == (0, sout), (program, serr[-2000:])
