@@ -19,13 +19,15 @@ import numpy as np
 
 from .. import config
 from ..ir.ops import BASE_OPS
+from ..ir.walk import callees
 from ..execution.limits import tick_many
 from ..execution.values import Table, Unassigned
 from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from ..targets.cuda.prelude import E_POOL, E_RERUN
-from ..targets.layout import E_INTERRUPT, E_OVERFLOW, S_A, S_B, S_C, S_CODE, S_INTR, S_LEFT, S_OUT, STATUS_SIZE
+from ..targets.layout import E_INTERRUPT, E_OVERFLOW, E_STACK, S_A, S_B, S_C, S_CODE, S_INTR, S_LEFT, S_OUT, S_STACK
+from ..targets.layout import STATUS_SIZE
 from .call import JitRoutine, _Decline, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
 from .interrupts import flagged
 
@@ -43,6 +45,13 @@ AUTO_LANES16_WORDS = 6
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
 POOL_WORDS = 1 << 16   # the local tables' pool of a routine's first call (grown on E_POOL, kept)
+# recursion: the stack bytes a thread's Star frames may take (the kernel checks them at each
+# recursive routine's entry, routine.stack_room: E_STACK), doubled on E_STACK up to STACK_MAX,
+# past which the call runs interpreted; the CUDA stack size set is that room + STACK_SLACK
+# (the kernel's own frame, the last frame, the inlined callees')
+STACK_ROOM = 8 << 10
+STACK_MAX = 256 << 10
+STACK_SLACK = 8 << 10
 NK = len(BASE_OPS)
 
 
@@ -99,6 +108,10 @@ class GpuRoutine(JitRoutine):
         self.reruns = 0                  # calls run interpreted after a failure in parallel for
         self.pool = None                 # local tables: device words kept between calls (plan.pool)
         self.pool_launches = 0           # launches stopped because the pool was too small (E_POOL)
+        self.stack_room = STACK_ROOM     # recursion: bytes of Star frames a thread may take (plan.recursive)
+        self.stack_launches = 0          # launches stopped for more stack room (E_STACK)
+        self.deep_calls = 0              # calls that ran interpreted: deeper than the GPU's stack holds
+        self.max_depth = None            # the recursion limit the kernels were built for (MAXD)
         self.launches = 0
 
     @cached_property
@@ -293,7 +306,8 @@ class GpuRoutine(JitRoutine):
         an SM), and ``mb`` > 0: ``mb`` such blocks on an SM; ``lanes``: an iteration of
         parallel for on that many lanes."""
         import cupy as cp
-        code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc(), lanes)
+        code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc(), lanes,
+                        MAXD=self.tier.context.max_depth)
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -307,6 +321,18 @@ class GpuRoutine(JitRoutine):
         caps, kw = self.shape(converted)
         if kw > MAX_KW:
             return self.interpreted(*args)
+        context = self.tier.context
+        # the recursion limit counts the interpreted Star calls in progress too (call.JitRoutine.run)
+        depth = context.depth
+        if depth[0] >= depth[1]:
+            context.too_deep(began=False)
+        base = depth[0] + 1
+        if not self.plan.recursive and base + self.plan.depth > context.max_depth:
+            return self.interpreted(*args)      # its calls may pass the limit: the interpreter says where
+        if self.plan.recursive and self.max_depth != context.max_depth:
+            # the status block's room for call sites is the limit (MAXD): kernels built for another go
+            self.kernels.clear(), self.fits.clear(), self.chosen.clear()
+            self.max_depth = context.max_depth
         try:
             fn, threads, blocks, R = self.kernel_for(caps, kw)
         except _TooLarge:
@@ -314,7 +340,6 @@ class GpuRoutine(JitRoutine):
         except Exception as e:  # noqa: BLE001 - a new shape that does not compile: interpreted
             self.state, self.why = "failed", f"NVRTC/CuPy could not compile it: {type(e).__name__}: {_line(e)}"
             return self.interpreted(*args)
-        context = self.tier.context
         tick = context.ticker()
         left = _UNLIMITED if tick is None else steps_left(tick, context.max_steps)
         nout = len(self.plan.outputs)
@@ -329,7 +354,7 @@ class GpuRoutine(JitRoutine):
             self.plan.has_pfor or self.plan.restartable or self.plan.pool) else None
         flag, flag_address = _interrupt_flag()
         flag[S_INTR] = 0
-        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address)
+        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base)
         t0 = perf_counter()
         try:
             try:
@@ -349,7 +374,8 @@ class GpuRoutine(JitRoutine):
             back = self.read_io(io)
             if not back[S_CODE]:
                 raise
-        sth = back[:STATUS_SIZE]
+        ss = self.status_size
+        sth = back[:ss]
         if flag[S_INTR] and sth[S_CODE]:
             # stopped by Ctrl-C; a block that left a grid barrier for it may have failed on
             # something else first, a failure of no sequential run: reported as interrupted
@@ -362,6 +388,18 @@ class GpuRoutine(JitRoutine):
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
             return self.interpreted(*args)
+        if sth[S_CODE] == E_STACK and not flag[S_INTR]:
+            # Star frames past the room given: launched again with twice the room (a larger CUDA
+            # stack), or, past STACK_MAX or where CUDA refuses it, the call runs interpreted
+            self.restore_tables(saved)
+            self.seconds += perf_counter() - t0
+            self.stack_launches += 1
+            if self.more_stack(int(sth[S_B])):
+                return self.run(args, converted)
+            self.deep_calls += 1
+            self.why = (f"a call recursed deeper than the GPU's stack holds ({int(sth[S_A]) - base} Star calls took "
+                        f"{int(sth[S_B])} bytes a thread, at most {STACK_MAX} are given): it ran interpreted")
+            return self.rerun_interpreted(args, everything=True)
         if sth[S_CODE] == E_POOL:
             # a local table past the pool: nothing of this launch is kept (steps, output, results);
             # launched again on a pool that holds it, or interpreted where the device has no room
@@ -372,13 +410,49 @@ class GpuRoutine(JitRoutine):
                 return self.run(args, converted)
             self.reruns += 1
             return self.interpreted(*args)
-        counts = back[STATUS_SIZE:STATUS_SIZE + NK]
-        out = back[STATUS_SIZE + NK:STATUS_SIZE + NK + nout]
+        counts = back[ss:ss + NK]
+        out = back[ss + NK:ss + NK + nout]
         obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
         self.finish_gpu(counts, sth, obh, left, tick, t0)
         if sth[S_CODE]:
-            raise errors.star_error(sth, self.unit.lowered, context.max_steps) from None
+            raise errors.star_error(sth, self.unit.lowered, context.max_steps,
+                                    base if self.plan.recursive else 0) from None
         return self.results_gpu(args, out, vout, vcap)
+
+    @property
+    def status_size(self) -> int:
+        """The status block's slots: a recursive kernel's hold the call sites of max_depth calls."""
+        return S_STACK + self.tier.context.max_depth + 1 if self.plan.recursive else STATUS_SIZE
+
+    def more_stack(self, used: int) -> bool:
+        """Twice the stack room (at least what ``used`` bytes of frames and half again need) and
+        the CUDA stack size for it; False past STACK_MAX or where CUDA refuses it."""
+        room = max(2 * self.stack_room, used + used // 2)
+        if room > STACK_MAX:
+            return False
+        if not _cuda_stack(room + STACK_SLACK):
+            return False
+        self.stack_room = room
+        return True
+
+    def report_lines(self) -> list[str]:
+        """--profile (Tier.report): as the CPU tier's routines, and the calls that ran interpreted
+        for recursing deeper than the GPU's stack holds, with why."""
+        if self.state != "compiled":
+            return [f"  {self.display}: interpreted, {self.calls} call(s): {self.why}"]
+        seen, todo = set(), [self.pyname]
+        while todo:
+            p = todo.pop()
+            if p not in seen and p in self.tier.bodies:
+                seen.add(p)
+                todo.extend(c.pyname for c in callees(self.tier.bodies[p][1]))
+        inner = sorted(self.tier.display_of(p) for p in seen - {self.pyname})
+        calls = f" (with {', '.join(inner)})" if inner else ""
+        lines = [f"  {self.display}{calls}: compiled; {self.compiled_calls} call(s) ran compiled in {self.seconds:.4f} s "
+                 f"(compiling or loading it from the cache: {self.compile_seconds:.3f} s)"]
+        if self.deep_calls:
+            lines.append(f"    {self.deep_calls} call(s) interpreted: {self.why}")
+        return lines
 
     def pool_words(self):
         """(the pool, its words) for this call's launch (plan.pool), made at the first call."""
@@ -422,7 +496,8 @@ class GpuRoutine(JitRoutine):
         with flagged(flag):
             return self.read_io(io)
 
-    def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout, intr: int = 0) -> tuple:
+    def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout, intr: int = 0,
+                    base: int = 0) -> tuple:
         """The launch's arguments in the order of the kernel's signature (targets/cuda/routine.py);
         ``intr``: the address of the Ctrl-C flag (a page-locked host word the kernel reads)."""
         kargs = []
@@ -437,6 +512,9 @@ class GpuRoutine(JitRoutine):
         if self.plan.pool:
             pool, words = self.pool_words()
             kargs += [pool, np.int64(words)]
+        if self.plan.recursive:      # the Star calls outside the kernel, the room for its frames
+            kargs += [np.int64(base), np.int64(self.stack_room)]
+            _cuda_stack(self.stack_room + STACK_SLACK)
         kargs += [np.uint64(intr), io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
@@ -455,7 +533,7 @@ class GpuRoutine(JitRoutine):
         asynchronous device copy of a template made once (uploading the block cost 18 us a
         call; a new block each call, an allocation and a copy kernel more)."""
         import cupy as cp
-        size = STATUS_SIZE + NK + nout + 11
+        size = self.status_size + NK + nout + 11
         if getattr(self, "_io", None) is None or self._io[0].size != size:
             io_host = np.zeros(size, np.int64)
             io_host[-4:-1] = -1                  # the min ring starts at its identity (all ones)
@@ -548,6 +626,29 @@ class GpuRoutine(JitRoutine):
 
 
 _SMS = []
+
+
+_STACK_SET: list = []     # the CUDA stack size this process set (bytes a thread), where it set one
+
+
+def _cuda_stack(size: int) -> bool:
+    """The device's stack size at least ``size`` bytes a thread (cudaLimitStackSize: the driver
+    keeps that much local memory for every resident thread); False where CUDA refuses it. A
+    CuPy without the call (the tests' stand-in, whose kernels run on CPU threads) has room."""
+    import cupy as cp
+    if _STACK_SET and _STACK_SET[0] >= size:
+        return True
+    runtime = cp.cuda.runtime
+    if not hasattr(runtime, "deviceSetLimit"):
+        return True
+    limit = getattr(runtime, "cudaLimitStackSize", 0)
+    try:
+        if int(runtime.deviceGetLimit(limit)) < size:
+            runtime.deviceSetLimit(limit, size)
+    except Exception:  # noqa: BLE001 - no memory for that stack on every resident thread
+        return False
+    _STACK_SET[:] = [size]
+    return True
 
 
 def _free_device_bytes() -> int | None:

@@ -1,17 +1,18 @@
 """The GPU tier's part of ``Tier.install``: on the CuPy and auto backends, routines become
 one CUDA kernel each (targets/cuda/routine.py, cuda_runtime.py) instead of Numba functions.
 
-What it takes: routines (not the main block) that are not recursive, read no graph, have
-no native kernel in their place, call only routines it takes, and that the renderer
-accepts; the others keep their reason for ``--profile``. On ``auto`` a call runs compiled
+What it takes: routines (not the main block) that read no graph, have no native kernel in
+their place (compiled callers run a native's Star body in their kernel), call only routines
+it takes, and that the renderer accepts (recursion too: device functions of their own);
+the others keep their reason for ``--profile``. On ``auto`` a call runs compiled
 when its tables are on the device; otherwise it runs interpreted.
 """
 from __future__ import annotations
 
 from ..ir.ops import GroupOp, Op
-from ..targets.cuda.routine import render
+from ..targets.cuda.routine import render, routine_calls
 from .estimate import DEVICE_PRICES, estimator
-from ..ir.walk import callees, walk
+from ..ir.walk import walk
 from ..targets.common import Unsupported
 
 
@@ -33,7 +34,8 @@ def gpu_available(backend) -> str | None:
 
 def install_gpu(tier, candidates: dict, main, recursive):
     """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes
-    (``recursive`` is tier.py's: passed in, so this module imports no tier)."""
+    (``recursive``, tier.py's cycles of calls, is not needed since the GPU tier compiles them;
+    the argument stays as tier.py and auto_tier.py pass it)."""
     from .cuda_runtime import GpuRoutine
     why_not = gpu_available(tier.context.backend)
     if why_not is not None:
@@ -42,14 +44,13 @@ def install_gpu(tier, candidates: dict, main, recursive):
         return main
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
-    cycles = recursive(bodies)
     for pyname, (info, body) in candidates.items():
         if info is not None and tier._native(info):
             why[pyname] = "a native kernel replaces it on this backend"
             continue
         if info is not None and tier.mode != "on" and not any(n.op in GroupOp.Loops for n in walk(body)):
             continue
-        plan = gpu_plan(pyname, bodies, cycles)
+        plan = gpu_plan(pyname, bodies)
         if isinstance(plan, str):
             why[pyname] = plan
         else:
@@ -68,14 +69,11 @@ def install_gpu(tier, candidates: dict, main, recursive):
     return main
 
 
-def gpu_plan(pyname: str, bodies: dict, cycles: set):
+def gpu_plan(pyname: str, bodies: dict):
     """The kernel plan of one routine (with its callees: a native's Star body among them), or
     the reason the GPU tier leaves it interpreted (``--profile``; tests/jit/test_gpu_census.py
-    holds the census of the library and the programs). ``cycles``: the routines on a cycle of
-    the call graph (tier._recursive)."""
+    holds the census of the library and the programs)."""
     info, body = bodies[pyname]
-    if pyname in cycles:
-        return "recursive (the GPU tier does not compile recursion)"
     if info is None:
         return "the main block runs interpreted on the GPU backends (its routines compile)"
     if any(n.op is Op.GRAPH for n in walk(body)):
@@ -97,5 +95,5 @@ def _closure_bodies(root: str, bodies: dict) -> dict:
         if p not in bodies:
             raise Unsupported(f"calls '{p}', which is not compiled")
         out[p] = bodies[p]
-        todo.extend(c.pyname for c in callees(bodies[p][1]))
+        todo.extend(c.pyname for c in routine_calls(*bodies[p]))
     return out

@@ -30,6 +30,7 @@ thread_local long nsync_ = 0, nshfl_ = 0;
 #define __launch_bounds__(...)
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define FULLMASK_EMU 0xFFFFFFFFu
 template <class T> T* emu_shm(long count, long key) {
     std::lock_guard<std::mutex> g(tb_->mu);

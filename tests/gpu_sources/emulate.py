@@ -103,7 +103,7 @@ def _bits(words, n: int) -> np.ndarray:
 def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, KW: int = 1,
                left: int = 1 << 62, timeout: float = 120, switches=(), ownc: int = -1,
                lanes: int = 32, interrupt_after: float | None = None, poll_every: int = 0,
-               pool_words: int = 1 << 12) -> KernelRun:
+               pool_words: int = 1 << 12, max_depth: int = 64, stack_room: int = 1 << 20) -> KernelRun:
     """Launch ``plan`` (a KernelPlan) on ``blocks`` x ``threads`` CPU threads. ``args`` follow the
     kernel's parameters: a table as a rows x columns bool array, a slice or word as a bool
     vector, integers and booleans as ints. R, RP, KW, switches (names of
@@ -111,10 +111,13 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
     ``interrupt_after``: seconds after the launch at which a host thread sets the Ctrl-C flag
     (as the SIGINT handler of jit/interrupts.py does on the host of a GPU); ``poll_every`` > 0:
     the steps between two polls of that flag (a power of two; the kernels' own: 1024).
-    ``pool_words``: the local tables' pool of a plan that has them (plan.pool)."""
+    ``pool_words``: the local tables' pool of a plan that has them (plan.pool); ``max_depth`` and
+    ``stack_room``: a recursive plan's recursion limit and room for its frames (plan.recursive)."""
     from starvm.ir.ops import BASE_OPS
     from starvm.targets.cuda.routine import instance
-    from starvm.targets.layout import S_CODE, S_LEFT, STATUS_SIZE
+    from starvm.targets.layout import S_CODE, S_LEFT, S_STACK, STATUS_SIZE
+    if plan.recursive:
+        STATUS_SIZE = S_STACK + max_depth + 1       # noqa: N806 - as cuda_runtime.status_size
     from starvm.types import T
     nk = len(BASE_OPS)
     caps, kargs, decl, tables = 1, [], [], []
@@ -136,6 +139,7 @@ def run_kernel(plan, args, blocks: int, threads: int, R: int = 1, RP: int = 1, K
             kargs.append(f"{int(val)}LL")
     vcap, nout = max(caps, KW), len(plan.outputs)
     pool = ["pool.data()", f"{pool_words}LL"] if plan.pool else []
+    pool += ["0LL", f"{stack_room}LL"] if plan.recursive else []
     show = "".join(f'printf("T{j}"); for (size_t i = 0; i < sizeof(T{j}) / 8; ++i) printf(" %llu", T{j}[i]); '
                    'printf("\\n");' for j, _n, _k in tables)
     main = f"""
@@ -171,7 +175,7 @@ int main(int argc, char** argv) {{
 }}
 """
     polls = f"#define POLL_EVERY {poll_every}\n" if poll_every else ""
-    exe = _build(polls + _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes)) + main)
+    exe = _build(polls + _cpp(instance(plan, R, KW, RP, 0, switches, OWNC=ownc, LANES=lanes, MAXD=max_depth)) + main)
     after = [] if interrupt_after is None else [str(int(interrupt_after * 1e6))]
     out = subprocess.run([str(exe), str(left), *after], capture_output=True, text=True, timeout=timeout,
                          check=True).stdout

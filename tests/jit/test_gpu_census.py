@@ -1,6 +1,5 @@
 """The GPU tier's census (issue 31 item 1): which routines of the library (stdlib/*.star) and of
 the shipped programs (programs/*.star) the GPU tier compiles into one kernel, decided as
-``cuda_tier.install_gpu`` decides (``gpu_plan``: the renderer, recursion, graph input), with
 no GPU. A native kernel's routine is counted by its Star body: compiled callers run that body
 in their kernel, interpreted callers keep the native. REFUSED lists the routines still left
 interpreted, with the start of their reason; it shrinks as the tier learns, and
@@ -14,21 +13,12 @@ from pathlib import Path
 
 import starvm
 from starvm.jit.cuda_tier import gpu_plan
-from starvm.jit.tier import _recursive
 from starvm.targets.cuda.routine import KernelPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# routine -> the start of the reason it is left interpreted
-REFUSED = {
-    "stdlib/graphs.star:BFS-adapt": "uses what the GPU tier does not compile: recursion",
-    "stdlib/graphs.star:BFS_LEVELS": "recursive",
-    "stdlib/graphs.star:BFS_LIVE": "recursive",
-    "stdlib/graphs.star:BORUVKA": "uses what the GPU tier does not compile: recursion",
-    "stdlib/graphs.star:BORUVKA_EDGES": "uses what the GPU tier does not compile: recursion",
-    "stdlib/graphs.star:BORUVKA_LIVE": "recursive",
-    "stdlib/graphs.star:BORUVKA_ROUNDS": "recursive",
-}
+# routine -> the start of the reason it is left interpreted (none since the pool and recursion)
+REFUSED: dict[str, str] = {}
 
 
 def _bodies(text: str, name: str) -> dict:
@@ -57,11 +47,10 @@ def census() -> tuple:
         if "proc" not in text.lower() and "function" not in text.lower():
             continue        # a main block only (the GPU tier leaves main blocks interpreted)
         bodies = _bodies(text, name)
-        cycles = _recursive(bodies)
         for pyname, (info, _body) in sorted(bodies.items()):
             if info is None or not (info.node.loc and info.node.loc.filename == name):
                 continue
-            out.append((f"{name}:{info.display}", gpu_plan(pyname, bodies, cycles)))
+            out.append((f"{name}:{info.display}", gpu_plan(pyname, bodies)))
     return tuple(out)
 
 
@@ -74,3 +63,14 @@ def test_the_gpu_tier_compiles_every_routine_but_those_listed():
     # the library's 44 routines and the 3 programs that define their own
     assert len(accepted) + len(refused) == 47
     assert "stdlib/rows.star:GROUPMIN" in accepted      # its ERROR statement compiles
+    assert "stdlib/graphs.star:DIJKSTRA" in accepted    # its local table comes from the pool
+    assert "stdlib/graphs.star:BORUVKA" in accepted     # its callees recurse
+
+
+def test_recursive_routines_are_device_functions_of_their_own():
+    plans = dict(census())
+    rounds = plans["stdlib/graphs.star:BORUVKA_ROUNDS"]
+    assert rounds.recursive and rounds.pool
+    assert "__noinline__ void f_r_boruvka_rounds(" in rounds.source
+    assert not plans["stdlib/search.star:MIN"].recursive and not plans["stdlib/search.star:MIN"].pool
+    assert "__noinline__" not in plans["stdlib/search.star:MIN"].source

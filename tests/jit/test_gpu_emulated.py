@@ -21,6 +21,7 @@ from starvm.targets.layout import E
 
 ROOT = Path(__file__).resolve().parents[2]
 PIVOTS = (ROOT / "tests" / "gpu_sources" / "routines" / "pivots.star").read_text()
+WHOLE = (ROOT / "tests" / "gpu_sources" / "routines" / "whole.star").read_text()
 LIBRARY = renamed((ROOT / "stdlib" / "warshall.star").read_text() + (ROOT / "stdlib" / "search.star").read_text())
 
 
@@ -942,7 +943,10 @@ class _Device:
 
     def call(self, name, *args):
         """(values afterwards, result, output, steps by kind, error text) on the device."""
-        return self._run(self.m, self.out, name, args)
+        got = self._run(self.m, self.out, name, args)
+        failed = {r.display: r.why for r in self.m.jit.routines.values() if r.state == "failed"}
+        assert not failed, f"a kernel did not build or run on the CPU: {failed}"
+        return got
 
     def interpreted(self, name, *args, native=True):
         """The same on the interpreter (NumPy backend; one machine per ``native``, kept)."""
@@ -965,9 +969,19 @@ class _Device:
         except starvm.StarError as e:
             err, got = e.render(), None
         values = [v.to_numpy() if hasattr(v, "to_numpy") else v for v in values]
-        if got is not None and not isinstance(got, tuple):
-            got = got.to_numpy() if hasattr(got, "to_numpy") else got
+        if got is not None:
+            got = tuple(g.to_numpy() if hasattr(g, "to_numpy") else g for g in got) if isinstance(got, tuple) \
+                else got.to_numpy() if hasattr(got, "to_numpy") else got
         return (values, got, out.getvalue(), [a - b for a, b in zip(m.counts, before)], err)
+
+
+def _same(a, b) -> bool:
+    """Values equal, arrays element by element."""
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
 
 
 @pytest.fixture
@@ -982,28 +996,7 @@ def device(monkeypatch):
         d.close()
 
 
-NATIVE_CALLERS = """
-proc DRIVE(mode: integer; G, K: table; X: slice(G); var Z: slice(G));
-var n: integer; A: slice(G);
-begin
-  writeln('mode ', mode);
-  GROUPMIN(G, K, X, Z);
-  n := NUMB(Z);
-  writeln('groups ', n);
-  A := Z;
-  if mode = 1 then ERROR('mode one: the groups are counted');
-  if mode = 2 then INNER(n, A);
-  Z := A;
-end;
 
-proc INNER(n: integer; var A: slice);
-begin
-  writeln('inner ', n);
-  if n > 0 then ERROR('inner fails');
-  SET(A);
-end;
-begin end.
-"""
 
 
 def test_compiled_calls_of_natives_and_error_equal_the_interpreter(device):
@@ -1012,7 +1005,7 @@ def test_compiled_calls_of_natives_and_error_equal_the_interpreter(device):
     routine and one call deeper: the message, the position, the call stack and the output
     written before it are the interpreter's; the steps too."""
     emulate.require()
-    d = device(NATIVE_CALLERS)
+    d = device(WHOLE)
     rng = np.random.default_rng(5)
     rows = 70
     G, K = rng.random((rows, 3)) < 0.5, rng.random((rows, 4)) < 0.5
@@ -1030,26 +1023,7 @@ def test_compiled_calls_of_natives_and_error_equal_the_interpreter(device):
     assert r.state == "compiled" and r.compiled_calls == 5 and r.reruns == 0
 
 
-LOCAL_TABLES = """
-proc LT_INNER(T: table; var Q: table);
-var B: table(NROWS(T), NCOLS(T)); j: integer;
-begin
-  for j := 1 to NCOLS(T) do COL(j, B) := COL(j, B) xor not COL(j, T);   { B's words zeroed: read }
-  for j := 1 to NCOLS(Q) do COL(j, Q) := COL(j, Q) xor COL(1 + (j - 1) mod NCOLS(B), B);
-  writeln('inner ', NUMB(COL(1, B)));
-end;
 
-proc LT_OUTER(k, neg: integer; P: table; var Q: table);
-var A: table(NROWS(P), k); C: table(neg, 2); j: integer;
-begin
-  for j := 1 to k do COL(j, A) := COL(1 + (j - 1) mod NCOLS(P), P) or COL(j, A);
-  LT_INNER(A, Q);
-  LT_INNER(P, Q);
-  ROW(1, Q) := ROW(2, A);
-  COL(1, C) := COL(2, C);
-end;
-begin end.
-"""
 
 
 @pytest.mark.parametrize("pool_words", [1 << 16, 2])
@@ -1060,7 +1034,7 @@ def test_local_tables_from_the_device_pool_equal_the_interpreter(device, monkeyp
     from starvm.jit import cuda_runtime
     emulate.require()
     monkeypatch.setattr(cuda_runtime, "POOL_WORDS", pool_words)
-    d = device(LOCAL_TABLES)
+    d = device(WHOLE)
     rng = np.random.default_rng(7)
     rows = 70
     for k, neg in ((3, 1), (3, -1), (4, 1)):
@@ -1072,3 +1046,46 @@ def test_local_tables_from_the_device_pool_equal_the_interpreter(device, monkeyp
     r = d.m.jit.routines["r_lt_outer"]
     assert r.state == "compiled" and r.compiled_calls == 3 and r.reruns == 0
     assert (r.pool_launches > 0) == (pool_words == 2)
+
+
+
+
+
+def test_recursion_equals_the_interpreter(device):
+    """Mutual recursion (REC_EVEN <-> REC_ODD, device functions of their own) under a routine
+    with a local table: results, output and steps; ERROR deep inside (its call stack); the
+    recursion limit (Machine.max_depth 40) reached as the interpreter reaches it."""
+    emulate.require()
+    d = device(WHOLE, max_depth=40)
+    rng = np.random.default_rng(11)
+    rows = 90
+    T = rng.random((rows, 3)) < 0.5
+    for depth, stop, fails in ((9, -1, None), (9, 5, "stopped at"), (60, -1, "recursion too deep"), (0, -1, None)):
+        args = (depth, stop, T, ("slice", rng.random(rows) < 0.8), 0)
+        got, want = d.call("REC", *args), d.interpreted("REC", *args)
+        assert got[2:] == want[2:], (depth, stop)
+        assert (want[-1] is None) if fails is None else (fails in want[-1])
+        if want[-1] is None:
+            assert _same(got[:2], want[:2])
+    r = d.m.jit.routines["r_rec"]
+    assert r.state == "compiled" and r.compiled_calls == 4 and r.reruns == 0 and r.plan.recursive
+
+
+def test_recursion_past_the_stack_room_grows_it_or_runs_interpreted(device, monkeypatch):
+    """Star frames past the room given (STACK_ROOM) stop the launch (E_STACK): it runs again
+    with twice the room, the same steps and result; past STACK_MAX the call runs interpreted
+    and --profile says why."""
+    from starvm.jit import cuda_runtime
+    emulate.require()
+    monkeypatch.setattr(cuda_runtime, "STACK_ROOM", 64)
+    d = device(WHOLE)
+    got, want = d.call("DOWN", 30), d.interpreted("DOWN", 30)
+    assert got[1:] == want[1:] and got[1] == 60
+    r = d.m.jit.routines["r_down"]
+    assert r.compiled_calls == 1 and r.stack_launches > 0 and r.deep_calls == 0
+    monkeypatch.setattr(cuda_runtime, "STACK_MAX", r.stack_room)
+    got, want = d.call("DOWN", 300), d.interpreted("DOWN", 300)
+    assert got[1:] == want[1:] and got[1] == 600
+    assert r.deep_calls == 1 and r.compiled_calls == 1
+    report = "\n".join(d.m.jit.report())
+    assert "DOWN: compiled; 1 call(s)" in report and "1 call(s) interpreted: a call recursed deeper" in report

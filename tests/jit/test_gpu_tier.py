@@ -46,15 +46,27 @@ begin COL(1, T) := COL(2, T); end;
 
 function FACT(n: integer): integer;
 begin if n <= 1 then FACT := 1 else FACT := n * FACT(n - 1); end;
+
+proc INNER_LOOP(var T: table);
+var i, j: integer;
+begin
+  parallel for i := 1 to NCOLS(T) do
+    for j := 1 to 2 do COL(i, T) := not COL(i, T);
+end;
 begin end.
 """
 
 
 def test_what_the_renderer_refuses_says_why():
+    """Local tables (the pool) and recursion (device functions of their own) render since
+    issue 31; a loop inside parallel for is still refused, with the reason."""
     from starvm.targets.cuda.routine import Unsupported, render
     bodies = routine_bodies(REFUSED, "r.star")
-    with pytest.raises(Unsupported, match="a local table"):
-        render(bodies, "r_local")
+    assert render(bodies, "r_local").pool
+    fact = render(bodies, "r_fact")
+    assert fact.recursive and "__noinline__ void f_r_fact(" in fact.source
+    with pytest.raises(Unsupported, match="parallel for"):
+        render(bodies, "r_inner_loop")
 
 
 ON_DEVICE = """
@@ -470,3 +482,123 @@ def test_ctrl_c_stops_a_gpu_kernel_that_runs_for_ever(tmp_path, which):
     line = 4 if which == "spin" else 8
     assert err.strip() == f"star: interrupted at {path}:{line}:3", err
     assert out == "" and stopped < 10
+
+
+# ------------------------------------------------------------------ whole programs (issue 31): on the GPU
+WHOLE = (ROOT / "tests" / "gpu_sources" / "routines" / "whole.star").read_text()
+
+
+def _both(text, calls, **machine):
+    """Each call on the GPU tier (--jit on) and on the interpreter (CuPy backend, --jit off):
+    (values afterwards, result, output, steps by kind, error) of each, and the GPU machine."""
+    runs = {}
+    for jit in ("off", "on"):
+        out = io.StringIO()
+        m = starvm.Machine(backend="cupy", jit=jit, out=out, **machine)
+        m.load(text, "whole.star")
+        got = []
+        for name, args in calls:
+            values = [m.table(a.copy()) if isinstance(a, np.ndarray) and a.ndim == 2 else
+                      m.slice(a) if isinstance(a, np.ndarray) else a for a in args]
+            before = list(m.counts)
+            out.seek(0)
+            out.truncate()
+            err = r = None
+            try:
+                r = m.call(name, *values)
+            except starvm.StarError as e:
+                err = e.render()
+            state = [v.to_numpy().tolist() if hasattr(v, "to_numpy") else v for v in values]
+            if isinstance(r, tuple):
+                r = [x.to_numpy().tolist() if hasattr(x, "to_numpy") else x for x in r]
+            elif hasattr(r, "to_numpy"):
+                r = r.to_numpy().tolist()
+            got.append((name, state if err is None else None, r, out.getvalue(),
+                        [a - b for a, b in zip(m.counts, before)], err))
+        runs[jit] = (got, m)
+    return runs["off"][0], runs["on"][0], runs["on"][1]
+
+
+def _compiled(m, display):
+    return next(r for r in m.jit.routines.values() if r.display == display)
+
+
+def test_natives_error_local_tables_and_recursion_on_the_gpu_equal_the_interpreter():
+    """tests/gpu_sources/routines/whole.star (the cases of test_gpu_emulated.py's whole calls):
+    GROUPMIN's body inside a kernel and ERROR there and one call deeper; local tables from the
+    pool, a negative size; mutual recursion, ERROR deep inside, the recursion limit (40)."""
+    cupy_or_skip()
+    rng = np.random.default_rng(5)
+    calls = []
+    for rows in (70, 5000):
+        G, K = rng.random((rows, 3)) < 0.5, rng.random((rows, 4)) < 0.5
+        for mode in (0, 1, 2):
+            calls.append(("DRIVE", (mode, G, K, rng.random(rows) < 0.7, np.zeros(rows, bool))))
+        for k, neg in ((3, 1), (3, -1), (4, 1)):
+            calls.append(("LT_OUTER", (k, neg, G[:, :2], rng.random((rows, k)) < 0.5)))
+        for depth, stop in ((9, -1), (9, 5), (60, -1), (0, -1)):
+            calls.append(("REC", (depth, stop, G, rng.random(rows) < 0.8, 0)))
+    calls += [("DOWN", (30,)), ("DOWN", (39,))]
+    off, on, m = _both(WHOLE, calls, max_depth=40)
+    for a, b in zip(off, on):
+        assert a == b, a[0]
+    assert sum(1 for c in off if c[-1]) >= 8                 # the failing cases fail
+    for name in ("DRIVE", "LT_OUTER", "REC", "DOWN"):
+        r = _compiled(m, name)
+        assert r.state == "compiled" and r.compiled_calls == r.calls and r.reruns == 0, (name, r.why)
+
+
+def test_recursion_deeper_than_the_stack_room_grows_it_on_the_gpu(monkeypatch):
+    """A recursion past the first stack room (STACK_ROOM, shrunk here) stops the launch
+    (E_STACK) and runs again on a larger CUDA stack; past STACK_MAX the call runs interpreted:
+    the same results and steps either way."""
+    cupy_or_skip()
+    from starvm.jit import cuda_runtime
+    monkeypatch.setattr(cuda_runtime, "STACK_ROOM", 256)
+    off, on, m = _both(WHOLE, [("DOWN", (200,)), ("DOWN", (3000,))])
+    assert off == on
+    r = _compiled(m, "DOWN")
+    assert r.stack_launches >= 1 and r.compiled_calls >= 1
+
+
+def _arcs(rng, n, m, maxw):
+    u, v = rng.integers(1, n + 1, m), rng.integers(1, n + 1, m)
+    return np.stack([u, v, rng.integers(0, maxw + 1, m)], axis=1)
+
+
+def _bits(values, k):
+    v = np.asarray(values, np.int64).reshape(-1)
+    return ((v[:, None] >> np.arange(k - 1, -1, -1)) & 1).astype(bool)
+
+
+GRAPH_ROUTINES = ["DIJKSTRA", "BELLMAN_FORD", "BELLMAN_FORD-adapt", "BFS-adapt", "PRIM", "KRUSKAL", "BORUVKA"]
+
+
+@pytest.mark.parametrize("proc", GRAPH_ROUTINES)
+def test_library_graph_routines_run_compiled_on_the_gpu_and_equal_the_interpreter(proc):
+    """The library routines the GPU tier left interpreted before issue 31 (a local table,
+    recursion, ERROR, calls of natives' routines) as users call them (natives on): compiled,
+    their tables, output and steps those of the interpreter, on random arc lists and a long
+    path (a BFS recursion thousands of levels deep: the stack grows or the call runs interpreted)."""
+    cupy_or_skip()
+    rng = np.random.default_rng(3)
+    graphs = [(30, _arcs(rng, 30, 70, 3)), (300, _arcs(rng, 300, 900, 9)), (2, np.array([[1, 2, 5]]))]
+    if proc == "BFS-adapt":
+        path = np.array([[i, i + 1, 1] for i in range(1, 2000)])
+        graphs.append((2000, path))
+    calls = []
+    for n, a in graphs:
+        c = max(1, int(n).bit_length())
+        b = max(1, int(n * (int(a[:, 2].max()) + 1)).bit_length()) + 1
+        left, right, weight = _bits(a[:, 0], c), _bits(a[:, 1], c), _bits(a[:, 2], b)
+        if proc in ("PRIM", "KRUSKAL", "BORUVKA"):
+            calls.append((proc, (n, left, right, weight, np.zeros(len(a), bool))))
+        elif proc == "BFS-adapt":
+            calls.append((proc, (n, 1, left, right, np.zeros((n, c + 1), bool))))
+        else:
+            calls.append((proc, (n, 1, left, right, weight, np.zeros((n, b), bool))))
+    off, on, m = _both("begin end.", calls)
+    for a, b in zip(off, on):
+        assert a == b, (a[0], len(a[1] or ()))
+    r = _compiled(m, proc)
+    assert r.state == "compiled" and r.compiled_calls >= 1, (r.why, m.profile_report())

@@ -49,6 +49,7 @@ struct Ctx {
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
     const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
     u64* pool; i64 pcap; i64 ptop;   // local tables: a bump allocator in the host's pool (words; routine.py)
+    i64 stk0; i64 sroom; int spb;    // recursion: the kernel frame's address, the stack room, calls outside
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }

@@ -3,7 +3,9 @@
 The GPU side of the compiled tier (issue 10, item 2). The kernel's layout of values is
 described in ``prelude.py`` (its C in prelude.cu): slices distributed over the grid by word,
 words replicated in every thread, tables in global memory, scalars in registers, every thread
-running the same scalar control flow. Callees become ``__forceinline__`` device functions.
+running the same scalar control flow. Callees become ``__forceinline__`` device functions,
+those on a cycle of calls (recursion, mutual too) ``__noinline__`` ones: every call checks the
+recursion limit (E_DEPTH) and each recursive routine's entry the stack room (``stack_room``).
 A barrier (``gsync``) stands only where data crosses threads: grid reductions (SOME, NUMB,
 FND, STEP, FRST and bit tests of slices), ROW reads after table writes, a slice turned into
 a word, and the two ends of a `parallel for`, whose iterations run one per warp.
@@ -22,7 +24,7 @@ interpreted (``E_RERUN``), which then reports the first failing iteration exactl
 Local tables come from a pool the host sizes (``new_table``: a bump allocator, given back on
 return; ``E_POOL`` asks the host for a larger pool and a new launch).
 
-``Unsupported`` names what is not compiled (the routine then runs interpreted): recursion,
+``Unsupported`` names what is not compiled (the routine then runs interpreted):
 `parallel for` bodies other than fusable ones without loops or calls, calls inside
 expressions to routines with `var` parameters, output or global writes, tables printed.
 """
@@ -64,6 +66,8 @@ class KernelPlan:
     barrier_free: bool = False           # no grid barrier anywhere: blocks need not be resident together
     restartable: bool = False            # may stop on an integer past 64 bits (E_OVERFLOW: runs again interpreted)
     pool: bool = False                   # allocates local tables (the kernel takes the pool: E_POOL to grow it)
+    recursive: bool = False              # a cycle of calls: the kernel takes the call depth and stack room
+    depth: int = 0                       # the longest chain of calls inside (not recursive)
 
 
 class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
@@ -87,13 +91,15 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.pfor_n = 0
         self.nysh = 0             # slices kept in shared memory across a barrier (kept_across)
         self.pool = False         # a local table somewhere: the kernel takes the host's pool
+        self.recursive: set = set()   # routines on a cycle of calls (__noinline__ device functions)
+        self.protos: list[str] = []   # their prototypes (a call may come before the definition)
 
     def routine_globals(self, pyname: str, _stack=()) -> list:
         if pyname in self._globals:
             return self._globals[pyname]
         _info, body = self.bodies[pyname]
         found = set(direct_globals(body))
-        for c in callees(body):
+        for c in routine_calls(_info, body):
             if c.pyname in self.bodies and c.pyname not in _stack and c.pyname != pyname:
                 found.update(self.routine_globals(c.pyname, _stack + (pyname,)))
         result = sorted(found, key=lambda s: s.pyname)
@@ -119,33 +125,40 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         if info is None:
             raise Unsupported("the main block (the GPU tier compiles routines)")
         order, seen, path = [], set(), []
+        depth = {}
 
         def visit(p):
-            if p in path:    # each thread's stack holds a few calls: recursion stays on the host
-                raise Unsupported(f"recursion ('{self.bodies[p][0].display}' calls itself, directly or not): "
-                                  f"the GPU tier does not compile it")
+            if p in path:    # a cycle: its routines are device functions of their own (recursion)
+                self.recursive.update(path[path.index(p):])
+                return
             if p in seen:
                 return
             seen.add(p)
             if p not in self.bodies:
                 raise Unsupported(f"calls '{p}', which is not compiled")
             path.append(p)
-            for c in callees(self.bodies[p][1]):
+            depth[p] = 0
+            for c in routine_calls(*self.bodies[p]):
                 visit(c.pyname)
+                depth[p] = max(depth[p], depth.get(c.pyname, 0) + 1)
             path.pop()
             order.append(p)
         visit(root)
         for p in order:
             self.function(p)
         kernel, params, globs, outputs = self.kernel(root)
-        source = (defines(len(BASE_OPS)) + f"#define NYSH {self.nysh}\n" + PRELUDE + "\n" + "\n".join(self.funcs)
-                  + "\n" + kernel)
+        # a recursive kernel's status block has room for the call sites of Machine.max_depth calls
+        # (MAXD, instance()): the recursion limit, as the CPU tier's status array (kernels.enter)
+        deep = "#undef STATUS_SIZE\n#define STATUS_SIZE (S_STACK + MAXD + 1)\n" if self.recursive else ""
+        source = (defines(len(BASE_OPS)) + deep + f"#define NYSH {self.nysh}\n" + PRELUDE + "\n"
+                  + "".join(self.protos) + "\n".join(self.funcs) + "\n" + kernel)
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
         lowered = Lowered(source, compiled, self.sites, self.names, self.strings)
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
         free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
-                          self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool)
+                          self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool,
+                          bool(self.recursive), depth[root])
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -190,6 +203,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                 self.emit(f"if ({x}.n != {self.length_of(p)}) {{ if ({x}.n < 0) UNASSIGNED({sid}, {x}.n); "
                           f"FAIL({sid}, E_CHECK_LEN, {self.length_of(p)}, {x}.n, 0, 0); }}")
         tables = [s for s in locals_ if s.type is T.TABLE]
+        if pyname in self.recursive:
+            self.stack_room(info)
         if tables:       # local tables: this call's part of the pool, given back on return
             self.emit("const i64 pt0_ = c_.ptop;")
         for s in locals_:
@@ -204,8 +219,22 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
             self.emit(f"ret_ = {self.vars[info.result]};")
         if tables:
             self.emit("c_.ptop = pt0_;")
-        self.funcs.append(f"__device__ __forceinline__ void f_{pyname}({', '.join(sig)}) {{\n"
+        inline = "__noinline__" if pyname in self.recursive else "__forceinline__"
+        if pyname in self.recursive:
+            self.protos.append(f"__device__ __noinline__ void f_{pyname}({', '.join(sig)});\n")
+        self.funcs.append(f"__device__ {inline} void f_{pyname}({', '.join(sig)}) {{\n"
                           + "\n".join(self.lines) + "\n}\n")
+
+    def stack_room(self, info) -> None:
+        """At a recursive routine's entry: its frames so far (the distance from the kernel's
+        frame, c_.stk0), and one more of their average size, must fit the room the host gave
+        (c_.sroom, under the CUDA stack size it set), else the launch stops (E_STACK: Star
+        calls deep, bytes they took) and the host launches again with more room, or runs the
+        call interpreted where the device has none (cuda_runtime.GpuRoutine.run)."""
+        sid = self.site(info.node.loc)
+        self.emit("{ char h_ = 0; i64 u_ = (i64)&h_ - c_.stk0; u_ = u_ < 0 ? -u_ : u_; "
+                  "i64 d_ = c_.sp - c_.spb > 0 ? c_.sp - c_.spb : 1; "
+                  f"if (u_ + u_ / d_ + 512 > c_.sroom) FAIL({sid}, E_STACK, c_.sp, u_, 0, 0); }}")
 
     def length_of(self, sym) -> str:
         t = self.vars[sym.length_of]
@@ -299,6 +328,10 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         if self.pool:        # before intr: the arguments after it keep their places from the end
             args += ["u64* pool", "i64 pcap"]
             body.append("c_.pool = pool; c_.pcap = pcap; c_.ptop = 0;")
+        if self.recursive:   # the Star calls in progress outside the kernel, the stack room (stack_room)
+            args += ["i64 spbase", "i64 sroom"]
+            body.append("char stk_ = 0; c_.stk0 = (i64)&stk_; c_.sroom = sroom; c_.sp = (int)spbase; "
+                        "c_.spb = (int)spbase;")
         args += ["const i64* intr", "i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
@@ -345,6 +378,15 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                   f"{self.unassigned(sid, b)} {self.fail(sid, 'E_MISMATCH', f'{a}.n', f'{b}.n')} }}")
 
 
+def routine_calls(info, body: Node) -> list:
+    """The routines a routine calls: in its body and in its local tables' sizes."""
+    out = list(callees(body))
+    for s in (info.locals if info is not None else ()):
+        for d in getattr(s, "dims", None) or ():
+            out += [c for c in callees(d) if all(c.pyname != o.pyname for o in out)]
+    return out
+
+
 def _stepped(body: Node) -> list:
     out = []
     for n in walk(body):
@@ -372,7 +414,7 @@ SWITCHES = {
 
 
 def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0,
-             OWNC: int = -1, LANES: int = 32) -> str:
+             OWNC: int = -1, LANES: int = 32, MAXD: int = 0) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
@@ -381,7 +423,7 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
     (keeps_own_columns; -1: as many as 10 words a lane hold, at most 8, none above RP = 6).
     LANES: the lanes an iteration of parallel for runs on (32, 16 or 8; RP words each). ``switches``: names
-    of SWITCHES."""
+    of SWITCHES. MAXD: a recursive plan's recursion limit (Machine.max_depth)."""
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
     if LANES not in (8, 16, 32):
         raise ValueError(f"LANES must be 8, 16 or 32, not {LANES}")
@@ -395,7 +437,8 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
         OWNC = min(8, 10 // RP) if RP <= 6 else 0
     return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
             f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n#define LANES {LANES}\n"
-            + "".join(f"#define {name} 1\n" for name in sorted(switches)) + plan.source)
+            + "".join(f"#define {name} 1\n" for name in sorted(switches))
+            + (f"#define MAXD {MAXD if MAXD > 0 else 4000}\n" if plan.recursive else "") + plan.source)
 
 
 __all__ = ["E", "KERNEL_NAME", "KernelPlan", "RoutineRenderer", "render", "instance", "Unsupported"]

@@ -397,6 +397,8 @@ class Statements:
                       else f"{self.ctype(info.result.type)} {out} = 0;")
             args.append(out)
         sid = self.site(e.loc)
+        if self.recursive:     # the recursion limit: the call sites' room (kernels.enter)
+            self.emit(f"if (c_.sp >= MAXD) FAIL({sid}, E_DEPTH, c_.sp, 0, 0, 0);")
         self.emit(f"if (c_.gt == 0) c_.st[S_STACK + c_.sp] = {sid}; c_.sp++;")
         self.emit(f"f_{info.pyname}({', '.join(['c_'] + args)});")
         self.emit("c_.sp--; if (c_.failed) return;")
