@@ -26,7 +26,7 @@ from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
 from ..targets.cuda.prelude import E_POOL, E_RERUN
-from ..targets.layout import E_INTERRUPT, E_OVERFLOW, E_STACK, S_A, S_B, S_C, S_CODE, S_INTR, S_LEFT, S_OUT, S_STACK
+from ..targets.layout import E_INTERRUPT, E_OVERFLOW, E_STACK, S_A, S_B, S_C, S_D, S_CODE, S_INTR, S_LEFT, S_OUT, S_STACK
 from ..targets.layout import STATUS_SIZE
 from .call import JitRoutine, _Decline, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
 from .interrupts import flagged
@@ -50,7 +50,7 @@ POOL_WORDS = 1 << 16   # the local tables' pool of a routine's first call (grown
 # past which the call runs interpreted; the CUDA stack size set is that room + STACK_SLACK
 # (the kernel's own frame, the last frame, the inlined callees')
 STACK_ROOM = 8 << 10
-STACK_MAX = 256 << 10
+STACK_MAX = 64 << 10     # 64 KB a thread: 17.7 GB of local memory kept on an H200 (132 SMs x 2048 threads)
 STACK_SLACK = 8 << 10
 NK = len(BASE_OPS)
 
@@ -108,6 +108,8 @@ class GpuRoutine(JitRoutine):
         self.reruns = 0                  # calls run interpreted after a failure in parallel for
         self.pool = None                 # local tables: device words kept between calls (plan.pool)
         self.pool_launches = 0           # launches stopped because the pool was too small (E_POOL)
+        self.min_caps = 1                # slice words and word words local tables needed (E_POOL, d = 1, 2)
+        self.min_kw = 1
         self.stack_room = STACK_ROOM     # recursion: bytes of Star frames a thread may take (plan.recursive)
         self.stack_launches = 0          # launches stopped for more stack room (E_STACK)
         self.deep_calls = 0              # calls that ran interpreted: deeper than the GPU's stack holds
@@ -164,7 +166,7 @@ class GpuRoutine(JitRoutine):
                     kbits = max(kbits, value[1])
             elif kind is _WORD:
                 kbits = max(kbits, value[1])
-        return caps, _pow2((kbits + 63) // 64)
+        return max(caps, self.min_caps), max(_pow2((kbits + 63) // 64), self.min_kw)
 
     # ------------------------------------------------------------------ compiling
     def compile(self, converted) -> bool:
@@ -406,7 +408,20 @@ class GpuRoutine(JitRoutine):
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
             self.pool_launches += 1
-            if self.grow_pool(int(sth[S_A]), int(sth[S_B]), int(sth[S_C])):
+            n, k, why = int(sth[S_A]), int(sth[S_B]), int(sth[S_D])
+            if why in (1, 2):
+                # a local table's columns past the grid's slices (1; or past a word, where slices
+                # become words), its rows past the words every thread holds (2): a larger shape
+                shape = (self.min_caps, self.min_kw)
+                if why == 1:
+                    self.min_caps = max(self.min_caps, (n + 63) // 64)
+                    if self.plan.slice_as_word:
+                        self.min_kw = max(self.min_kw, _pow2((n + 63) // 64))
+                else:
+                    self.min_kw = max(self.min_kw, _pow2((k + 63) // 64))
+                if (self.min_caps, self.min_kw) != shape:
+                    return self.run(args, converted)
+            if why == 0 and self.grow_pool(n, k, int(sth[S_C])):
                 return self.run(args, converted)
             self.reruns += 1
             return self.interpreted(*args)

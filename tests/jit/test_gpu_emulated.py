@@ -1048,6 +1048,22 @@ def test_local_tables_from_the_device_pool_equal_the_interpreter(device, monkeyp
     assert (r.pool_launches > 0) == (pool_words == 2)
 
 
+def test_a_local_table_larger_than_the_arguments_relaunches_on_a_shape_that_holds_it(device):
+    """The launch's shape comes from the arguments (70 rows: 2 words, 32 threads); a local
+    table of 3000 rows and 70 columns (47 words a column, a ROW read of 2 words) stops it
+    (E_POOL, d = 1 and 2) and it runs again on a shape that holds the table."""
+    emulate.require()
+    d = device(WHOLE)
+    P = np.random.default_rng(2).random((70, 2)) < 0.5
+    for n in (3000, 40):
+        got, want = d.call("LT_BIG", n, P, 0), d.interpreted("LT_BIG", n, P, 0)
+        assert _same(got[1:], want[1:]) and want[-1] is None
+        assert got[1] == (np.count_nonzero(P[:, 0]) + 69 + n,)     # ROW(n, B): 69 ones, COL(70, B): n
+    r = d.m.jit.routines["r_lt_big"]
+    assert r.state == "compiled" and r.compiled_calls == 2 and r.reruns == 0
+    assert r.pool_launches >= 1 and r.min_caps == 47 and r.min_kw == 2
+
+
 
 
 

@@ -539,11 +539,12 @@ def test_natives_error_local_tables_and_recursion_on_the_gpu_equal_the_interpret
         for depth, stop in ((9, -1), (9, 5), (60, -1), (0, -1)):
             calls.append(("REC", (depth, stop, G, rng.random(rows) < 0.8, 0)))
     calls += [("DOWN", (30,)), ("DOWN", (39,))]
+    calls += [("LT_BIG", (n, rng.random((70, 2)) < 0.5, 0)) for n in (3000, 300_000, 40)]   # shapes past the arguments
     off, on, m = _both(WHOLE, calls, max_depth=40)
     for a, b in zip(off, on):
         assert a == b, a[0]
     assert sum(1 for c in off if c[-1]) >= 8                 # the failing cases fail
-    for name in ("DRIVE", "LT_OUTER", "REC", "DOWN"):
+    for name in ("DRIVE", "LT_OUTER", "REC", "DOWN", "LT_BIG"):
         r = _compiled(m, name)
         assert r.state == "compiled" and r.compiled_calls == r.calls and r.reruns == 0, (name, r.why)
 

@@ -150,6 +150,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         # a recursive kernel's status block has room for the call sites of Machine.max_depth calls
         # (MAXD, instance()): the recursion limit, as the CPU tier's status array (kernels.enter)
         deep = "#undef STATUS_SIZE\n#define STATUS_SIZE (S_STACK + MAXD + 1)\n" if self.recursive else ""
+        # a local table's slices made words (new_table's check): only where some slice becomes a word
+        deep += f"#define AS_WORD_ {int(self.slice_as_word)}\n" if self.pool else ""
         source = (defines(len(BASE_OPS)) + deep + f"#define NYSH {self.nysh}\n" + PRELUDE + "\n"
                   + "".join(self.protos) + "\n".join(self.funcs) + "\n" + kernel)
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
@@ -263,8 +265,11 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         kernels.new_table: a negative size first; a pool too small stops the launch (E_POOL,
         its n and k and the words taken: the host grows the pool and launches again; where the
         device has no room for it, the call runs interpreted, which reports it as the
-        interpreter does). The barrier before the zeroing: a table given back earlier in the
-        launch may have had these words, written by other threads."""
+        interpreter does). The launch's shape comes from the arguments: a local table with more
+        words to a column than the grid's slices hold, or more columns than a word (a ROW read),
+        stops it too (E_POOL, d = 1 or 2), and the host launches again on a shape that holds it.
+        The barrier before the zeroing: a table given back earlier in the launch may have had
+        these words, written by other threads."""
         v = self.vars[s]
         n, k = self.tmp("tn"), self.tmp("tk")
         self.emit(f"i64 {n} = {self.scalar(s.dims[0])};")
@@ -274,6 +279,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.emit(f"if ({n} < 0 || {k} < 0) {self.fail(sid, 'E_TABLE_NEG', n, k)}")
         self.emit(f"if (nwords({n}) > 0 && {k} > (c_.pcap - c_.ptop) / nwords({n})) "
                   f"{self.fail(sid, 'E_POOL', n, k, 'c_.ptop')}")
+        self.emit(f"if (nwords({n}) > (i64)R * c_.G || (AS_WORD_ && nwords({n}) > KW)) "
+                  f"{self.fail(sid, 'E_POOL', n, k, 'c_.ptop', '1')}")
+        self.emit(f"if (nwords({k}) > KW) {self.fail(sid, 'E_POOL', n, k, 'c_.ptop', '2')}")
         self.emit(f"Tb {v} = {{c_.pool + c_.ptop, {n}, {k}, nwords({n})}}; c_.ptop += {k} * {v}.W;")
         self.emit("gsync(c_);")
         self.emit(f"for (i64 c2_ = 0; c2_ < {k}; ++c2_) for (i64 w_ = c_.gt; w_ < {v}.W; w_ += c_.G) "
