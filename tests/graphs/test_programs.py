@@ -36,7 +36,11 @@ def graph_of(case: Case) -> sg.Graph:
 
 def run(backend: str, prog: str, g: sg.Graph, directed: bool | None) -> list[str]:
     out = io.StringIO()
-    m = starvm.Machine(backend=backend, out=out, graph=g, directed=directed)
+    # the interpreter alone: with the suite's threshold (tests/conftest.py) --jit auto compiled
+    # nothing here, but installing the tier rendered every routine's Numba code on each of these
+    # machines (60% of the file's time); which routines of these programs the tier compiles, and
+    # that it renders them, is tests/jit/test_census.py's
+    m = starvm.Machine(backend=backend, out=out, graph=g, directed=directed, jit="off")
     m.run((ROOT / "programs" / f"{prog}.star").read_text(), f"{prog}.star")
     return out.getvalue().splitlines()
 
