@@ -20,7 +20,9 @@ time the NumPy backend warm (the issue's "faster on cupy than on numpy").
 A run past --timeout counts as "> T s". A row whose outputs differ, or whose run fails, is
 marked FAILED and the script exits 1. Writes bench/results/NAME.json and NAME.md (default
 programs_e2e_<machine>: cpu<cores> on the NumPy backend, the GPU's short name on the others),
-row by row, so a run stopped midway keeps what it measured.
+row by row, so a run stopped midway keeps what it measured (--append adds to it; --budget
+stops starting rows; --merge joins the files of several runs, e.g. one per GPU session).
+The run on the 2-core CPU: bench/results/programs_e2e_cpu2.md.
 """
 from __future__ import annotations
 
@@ -31,7 +33,6 @@ import re
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,10 +57,16 @@ def spec_of(scale: int, ef: int, seed: int) -> str:
     return f"rmat:scale={scale},ef={ef},seed={seed}"
 
 
+def checkout_env() -> dict:
+    """This environment with the checkout first on PYTHONPATH (what was there kept: a folder of
+    carried dependencies on a GPU host)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def fresh_env(folder: Path) -> dict:
     """The environment of a row's runs: its own compiled-code caches, empty at first."""
-    env = {**os.environ, "STARVM_JIT_CACHE": str(folder / "jit"), "NUMBA_CACHE_DIR": str(folder / "numba"),
-           "CUPY_CACHE_DIR": str(folder / "cupy"), "PYTHONPATH": str(ROOT)}
+    env = {**checkout_env(), "STARVM_JIT_CACHE": str(folder / "jit"), "NUMBA_CACHE_DIR": str(folder / "numba"),
+           "CUPY_CACHE_DIR": str(folder / "cupy")}
     for name in ("STARVM_JIT", "STARVM_JIT_THRESHOLD", "STARVM_JIT_BACKGROUND", "STARVM_BACKEND"):
         env.pop(name, None)
     return env
@@ -76,12 +83,14 @@ def reference_command(program: str, spec: str) -> list[str]:
 
 def compile_workers(folder: Path) -> list[int]:
     """Background compile workers of this row (their command line names its cache folder)."""
-    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
     pids = []
-    for line in out.splitlines():
-        pid, _, args = line.strip().partition(" ")
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:                     # ended meanwhile
+            continue
         if "compile_worker" in args and str(folder) in args:
-            pids.append(int(pid))
+            pids.append(int(proc.name))
     return pids
 
 
@@ -215,9 +224,9 @@ def measure(program: str, scale: int, args, reference=None) -> dict:
                                   args.repeat, other)
                 row["numpy_backend_runs_s"], row["numpy_backend_warm_s"] = nwarm, median_or_none(nwarm)
             ref_cmd = reference(program, spec) if reference else reference_command(program, spec)
-            rwarm, ref_runs = series(ref_cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, args.timeout, args.repeat, None)
+            rwarm, ref_runs = series(ref_cmd, checkout_env(), args.timeout, args.repeat, None)
             row["reference_runs_s"], row["reference_s"] = rwarm, median_or_none(rwarm)
-            phases = next((m for r in ref_runs for m in [re.search(r"^\{.*\}$", r["err"], re.M)] if m), None)
+            phases = next((m for r in reversed(ref_runs) for m in [re.search(r"^\{.*\}$", r["err"], re.M)] if m), None)
             if phases:
                 row["reference_phases_s"] = {k: round(v, 4) for k, v in json.loads(phases.group(0)).items()}
         row.update(judge(program, star_runs, ref_runs))
@@ -286,6 +295,8 @@ def markdown(doc: dict) -> list[str]:
     judged = [r for r in rows if target(r)[1] is not None]
     lines += ["", f"{len(rows) - len(failed)} of {len(rows)} rows without failure; "
               f"{sum(1 for r in judged if target(r)[1])} of {len(judged)} judged rows meet their target."]
+    if doc.get("not_run"):
+        lines.append(f"Not run (--budget spent): {', '.join(doc['not_run'])}.")
     if doc["backend"] == "numpy":
         lines.append(f"The CPU target (issue 31) is stated at R-MAT scale 16: within {CPU_RATIO:g}× of the SciPy "
                      "script end to end; rows at other sizes are held to it too, to show the distance.")
@@ -312,6 +323,26 @@ def out_paths(out: str | None, machine: str) -> Path:
     if path.parent == Path("."):
         path = RESULTS / path
     return path.with_suffix(".json") if path.suffix in (".json", ".md", "") else path.with_name(path.name + ".json")
+
+
+def merge(files: list[Path], out: str | None) -> int:
+    """--merge: one results file of the rows of several (a later file's row replaces an earlier
+    one of the same program and graph); the header is the first file's. Exit 1 on a FAILED row."""
+    docs = [json.loads(f.read_text()) for f in files]
+    if len({d["backend"] for d in docs}) != 1:
+        raise SystemExit("--merge: the files hold runs of different backends")
+    doc = docs[0]
+    rows = {}
+    for d in docs:
+        rows.update({(r["program"], r["graph"]): r for r in d["results"]})
+    doc["results"] = sorted(rows.values(), key=lambda r: (r["program"], r["scale"]))
+    doc["not_run"] = [x for d in docs for x in d.get("not_run", [])
+                      if tuple(x.split(" ", 1)) not in rows]
+    doc["merged_from"] = [{"file": f.name, "date": d["date"]} for f, d in zip(files, docs)]
+    path = out_paths(out, machine_name(doc["backend"], doc.get("device_info")))
+    write_results(doc, path, markdown(doc))
+    print(f"wrote {path} and {path.with_suffix('.md')}")
+    return 1 if any(r["status"] == "FAILED" for r in doc["results"]) else 0
 
 
 def earlier_rows(path: Path, args) -> list[dict]:
@@ -350,6 +381,9 @@ def main(argv=None, reference=None) -> int:
     ap.add_argument("--out", help="NAME (in bench/results/) or a path; default programs_e2e_<machine>")
     ap.add_argument("--append", action="store_true",
                     help="keep the rows already in the file (a row of the same program and graph is replaced)")
+    ap.add_argument("--budget", type=float, help="start no row after this many seconds (the rows left are listed)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="run nothing: combine the rows of these result files (one backend) into --out")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -357,6 +391,8 @@ def main(argv=None, reference=None) -> int:
     unknown = [p for p in programs if p not in PROGRAMS]
     if unknown:
         ap.error(f"no program {', '.join(unknown)} in programs/ (there are {', '.join(PROGRAMS)})")
+    if args.merge:
+        return merge([Path(f) for f in args.merge], args.out)
     device = device_info(gpu=args.backend != "numpy")
     path = out_paths(args.out, machine_name(args.backend, device))
     doc = document("programs e2e", f"The shipped programs end to end, `star run --backend {args.backend}` against SciPy",
@@ -375,8 +411,13 @@ def main(argv=None, reference=None) -> int:
                    edge_factor=args.ef, versions={d: version_of(d) for d in ("numpy", "scipy", "numba", "cupy")},
                    results=[])
     kept, new = (earlier_rows(path, args) if args.append else []), []
+    start = time.monotonic()
     for program in programs:
         for scale in (args.dense_scale if program in DENSE else args.scale):
+            if args.budget is not None and time.monotonic() - start >= args.budget:
+                doc.setdefault("not_run", []).append(f"{program} {spec_of(scale, args.ef, args.seed)}")
+                write_results(doc, path, markdown(doc))
+                continue
             row = measure(program, scale, args, reference)
             new.append(row)
             kept = [r for r in kept if (r["program"], r["graph"]) != (row["program"], row["graph"])]

@@ -145,3 +145,24 @@ def test_machine_names_and_out_paths():
     assert bench_programs.machine_name("cupy", {"gpu": {"name": "NVIDIA H100 80GB HBM3"}}) == "h100"
     assert bench_programs.out_paths(None, "h200") == ROOT / "bench" / "results" / "programs_e2e_h200.json"
     assert bench_programs.out_paths("x.md", "cpu2") == ROOT / "bench" / "results" / "x.json"
+
+
+def test_budget_and_merge(tmp_path):
+    """--budget 0 runs no row and lists them; --merge joins the rows of several files."""
+    part = tmp_path / "part"
+    assert bench_programs.main(["--programs", "bfs,floyd", "--scale", "5", "--dense-scale", "4", "--budget", "0",
+                                "--out", str(part)]) == 0
+    doc = json.loads(part.with_suffix(".json").read_text())
+    assert doc["results"] == [] and doc["not_run"] == ["bfs rmat:scale=5,ef=16,seed=7", "floyd rmat:scale=4,ef=16,seed=7"]
+    assert "Not run (--budget spent): bfs rmat:scale=5" in part.with_suffix(".md").read_text()
+    done = dict(doc, results=[_row(backend="numpy", program="bfs", graph="rmat:scale=5,ef=16,seed=7", scale=5,
+                                   warm_s=1.0, warm_runs_s=[1.0], cold_s=2.0, reference_s=0.5,
+                                   reference_runs_s=[0.5], answer="reached 20")], not_run=[])
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(done))
+    merged = tmp_path / "merged"
+    assert bench_programs.main(["--merge", str(part.with_suffix(".json")), str(other), "--out", str(merged)]) == 0
+    doc = json.loads(merged.with_suffix(".json").read_text())
+    assert [r["program"] for r in doc["results"]] == ["bfs"] and doc["not_run"] == ["floyd rmat:scale=4,ef=16,seed=7"]
+    assert "| bfs | scale=5,ef=16,seed=7 | 32 | 1.00 | 2.00 | 0.50 | 2.0× | ≤ 5× ref | ✓ | reached 20 | ok |" in \
+        merged.with_suffix(".md").read_text()
