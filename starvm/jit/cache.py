@@ -5,6 +5,9 @@ the module's text, the backend, and the versions of starvm, Numba and Python; it
 imported from there, so Numba's ``cache=True`` keeps the machine code beside it
 (``__pycache__``) and a later process loads it instead of compiling. Numba checks each
 cached entry against the file's time stamp, so an existing file is never rewritten.
+The module runs with its calls between generated functions linked (targets/numba/linking.py:
+each function compiled once, its callees reached through cells the JIT engine resolves), and
+a function loaded from the cache has its callees loaded and their cells filled before it runs.
 
 ``load_overload`` puts a routine's cached machine code in its dispatcher without Numba's
 start-up: Numba's own cache load first refreshes its typing and target registries (imports
@@ -34,11 +37,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import jit_cache_dir, user_tag
+from ..targets.numba import linking
+from ..targets.numba.linking import install as install_links, link_source
 
 
 def key(source: str, backend: str) -> str:
     salt = (f"starvm {_version()}|numba {_numba_version()}|python {sys.version_info[:3]}|{backend}|"
-            f"kernels {_kernels_hash()}\n")
+            f"kernels {_kernels_hash()}|linked calls {linking.VERSION if linking.enabled else 0}\n")
     return hashlib.sha256((salt + source).encode()).hexdigest()[:32]
 
 
@@ -202,6 +207,10 @@ def entry_lock(source_path: Path, func: str):
 
 def write_marker(path: Path, text: str) -> None:
     _write_once(path, text.encode())
+
+
+def write_marker_bytes(path: Path, data: bytes) -> None:
+    _write_once(path, data)
 
 
 def _unlink(path: Path) -> None:
@@ -493,8 +502,9 @@ def _load(source: str, backend: str):
     if name in sys.modules:
         return sys.modules[name]
     path = write_entry(source, backend)
-    # compiled from the text just checked, not through a .pyc of the folder (which nothing checks)
-    code = compile(entry_text(source), str(path), "exec")
+    # compiled from the text just checked, not through a .pyc of the folder (which nothing checks);
+    # its calls between generated functions linked (linking.py: same lines, bindings after them)
+    code = compile(entry_text(link_source(source)), str(path), "exec")
     module = ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module
@@ -503,4 +513,5 @@ def _load(source: str, backend: str):
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    install_links(module)
     return module
