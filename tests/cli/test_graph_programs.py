@@ -35,8 +35,11 @@ def star(*args, check=True, in_process=True):
     """`star run ARGS` from the checkout's folder: its exit code, standard output and error.
     In this process, through the command line's main() (a fresh process costs about a second
     of imports, and a compiled routine is loaded again by each); ``in_process=False``: as its
-    own process, `python -m starvm run ARGS`."""
-    argv = ["run", *map(str, args)]
+    own process, `python -m starvm run ARGS`. With --jit off unless ARGS choose: with the suite's
+    threshold (tests/conftest.py) auto compiles nothing, but installing the tier renders every
+    routine's Numba code, most of a run's time here (the tier's verdict on these programs is
+    tests/jit/test_census.py's; `star run` with the default tier, tests/cli/test_cli.py's)."""
+    argv = ["run", *map(str, args), *([] if "--jit" in args else ["--jit", "off"])]
     if in_process:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
