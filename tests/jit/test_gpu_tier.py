@@ -47,26 +47,26 @@ begin COL(1, T) := COL(2, T); end;
 function FACT(n: integer): integer;
 begin if n <= 1 then FACT := 1 else FACT := n * FACT(n - 1); end;
 
-proc INNER_LOOP(var T: table);
-var i, j: integer;
-begin
-  parallel for i := 1 to NCOLS(T) do
-    for j := 1 to 2 do COL(i, T) := not COL(i, T);
-end;
+function SETS(var A: slice): integer;
+begin SETS := 1; SET(A); end;
+
+proc VAR_IN_EXPR(var A: slice);
+var x: integer;
+begin x := SETS(A) + 1; end;
 begin end.
 """
 
 
 def test_what_the_renderer_refuses_says_why():
     """Local tables (the pool) and recursion (device functions of their own) render since
-    issue 31; a loop inside parallel for is still refused, with the reason."""
+    issue 31; a call with var parameters inside an expression is still refused, with the reason."""
     from starvm.targets.cuda.routine import Unsupported, render
     bodies = routine_bodies(REFUSED, "r.star")
     assert render(bodies, "r_local").pool
     fact = render(bodies, "r_fact")
     assert fact.recursive and "__noinline__ void f_r_fact(" in fact.source
-    with pytest.raises(Unsupported, match="parallel for"):
-        render(bodies, "r_inner_loop")
+    with pytest.raises(Unsupported, match="var parameters"):
+        render(bodies, "r_var_in_expr")
 
 
 ON_DEVICE = """
