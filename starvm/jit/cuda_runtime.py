@@ -333,7 +333,9 @@ class GpuRoutine(JitRoutine):
             return self.interpreted(*args)      # its calls may pass the limit: the interpreter says where
         if self.plan.recursive and self.max_depth != context.max_depth:
             # the status block's room for call sites is the limit (MAXD): kernels built for another go
-            self.kernels.clear(), self.fits.clear(), self.chosen.clear()
+            self.kernels.clear()
+            self.fits.clear()
+            self.chosen.clear()
             self.max_depth = context.max_depth
         try:
             fn, threads, blocks, R = self.kernel_for(caps, kw)
@@ -342,6 +344,13 @@ class GpuRoutine(JitRoutine):
         except Exception as e:  # noqa: BLE001 - a new shape that does not compile: interpreted
             self.state, self.why = "failed", f"NVRTC/CuPy could not compile it: {type(e).__name__}: {_line(e)}"
             return self.interpreted(*args)
+        # recursion: a CUDA stack for the room its frames are given, the kernel's own frame and
+        # STACK_SLACK (the driver keeps it for every resident thread; it may refuse)
+        if self.plan.recursive and not _cuda_stack(self.stack_room + STACK_SLACK + _spill_bytes(fn)):
+            self.deep_calls += 1
+            self.why = (f"CUDA gave no stack of {self.stack_room + STACK_SLACK} bytes a thread for its "
+                        "recursion: it ran interpreted")
+            return self.rerun_interpreted(args, everything=True)
         tick = context.ticker()
         left = _UNLIMITED if tick is None else steps_left(tick, context.max_steps)
         nout = len(self.plan.outputs)
@@ -353,7 +362,7 @@ class GpuRoutine(JitRoutine):
         # vector results in a new buffer each call: they become the results' words (no copy)
         vout = cp.empty(max(1, nout) * vcap, cp.uint64)
         saved = self.save_tables(converted) if self.plan.writes_tables and (
-            self.plan.has_pfor or self.plan.restartable or self.plan.pool) else None
+            self.plan.has_pfor or self.plan.restartable or self.plan.pool or self.plan.recursive) else None
         flag, flag_address = _interrupt_flag()
         flag[S_INTR] = 0
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base)
@@ -529,7 +538,6 @@ class GpuRoutine(JitRoutine):
             kargs += [pool, np.int64(words)]
         if self.plan.recursive:      # the Star calls outside the kernel, the room for its frames
             kargs += [np.int64(base), np.int64(self.stack_room)]
-            _cuda_stack(self.stack_room + STACK_SLACK)
         kargs += [np.uint64(intr), io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
