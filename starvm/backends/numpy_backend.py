@@ -141,6 +141,10 @@ class NumpyBackend(Backend):
             as_bytes[:, :packed.shape[1]] = packed
         return self._wrap(data, n, k)
 
+    def wrap_table(self, data, n, k):
+        """A Table over existing words (k x ceil(n/64) uint64; compiled code's, jit/call.py)."""
+        return self._wrap(data, n, k)
+
     def _wrap(self, data, n, k):
         return Table(data, n, k, self, aux=memoryview(data).cast("B") if data.size else None)
 

@@ -14,7 +14,8 @@ state only through it:
   * ``fuse`` / ``native``: `parallel for` fused, native kernels on (the machine's switches);
   * output: ``write(text)`` writes what `writeln` prints (on rank 0 only, ``prints``) to
     ``out`` (None: sys.stdout), ``flush()`` flushes it;
-  * ``too_deep()``: the recursion limit's error for a call about to begin past it.
+  * ``too_deep()``: the recursion limit's error for a call about to begin past it;
+  * ``frames_of(tb)``: the Star frames of a traceback of interpreted code, outermost first.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class ExecutionContext:
         self.native = native
         self.out = out              # a stream with write(); None: sys.stdout
         self.prints = prints        # False on the ranks of a distributed machine but rank 0
+        self.frames_of = lambda tb: []   # the Star frames of a traceback (the machine sets it)
 
     # ------------------------------------------------------------------ output
     @property

@@ -219,7 +219,8 @@ class JitRoutine:
         st[S_SP] = base
         st[S_ROOM] = self.stack_room
         saved = self.save_tables(converted)
-        sink = OutputSink(context, self.unit.lowered, st, ob, base)
+        sink = OutputSink(context, self.unit.lowered, st, ob, base, tick, left)
+        sink.tier = self.tier
         t0 = perf_counter()
         late = False                        # a Ctrl-C came as the call on its own thread returned
         try:
@@ -250,14 +251,16 @@ class JitRoutine:
             if code == E_INTERRUPT:
                 _take_pending_interrupt()
             if code == E_HOST:              # the output's stream failed (a closed pipe, ...)
-                self.finish(cnt, st, ob, left, tick, t0)
-                raise sink.error
+                self.finish(cnt, st, ob, sink.left, tick, t0)
+                raise sink.error.with_traceback(None)    # its Star frames are in it (errors.host_error)
             if code != E_INTERRUPT and (int(st[S_PFOR]) > 0 or code in RESTART_CODES):
+                if sink.natives:      # the native calls' steps reached the machine: back to the entry's
+                    sink.undo_steps()
                 with _skipping_output(context, sink.written):   # printed already, streamed
                     return self.restart(args, saved, st, base, t0)
-            self.finish(cnt, st, ob, left, tick, t0)
+            self.finish(cnt, st, ob, sink.left, tick, t0)
             raise errors.star_error(st, self.unit.lowered, context.max_steps, base) from None
-        self.finish(cnt, st, ob, left, tick, t0)
+        self.finish(cnt, st, ob, sink.left, tick, t0)
         value = self.results(args, result)
         if late:       # the call is complete (steps, output, results); the interrupt is the caller's
             raise KeyboardInterrupt
@@ -521,10 +524,13 @@ class OutputSink:
     buffer stays within kernels.OUT_CHUNK words. ``written``: the characters it wrote (a
     call run again from its entry skips them: _skipping_output)."""
 
-    def __init__(self, context, lowered, st, ob, base: int = 0):
+    def __init__(self, context, lowered, st, ob, base: int = 0, tick=None, left: int = 0):
         self.context, self.lowered, self.st, self.ob = context, lowered, st, ob
         self.strings = lowered.strings
         self.base = base                # the Star calls below the compiled call's entry
+        self.tick, self.left = tick, left   # the --max-steps ticker, the budget st[S_LEFT] counts down from
+        self.natives = 0                # native calls run for it (their steps reached the machine)
+        self.entry = (list(context.counts), left)
         self.written = 0
         self.error = None
 
@@ -567,15 +573,102 @@ class OutputSink:
         st = self.st
         site = self.lowered.sites[int(st[S_NODE])]
         what = site.what
+        if what.startswith("native "):
+            return self.native(what.split(" ")[1], what.split(" ")[2:])
         (tabs, rows) = request_tables_kernel()(self.ob)
         backend = self.context.backend.host
-        tables = [Table(data, int(n), data.shape[0], backend) for data, n in zip(tabs, rows)]
+        tables = [backend.wrap_table(data, int(n), data.shape[0]) for data, n in zip(tabs, rows)]
         count = {"adj": 1, "edges": 3}.get(what, 0)
         try:
             value = self.context.ns["_graph"](what, *tables[:count])
         except StarError as e:
             raise errors.host_error(e, st, self.lowered, self.base) from None
         st[S_A] = int(value) if value is not None else 0
+
+
+    def native(self, pyname: str, kinds: list[str]) -> None:
+        """A call of a routine a native kernel runs (kernels.host_native): the machine's routine
+        (the kernel, with its guards and its Star body where they decline) on the arguments
+        compiled code described (kernels.req_*): its tables and the words of its `var`
+        vectors in place, the vectors' new lengths back in their slots."""
+        st = self.st
+        rq = _int64s(int(st[S_A]), int(st[S_B]))
+        backend = self.context.backend.host
+        args, tables, backs, i = [], {}, [], 0
+        for kind in kinds:
+            if kind == "t":
+                key = tuple(int(x) for x in rq[i:i + 4])
+                if key not in tables:    # one table passed twice is one Table (the kernels' alias checks)
+                    addr, k, words, n = key
+                    tables[key] = backend.wrap_table(_uint64s(addr, k * words).reshape(k, words), n, k)
+                args.append(tables[key])
+                i += 4
+            elif kind in ("v", "V"):
+                addr, words, n = (int(x) for x in rq[i:i + 3])
+                value = (Unassigned(self.lowered.names[-1 - n]) if n < 0 else
+                         Bits(backend.from_words(_uint64s(addr, words)[:(n + 63) // 64].copy(), n), n))
+                args.append(value)
+                if kind == "V":
+                    backs.append((addr, words, i))
+                i += 3
+            else:
+                args.append(bool(rq[i]) if kind == "b" else int(rq[i]))
+                i += 1
+        self.steps_to_machine()
+        self.natives += 1
+        # the routine may run compiled routines (its Star body calling NUMOF): they get buffers
+        # of their own, this call's counters and status array are in use
+        outer, self.tier._buffers = self.tier._buffers, None
+        try:
+            outs = self.context.ns[pyname](*args)
+        except StarError as e:
+            raise errors.host_error(e, st, self.lowered, self.base, inner=self.context.frames_of(e.__traceback__)) from None
+        finally:
+            self.tier._buffers = outer
+            self.steps_from_machine()
+        for (addr, words, slot), value in zip(backs, outs or ()):
+            if isinstance(value, Unassigned):
+                continue
+            w = backend.to_words(value.v, value.n)
+            if len(w) > words:
+                raise AssertionError(f"a native routine's var vector grew past its words ({len(w)} > {words})")
+            dst = _uint64s(addr, words)
+            dst[:len(w)] = w
+            dst[len(w):] = 0
+            rq[slot + 2] = value.n
+
+    # the --max-steps budget while the host runs a request: the steps compiled code took so far
+    # go to the machine's ticker first (the native's meter checks its own against it), and
+    # compiled code goes on with what is left after it
+    def steps_to_machine(self) -> None:
+        if self.tick is not None:
+            tick_many(self.tick, self.left - max(int(self.st[S_LEFT]), 0))
+            self.left = max(int(self.st[S_LEFT]), 0)
+
+    def undo_steps(self) -> None:
+        """The machine's steps and --max-steps ticker as at the call's entry (it runs again)."""
+        counts, left = self.entry
+        self.context.counts[:] = counts
+        if self.tick is not None:
+            from ..execution.limits import ticker
+            max_steps = self.context.max_steps
+            self.context.ns["_tick"] = tick = ticker(max_steps)
+            tick_many(tick, max_steps - left)
+
+    def steps_from_machine(self) -> None:
+        if self.tick is not None:
+            self.left = steps_left(self.tick, self.context.max_steps)
+            self.st[S_LEFT] = self.left
+
+
+def _int64s(addr: int, n: int):
+    import ctypes
+    return np.ctypeslib.as_array((ctypes.c_int64 * n).from_address(addr)) if n else np.zeros(0, np.int64)
+
+
+def _uint64s(addr: int, n: int):
+    import ctypes
+    return np.ctypeslib.as_array((ctypes.c_uint64 * n).from_address(addr)) if n else np.zeros(0, np.uint64)
 
 
 _SINKS: dict[int, OutputSink] = {}      # the compiled calls in progress by their status array's address

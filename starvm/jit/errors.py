@@ -90,13 +90,18 @@ def star_error(st, lowered: Lowered, max_steps, base: int = 0) -> StarRuntimeErr
     return err
 
 
-def host_error(err, st, lowered: Lowered, base: int = 0):
-    """An error the host raised doing a request of compiled code (graph input), given the
-    request's position and the compiled part of the Star call stack, as star_error does."""
+def host_error(err, st, lowered: Lowered, base: int = 0, inner=()):
+    """An error the host raised doing a request of compiled code (graph input, a native
+    routine's call), given the request's position and the compiled part of the Star call
+    stack, as star_error does; ``inner``: the Star frames of interpreted code the request ran
+    (a native routine's Star body), innermost last."""
     site = lowered.sites[int(st[S_NODE])]
-    if getattr(err, "loc", None) is None:
-        err.loc = site.loc
+    inner = list(inner)
+    if inner and err.loc is not None:      # raised with its own position (a fused loop's node)
+        inner[-1] = Frame(inner[-1].routine, err.loc)
+    if err.loc is None:
+        err.loc = inner[-1].loc if inner else site.loc
     frames = [Frame(lowered.sites[int(st[S_STACK + d])].routine, lowered.sites[int(st[S_STACK + d])].loc)
               for d in range(base, int(st[S_SP]))]
-    err.jit_frames = frames + [Frame(site.routine, site.loc)]
-    return err
+    err.jit_frames = frames + [Frame(site.routine, site.loc)] + inner
+    return err.with_traceback(None)

@@ -113,7 +113,7 @@ class Tier:
         if not chosen:
             return {}
         needed = _closure(chosen, {**self.bodies, **candidates})
-        gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed})
+        gen = ModuleGen({p: ({**self.bodies, **candidates})[p] for p in needed}, frozenset(self.natives))
         unit = Unit(gen.render(sorted(needed)), self.host_backend.name)
         unit.main_body = candidates.get("main_", (None, None))[1]
         return self.make_routines(chosen, candidates, main, unit)
@@ -121,8 +121,14 @@ class Tier:
     def support(self, bodies) -> dict[str, None]:
         """The routines the tier can compile; the others get their reason in ``skipped``."""
         why: dict[str, str] = {}
-        self.natives = {p for p, (info, _b) in bodies.items() if info is not None and self._native(info, "host")}
+        natives = {p for p, (info, _b) in bodies.items() if info is not None and self._native(info, "host")}
+        if self.context.backend.mixed:     # auto: a native may move tables to the device, not under compiled code
+            why.update({p: "a native kernel replaces it on this backend" for p in natives})
+            natives = set()
+        self.natives = natives
         for pyname, (info, body) in bodies.items():
+            if pyname in why:
+                continue
             if self.mode == "auto" and self.context.fuse and any(
                     n.op is Op.PFOR and fusable(n) and n.arg[2].tables and not cow_tables(n) for n in walk(body)):
                 # a loop that writes rows, or two tables, runs compiled against a copy of its tables
@@ -131,7 +137,7 @@ class Tier:
                                "faster than the compiled tier's loop over a copy of the tables (--jit on compiles it anyway)")
                 continue
             try:
-                ModuleGen(bodies).render([pyname])
+                ModuleGen(bodies, frozenset(self.natives)).render([pyname])
             except Unsupported as e:
                 why[pyname] = f"uses what the compiled tier does not compile: {e}"
             except (KeyError, AttributeError) as e:
@@ -151,9 +157,9 @@ class Tier:
             info = bodies[pyname][0]
             self.skipped[info.display if info else "main block"] = reason
         for pyname in self.natives - set(why):
-            # its interpreted calls keep the native kernel; compiled callers run its body compiled
-            self.skipped[bodies[pyname][0].display] = ("a native kernel runs its calls from interpreted code; "
-                                                       "compiled code runs its body compiled")
+            # not a routine of its own: interpreted and compiled callers call the kernel
+            self.skipped[bodies[pyname][0].display] = ("a native kernel runs its calls, from interpreted code "
+                                                       "and from compiled code (through the host)")
         return {p: None for p in bodies if p not in why}
 
     def _native(self, info, side: str = "") -> bool:
@@ -194,7 +200,7 @@ class Tier:
                 lines += r.report_lines()
                 continue
             if r.state == "compiled":
-                inner = sorted(_closure([r.pyname], self.bodies_of(r)) - {r.pyname})
+                inner = sorted(_closure([r.pyname], self.bodies_of(r)) - {r.pyname} - self.natives)
                 calls = f" (with {', '.join(self.display_of(p) for p in inner)})" if inner else ""
                 how = r.background.report() if getattr(r, "background", None) else ""
                 lines.append(f"  {r.display}{calls}: compiled{'; ' + how if how else ''}; {r.compiled_calls} call(s) "

@@ -73,6 +73,7 @@ class Machine:
         self.fused_timing = [0, 0.0]     # fused `parallel for` loops run, seconds in them
         self.env = Environment(library=stdlib.lookup)
         self.units: dict[str, GeneratedUnit] = {}
+        self.context.frames_of = lambda tb: star_frames(tb, self.units, limit=1 << 62)
         self.lowered: dict[str, object] = {}   # the IR of each unit (starvm/costs: slices or words)
         self._ops = make_ops(self.backend, self.counts)
         self.ns.update(self._ops)

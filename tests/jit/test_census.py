@@ -22,7 +22,7 @@ ALLOWED = {
 }
 # a library routine with a native kernel: the kernel runs its interpreted calls, its Star body
 # compiles into compiled callers (not an interpreted routine)
-NATIVE_NOTE = "a native kernel runs its calls from interpreted code"
+NATIVE_NOTE = "a native kernel runs its calls"
 
 
 def _census(text: str, filename: str, **machine) -> dict[str, str]:

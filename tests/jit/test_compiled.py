@@ -267,8 +267,9 @@ def test_cli_jit_flag_and_profile_report():
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "compiled tier (Numba, --jit on)" in res.stderr
-    assert "WARSHALL-C: compiled" in res.stderr
-    assert "main block: interpreted:" in res.stderr
+    # the main block compiles with the routine it calls (and graph input through the host)
+    assert re.search(r"main block \(with [^)]*WARSHALL-C[^)]*\): compiled", res.stderr), res.stderr
+    assert "interpreted:" not in res.stderr
 
 
 ADAPT = """

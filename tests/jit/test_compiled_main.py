@@ -164,3 +164,61 @@ def test_calls_with_effects_inside_expressions_compile_in_the_interpreters_order
     assert (off[2] is None) == (col != "firstone(S)")
     assert off[0].startswith("1 71 6 68\nfalse 6\ntrue 7 0\n")
     assert backend != "numpy" or "main block" in compiled_routines(on[3])
+
+
+# library routines with a native kernel called from compiled code: the host runs the kernel
+# (kernels.host_native -> call.OutputSink.native) on compiled code's tables and vectors;
+# table sizes from NROWS of size tables, so every case is one compiled module
+NATIVES = """
+var T: table(NROWS(SIZE_N), 8); IX: table(NROWS(SIZE_M), 7); R: table(NROWS(SIZE_M), 8);
+    B: table(NROWS(SIZE_N), 8); ID: table(NROWS(SIZE_N), 7);
+    G: table(NROWS(SIZE_M), 3); K: table(NROWS(SIZE_M), 6);
+    X: slice(IX); Z: slice(G); i, s: integer;
+
+proc FILL(var F: table; seed, limit: integer);
+var i: integer; w: word(F);
+begin
+  for i := 1 to NROWS(F) do begin SETNUM((i * seed) mod limit + 1, w); ROW(i, F) := w end
+end;
+
+begin
+  FILL(T, 7, 251); FILL(IX, 3, NROWS(T) + NROWS(SIZE_BAD)); FILL(G, 5, 6); FILL(K, 11, 60);
+  IOTA(ID);
+  SET(X); X(3) := 0; X(NROWS(IX)) := 0;
+  GATHER(T, IX, X, R);
+  SCATTER(R, IX, X, B);
+  GROUPMIN(G, K, X, Z);
+  s := 0;
+  for i := 1 to NROWS(R) do s := s + i * NUMOF(ROW(i, R));
+  writeln('gather ', s);
+  s := 0;
+  for i := 1 to NROWS(B) do s := s + i * NUMOF(ROW(i, B)) + NUMOF(ROW(i, ID));
+  writeln('scatter ', s);
+  writeln('groups ', NUMB(Z), ' first ', FND(Z));
+  writeln(Z)
+end.
+"""
+SIZES = "var SIZE_N: table({n}, 1); SIZE_M: table({m}, 1); SIZE_BAD: table({bad}, 1);\n"
+
+
+@pytest.mark.parametrize("n, m, bad", [(70, 150, 0), (1, 3, 0), (100, 64, 0), (100, 65, 40)])
+def test_library_routines_with_native_kernels_called_from_compiled_code(n, m, bad):
+    src = SIZES.format(n=n, m=m, bad=bad) + NATIVES
+    ref = run(src, "natives.star", "off", native=False)   # the Star bodies, interpreted
+    off = run(src, "natives.star", "off")
+    on = run(src, "natives.star", "on")
+    assert on[:3] == off[:3] == ref[:3]
+    if bad:      # a row number past T's rows: GATHER's own error, inside its body, under main
+        assert "row index" in off[2] and "GATHER" in off[2] and "main block" in off[2]
+    else:
+        assert off[2] is None and off[0].startswith("gather ")
+    assert "main block" in compiled_routines(on[3])
+
+
+@pytest.mark.parametrize("limit", [50, 400, 2000])
+def test_a_step_limit_across_native_calls_stops_where_the_interpreter_does(limit):
+    src = SIZES.format(n=70, m=150, bad=0) + NATIVES
+    off = run(src, "natives.star", "off", max_steps=limit)
+    on = run(src, "natives.star", "on", max_steps=limit)
+    assert on[:3] == off[:3]
+    assert off[2] is not None and "step limit" in off[2]

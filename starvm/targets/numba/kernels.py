@@ -837,6 +837,65 @@ def request_tables(ob):
     return ob.tabs, ob.rows
 
 
+# A call of a routine that a native kernel runs (GATHER, GROUPMIN, ...: starvm/native): its
+# arguments described in an int64 request array the host reads (call.OutputSink.native):
+# a table as (address, columns, words, rows), a vector as (address, words, bits: -1 - name
+# index where unassigned), an integer or boolean as itself. Tables and the words of `var`
+# vectors are written in place; a `var` vector's new length comes back in its slot.
+@out_of_line
+def req_new(m):
+    return np.zeros(m, np.int64)
+
+
+@out_of_line
+def req_table(rq, i, t):
+    rq[i] = t[0].ctypes.data
+    rq[i + 1] = t[0].shape[0]
+    rq[i + 2] = t[0].shape[1]
+    rq[i + 3] = t[1]
+
+
+@out_of_line
+def req_vec(rq, i, v):
+    rq[i] = v[0].ctypes.data
+    rq[i + 1] = v[0].shape[0]
+    rq[i + 2] = v[1]
+
+
+@out_of_line
+def req_int(rq, i, x):
+    rq[i] = x
+
+
+@out_of_line
+def req_room(v, bits):
+    """A `var` vector with words for ``bits`` bits (an unassigned one gets them, still unassigned)."""
+    if v[1] >= 0 or v[0].shape[0] * 64 >= bits:
+        return v
+    return (np.zeros((bits + 63) // 64, np.uint64), v[1])
+
+
+@out_of_line
+def req_back(rq, i, v):
+    """A `var` vector after the host's call: its words (written in place), its new length."""
+    return (v[0], rq[i + 2])
+
+
+@out_of_line
+def host_native(ob, st, nid, rq):
+    """Ask the host to run a native routine's call described by ``rq`` (above)."""
+    if st[S_HOST] == 0:
+        fail(st, nid, E_HOST, 0, 0, 0, 0)
+    st[S_NODE] = nid
+    st[S_A] = rq.ctypes.data
+    st[S_B] = rq.shape[0]
+    st[S_CODE] = E_REQUEST
+    failed = host_call(st[S_HOST], st.ctypes.data)
+    if failed != 0:
+        fail(st, nid, E_HOST, 0, 0, 0, 0)
+    st[S_CODE] = 0
+
+
 @out_of_line
 def host_request(ob, st, nid, t0, t1, t2):
     """What compiled code asks the host to do (graph input: GRAPH_ADJ, GRAPH_N, ...): the site

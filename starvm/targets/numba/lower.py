@@ -81,8 +81,9 @@ class ModuleGen:
     # COL / ROW of a `parallel for`'s snapshot that the cow_* kernels stand for (cow_tables)
     cow_kernel: dict[Op, str] = {Op.COL_GET: "cow_col_get", Op.ROW_GET: "cow_row_get"}
 
-    def __init__(self, bodies: dict[str, tuple[RoutineInfo | None, Node]]):
+    def __init__(self, bodies: dict[str, tuple[RoutineInfo | None, Node]], natives=frozenset()):
         self.bodies = bodies                     # pyname -> (info, body); "main_" -> (None, body)
+        self.natives = natives                   # routines whose calls the host's native kernel runs
         self.lines: list[str] = [_HEADER]
         self.sites: list[Site] = []
         self.names: list[str] = []
@@ -717,10 +718,47 @@ class ModuleGen:
     def call_stmt(self, s: Node, ind: int) -> None:
         self.call_into(s, ind)
 
+    def native_call(self, s: Node, ind: int) -> None:
+        """A call of a routine a native kernel runs (``natives``): the host runs the kernel
+        (kernels.host_native) on the arguments as compiled code holds them."""
+        info, _outs = s.arg
+        rq, slots, kinds, backs = self.new_tmp(), 0, [], []
+        lines = []
+        for p, a in zip(info.params, s.src):
+            if p.type is T.TABLE:
+                lines.append(f"req_table({rq}, np.int64({slots}), {self.vector(a)})")
+                kinds.append("t")
+                slots += 4
+            elif p.type.is_vector:
+                code = self.vector(a)
+                if p.by_ref:        # the callee's length: its table's argument (slice(T): rows, word(T): columns)
+                    table = self.vector(s.src[info.params.index(p.length_of)]) if p.length_of is not None else None
+                    if table is None:
+                        raise Unsupported(f"'{info.display}' with a var vector of no declared length", s.loc)
+                    bits = f"{table}[1]" if p.type is T.SLICE else f"{table}[0].shape[0]"
+                    self.emit(ind, f"{code} = req_room({code}, {bits})")
+                    backs.append((code, slots))
+                lines.append(f"req_vec({rq}, np.int64({slots}), {code})")
+                kinds.append("V" if p.by_ref else "v")
+                slots += 3
+            else:
+                lines.append(f"req_int({rq}, np.int64({slots}), {self.scalar(a)})")
+                kinds.append("b" if p.type is T.BOOL else "i")
+                slots += 1
+        self.emit(ind, f"{rq} = req_new(np.int64({slots}))")
+        for line in lines:
+            self.emit(ind, line)
+        self.emit(ind, f"host_native(ob, st, {self.site(s.loc, Op.CALL, f'native {info.pyname} {chr(32).join(kinds)}')}, {rq})")
+        for code, slot in backs:
+            self.emit(ind, f"{code} = req_back({rq}, np.int64({slot}), {code})")
+
     def call_into(self, s: Node, ind: int) -> str:
         """A call emitted as a statement, its `var` results and globals written back; returns
         the name of what it returned (a function's result first)."""
         info, outs = s.arg
+        if info.pyname in self.natives:
+            self.native_call(s, ind)
+            return ""
         _, call = self.call_args(s)
         r = self.new_tmp()
         self.emit(ind, f"{r} = {call}")
