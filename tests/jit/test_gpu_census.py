@@ -1,17 +1,17 @@
 """The GPU tier's census (issue 31 item 1): which routines of the library (stdlib/*.star) and of
 the shipped programs (programs/*.star) the GPU tier compiles into one kernel, decided as
-no GPU. A native kernel's routine is counted by its Star body: compiled callers run that body
+``cuda_tier.install_gpu`` decides (``gpu_plan``: the renderer, the main block, graph input),
+with no GPU. A native kernel's routine is counted by its Star body: compiled callers run that body
 in their kernel, interpreted callers keep the native. REFUSED lists the routines still left
 interpreted, with the start of their reason; it shrinks as the tier learns, and
 docs/architecture.md gives the same table.
 """
 from __future__ import annotations
 
-import io
 from functools import lru_cache
 from pathlib import Path
 
-import starvm
+from gpu_sources.corpus import routine_bodies
 from starvm.jit.cuda_tier import gpu_plan
 from starvm.targets.cuda.routine import KernelPlan
 
@@ -19,20 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # routine -> the start of the reason it is left interpreted (none since the pool and recursion)
 REFUSED: dict[str, str] = {}
-
-
-def _bodies(text: str, name: str) -> dict:
-    """pyname -> (info, checked IR) of every routine a machine holds after loading ``text``,
-    as the tiers receive them (Tier.install), nothing compiled."""
-    m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO(), native=False)
-    bodies = {}
-
-    def install(lowered, main):
-        bodies.update({info.pyname: (info, body) for info, body in lowered.routines})
-        return main
-    m.jit.install = install
-    m.load(text, name)
-    return bodies
 
 
 @lru_cache(maxsize=None)
@@ -46,7 +32,7 @@ def census() -> tuple:
         text = path.read_text()
         if "proc" not in text.lower() and "function" not in text.lower():
             continue        # a main block only (the GPU tier leaves main blocks interpreted)
-        bodies = _bodies(text, name)
+        bodies = routine_bodies(text, name)
         for pyname, (info, _body) in sorted(bodies.items()):
             if info is None or not (info.node.loc and info.node.loc.filename == name):
                 continue
