@@ -33,7 +33,7 @@ begin
   {call};
 end.
 """
-    m = starvm.Machine(backend=backend, out=io.StringIO(), native=False, max_steps=2_000_000)
+    m = starvm.Machine(backend=backend, out=io.StringIO(), native=False, max_steps=2_000_000, jit="off")   # as test_routines
     with pytest.raises(StarRuntimeError) as info:
         m.run(src, "broken.star")
     return info.value
@@ -142,7 +142,7 @@ def test_error_statement_in_a_parallel_for_is_refused():
 
 def test_correct_routines_pass_the_bounds(backend):
     """The same program with the library's own routines: no error, the right forest."""
-    m = starvm.Machine(backend=backend, out=io.StringIO(), native=False)
+    m = starvm.Machine(backend=backend, out=io.StringIO(), native=False, jit="off")    # as test_routines
     m.run(f"""var L, R: table(5, 3); W: table(5, 4); Tr: slice(L); calls: integer;
 begin
   {arc_globals()}

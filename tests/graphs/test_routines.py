@@ -19,10 +19,13 @@ _MACHINES: dict[tuple[str, bool], starvm.Machine] = {}
 
 
 def machine(backend: str, native: bool) -> starvm.Machine:
-    """One machine per backend and native switch for the module (the library compiles once)."""
+    """One machine per backend and native switch for the module (the library compiles once).
+    The interpreter alone: at the suite's threshold (tests/conftest.py) --jit auto compiles
+    nothing, but installing the tier and its estimate of each call cost a third of these tests'
+    time (with test_bounds and test_properties); the tier on the library is tests/jit's."""
     key = (backend, native)
     if key not in _MACHINES:
-        _MACHINES[key] = starvm.Machine(backend=backend, out=io.StringIO(), native=native)
+        _MACHINES[key] = starvm.Machine(backend=backend, out=io.StringIO(), native=native, jit="off")
     return _MACHINES[key]
 
 
