@@ -112,19 +112,26 @@ def _record_path(module, name: str) -> Path | None:
 
 
 def _records(module) -> list[tuple[str, str, tuple]]:
-    """(symbol, callee, argument types) of every cell recorded beside the module's entry."""
+    """(symbol, callee, argument types) of every cell recorded beside the module's entry
+    (a record is read once per process: a load of every function asks)."""
     where = getattr(module, "__file__", None)
     if not where:
         return []
     path = Path(where)
     found = []
     for record in sorted(path.parent.glob(f"{path.stem}.link.*")):
-        try:
-            func, argtypes = pickle.loads(record.read_bytes())
-        except Exception:  # noqa: BLE001 - a partial or corrupt record: its caller compiles again
-            continue
-        found.append((PREFIX + record.name.rsplit(".", 1)[1], func, argtypes))
+        name = PREFIX + record.name.rsplit(".", 1)[1]
+        if name not in _READ:
+            try:
+                _READ[name] = pickle.loads(record.read_bytes())
+            except Exception:  # noqa: BLE001 - a partial or corrupt record: its caller compiles again
+                continue
+        func, argtypes = _READ[name]
+        found.append((name, func, argtypes))
     return found
+
+
+_READ: dict[str, tuple[str, tuple]] = {}          # symbol -> (callee, argument types) of its record
 
 
 def _write_record(module, name: str, func: str, argtypes: tuple) -> None:
