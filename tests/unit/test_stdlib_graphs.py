@@ -35,7 +35,7 @@ def native_machine(backend: str):
     import io
     import starvm
     if backend not in _NATIVE:
-        _NATIVE[backend] = starvm.Machine(backend=backend, out=io.StringIO())
+        _NATIVE[backend] = starvm.Machine(backend=backend, out=io.StringIO(), jit="off")   # as get_machine
     return _NATIVE[backend]
 
 

@@ -21,9 +21,12 @@ _MACHINES: dict[str, starvm.Machine] = {}
 
 
 def get_machine(backend: str) -> starvm.Machine:
-    """One machine per backend for the whole module (the library is compiled once)."""
+    """One machine per backend for the whole module (the library is compiled once). The
+    interpreter alone: at the suite's threshold (tests/conftest.py) --jit auto compiles nothing,
+    but installing the tier and its estimate of each call cost a quarter of these tests' time;
+    the tier on the library is tests/jit's."""
     if backend not in _MACHINES:
-        _MACHINES[backend] = starvm.Machine(backend=backend, out=io.StringIO(), native=False)
+        _MACHINES[backend] = starvm.Machine(backend=backend, out=io.StringIO(), native=False, jit="off")
     return _MACHINES[backend]
 
 
