@@ -175,6 +175,16 @@ var T: table(NROWS(SIZE_N), 8); IX: table(NROWS(SIZE_M), 7); R: table(NROWS(SIZE
     G: table(NROWS(SIZE_M), 3); K: table(NROWS(SIZE_M), 6);
     X: slice(IX); Z: slice(G); i, s: integer;
 
+{ its slice is dead after the call, and a computed slice: their words must live until the
+  host has run the kernel (Numba frees an array after its last use) }
+proc VIA(T, IX: table; var R: table);
+var A: slice(IX);
+begin
+  SET(A); A(2) := 0;
+  GATHER(T, IX, A, R);
+  GATHER(T, IX, A and not COL(1, IX), R)
+end;
+
 proc FILL(var F: table; seed, limit: integer);
 var i: integer; w: word(F);
 begin
@@ -186,6 +196,7 @@ begin
   IOTA(ID);
   SET(X); X(3) := 0; X(NROWS(IX)) := 0;
   GATHER(T, IX, X, R);
+  VIA(T, IX, R);
   SCATTER(R, IX, X, B);
   GROUPMIN(G, K, X, Z);
   s := 0;

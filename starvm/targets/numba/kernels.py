@@ -869,10 +869,12 @@ def req_int(rq, i, x):
 
 @out_of_line
 def req_room(v, bits):
-    """A `var` vector with words for ``bits`` bits (an unassigned one gets them, still unassigned)."""
-    if v[1] >= 0 or v[0].shape[0] * 64 >= bits:
-        return v
-    return (np.zeros((bits + 63) // 64, np.uint64), v[1])
+    """A `var` vector's value in words of its own, room for ``bits`` bits (its words may be
+    another variable's too: the host writes the result into these)."""
+    w = np.zeros(max((bits + 63) // 64, v[0].shape[0]), np.uint64)
+    if v[1] >= 0:
+        w[:v[0].shape[0]] = v[0]
+    return (w, v[1])
 
 
 @out_of_line
@@ -882,8 +884,10 @@ def req_back(rq, i, v):
 
 
 @out_of_line
-def host_native(ob, st, nid, rq):
-    """Ask the host to run a native routine's call described by ``rq`` (above)."""
+def host_native(ob, st, nid, rq, args):
+    """Ask the host to run a native routine's call described by ``rq`` (above). ``args``: the
+    arguments themselves, held here so that their words live until the host has run (Numba
+    frees an array after its last use, which would be req_table's or req_vec's)."""
     if st[S_HOST] == 0:
         fail(st, nid, E_HOST, 0, 0, 0, 0)
     st[S_NODE] = nid

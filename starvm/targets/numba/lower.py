@@ -723,10 +723,11 @@ class ModuleGen:
         (kernels.host_native) on the arguments as compiled code holds them."""
         info, _outs = s.arg
         rq, slots, kinds, backs = self.new_tmp(), 0, [], []
-        lines = []
+        lines, held = [], []
         for p, a in zip(info.params, s.src):
             if p.type is T.TABLE:
-                lines.append(f"req_table({rq}, np.int64({slots}), {self.vector(a)})")
+                held.append(self.vector(a))
+                lines.append(f"req_table({rq}, np.int64({slots}), {held[-1]})")
                 kinds.append("t")
                 slots += 4
             elif p.type.is_vector:
@@ -738,6 +739,11 @@ class ModuleGen:
                     bits = f"{table}[1]" if p.type is T.SLICE else f"{table}[0].shape[0]"
                     self.emit(ind, f"{code} = req_room({code}, {bits})")
                     backs.append((code, slots))
+                if not code.isidentifier():     # a computed value: held in a temporary until the host ran
+                    t = self.new_tmp()
+                    self.emit(ind, f"{t} = {code}")
+                    code = t
+                held.append(code)
                 lines.append(f"req_vec({rq}, np.int64({slots}), {code})")
                 kinds.append("V" if p.by_ref else "v")
                 slots += 3
@@ -748,7 +754,8 @@ class ModuleGen:
         self.emit(ind, f"{rq} = req_new(np.int64({slots}))")
         for line in lines:
             self.emit(ind, line)
-        self.emit(ind, f"host_native(ob, st, {self.site(s.loc, Op.CALL, f'native {info.pyname} {chr(32).join(kinds)}')}, {rq})")
+        what = f"native {info.pyname} {' '.join(kinds)}"
+        self.emit(ind, f"host_native(ob, st, {self.site(s.loc, Op.CALL, what)}, {rq}, ({''.join(h + ', ' for h in held)}))")
         for code, slot in backs:
             self.emit(ind, f"{code} = req_back({rq}, np.int64({slot}), {code})")
 
