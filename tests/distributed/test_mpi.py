@@ -144,12 +144,13 @@ def test_row_moves_exchange_device_arrays_over_nccl(tmp_path):
 
 
 @pytest.mark.parametrize("ranks, align", [(2, 64), (3, 1)], ids=["2ranks", "3ranks-rows1"])
-def test_every_program_same_on_gpu_ranks(tmp_path, reference, ranks, align):
+def test_every_program_same_on_gpu_ranks(tmp_path, request, ranks, align):
     """Every program and language test over ranks whose local backend is CuPy on real GPUs
     (each rank its own GPU where there are enough: the array collectives then go through NCCL;
     ranks sharing a GPU stage through the host): what one NumPy machine prints, raises and
     counts. Skips without a GPU."""
     gpus = gpu_count()
+    reference = request.getfixturevalue("reference")     # after the skip: not computed for nothing
     dest = tmp_path / "out.json"
     rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), str(align), *star_files()], timeout=600,
                           env={"DRIVER_LOCAL": "cupy"})
