@@ -7,9 +7,18 @@ Numba's cache of starvm's kernels is warmed first and shared, as after any first
 figure is the first call's time (compiling it; running it takes milliseconds). ``--whole``
 cases compile the routine as one function (outlining off: what the tier did before
 targets/numba/outline.py), ``outlined`` ones as an entry and helpers of at most
-outline.CHUNK_LINES lines.
+outline.CHUNK_LINES lines; a mode ending in ``-copied`` compiles the calls between them as
+Numba links them (each caller's machine code holding a copy of its callees: before
+targets/numba/linking.py), the others through linked calls (each function compiled once).
+
+``--programs`` measures shipped programs whole instead (``star run --jit on --profile``): per
+program and way of calling (linked, copied), a cold run in a fresh compiled-code cache (the
+process's CPU time, the profile's "compiling or loading" figure), then warm runs in that cache
+on the bundled graph and on ``--generate rmat:scale=12`` (the profile's "ran compiled in" and
+loading figures), the two ways interleaved run by run.
 
     python bench/bench_compile_size.py [--cases outlined:straight:250,...] [--out NAME] [--timeout S]
+    python bench/bench_compile_size.py --programs mst_boruvka,bfs,dijkstra [--out NAME]
 
 Writes bench/results/NAME.json and NAME.md (default compile_size_cpu<cores>), case by case.
 """
@@ -18,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +37,7 @@ from starvm.benchmarking import document, load_average, run_process, write_resul
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ["outlined:straight:250", "outlined:straight:500", "outlined:straight:1000", "outlined:straight:2000",
          "outlined:loops:500", "outlined:loops:1000", "outlined:loops:2000",
+         "outlined-copied:straight:1000", "outlined-copied:straight:2000",
          "whole:straight:250", "whole:straight:500", "whole:straight:1000"]
 STATEMENTS = ["a := a + b;", "b := (a * 3) mod 17;", "V := V or W;", "W := COL((a mod n) + 1, P);",
               "X := ROW((b mod n) + 1, P);", "c := NUMB(V) + c;"]
@@ -46,17 +57,23 @@ def program(statements: int, loops: bool) -> str:
 PROBE = r"""
 import io, json, sys, time
 import starvm
-from starvm.targets.numba import lower
-if sys.argv[2] == "whole":
+from starvm.targets.numba import linking, lower
+if sys.argv[2].startswith("whole"):
     lower.outline = lambda text, prefix: text
+elif "@" in sys.argv[2]:              # outlined@L: helpers of at most L lines, outlined past 2L
+    from starvm.targets.numba.outline import outline
+    chunk = int(sys.argv[2].split("@")[1].split("-")[0])
+    lower.outline = lambda text, prefix: outline(text, prefix, chunk_lines=chunk, over=2 * chunk)
+if sys.argv[2].endswith("-copied"):
+    linking.enabled = False
 m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO())
 m.load(sys.argv[1], "size.star")
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 m.call("BIG", 7, m.table(rows=7, cols=7))
-seconds = time.perf_counter() - t
+seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
 module = next(v for k, v in sys.modules.items() if k.startswith("starvm_jit_") and hasattr(v, "f_r_big"))
 helpers = sum(1 for k in vars(module) if k.startswith("o") and k.endswith("_f_r_big"))
-print(json.dumps({"seconds": seconds, "state": {r.display: r.state for r in m.jit.routines.values()}["BIG"], "helpers": helpers}))
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "state": {r.display: r.state for r in m.jit.routines.values()}["BIG"], "helpers": helpers}))
 """
 
 
@@ -72,40 +89,110 @@ def measure(mode: str, kind: str, statements: int, kernels: Path, timeout: float
         return row
     row.update(json.loads(done.stdout.strip().splitlines()[-1]))
     row["seconds"] = round(row["seconds"], 2)
+    row["cpu_seconds"] = round(row["cpu_seconds"], 2)
     row["ms_per_statement"] = round(1000 * row["seconds"] / statements, 1)
     return row
 
 
+RUN = r"""
+import json, resource, sys
+from starvm.targets.numba import linking
+linking.enabled = sys.argv[1] == "linked"
+from starvm.ui.cli import main
+try:
+    code = main(sys.argv[2:])
+except SystemExit as e:
+    code = e.code
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"code": code, "cpu_seconds": use.ru_utime + use.ru_stime}))
+"""
+_FIGURE = re.compile(r"ran compiled in ([0-9.]+) s \(compiling or loading it from the cache: ([0-9.]+) s")
+
+
+def run_program(name: str, way: str, graph: list[str], folder: str, kernels: Path, timeout: float) -> dict:
+    row = {"program": name, "way": way, "graph": " ".join(graph) or "bundled", "load_before": load_average()}
+    env = {**os.environ, "STARVM_JIT_CACHE": folder, "NUMBA_CACHE_DIR": str(kernels), "PYTHONPATH": str(ROOT)}
+    done = run_process([sys.executable, "-c", RUN, way, "run", str(ROOT / "programs" / f"{name}.star"), *graph,
+                        "--jit", "on", "--profile"], env=env, timeout=timeout)
+    row["load_after"] = load_average()
+    found = _FIGURE.search(done.stderr or "")
+    if not done.ok or found is None:
+        row["error"] = (done.stderr or "timed out")[-300:]
+        return row
+    row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    row["cpu_seconds"] = round(row["cpu_seconds"], 2)
+    row["ran_compiled_s"], row["compile_or_load_s"] = float(found.group(1)), float(found.group(2))
+    return row
+
+
+def programs(names: list[str], kernels: Path, timeout: float, doc: dict, out: Path) -> None:
+    folders = {way: tempfile.mkdtemp(prefix=f"starvm-compile-size-{way}-") for way in ("linked", "copied")}
+    rmat = ["--generate", "rmat:scale=12"]
+    for name in names:
+        for run, graph in [("cold", []), ("warm", []), ("warm", rmat), ("warm", rmat)]:
+            for way in ("copied", "linked"):
+                row = {"run": run, **run_program(name, way, graph, folders[way], kernels, timeout)}
+                doc["programs"].append(row)
+                print(row, flush=True)
+                write_results(doc, out.with_suffix(".json"), markdown(doc))
+
+
+def _said(error: str) -> str:
+    """An error's last line, short, for one table cell."""
+    return ((error.strip().splitlines() or [""])[-1])[:60].replace("|", "/")
+
+
 def markdown(doc: dict) -> list[str]:
-    lines = [doc["method"], "", "| routine | statements | compiled as | helpers | compile s | ms / statement | load |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [doc["method"], "", "| routine | statements | compiled as | helpers | compile s | CPU s | ms / statement | load |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
         what = "straight-line" if r["kind"] == "straight" else "small loops"
         load = f"{r['load_before'] or 0:.1f}-{r['load_after'] or 0:.1f}"
         if "error" in r:
-            lines.append(f"| {what} | {r['statements']} | {r['mode']} | | failed: {r['error'][:60]} | | {load} |")
+            lines.append(f"| {what} | {r['statements']} | {r['mode']} | | failed: {_said(r['error'])} | | | {load} |")
             continue
         lines.append(f"| {what} | {r['statements']} | {r['mode']} | {r['helpers']} | {r['seconds']:.1f} | "
-                     f"{r['ms_per_statement']} | {load} |")
+                     f"{r.get('cpu_seconds', '')} | {r['ms_per_statement']} | {load} |")
+    if doc.get("programs"):
+        lines += ["", "Shipped programs, `star run --jit on --profile`: cold (an empty compiled-code cache: the process's "
+                  "CPU time and the profile's compile figure), then warm runs in that cache. linked: calls between "
+                  "generated functions through targets/numba/linking.py; copied: Numba's linking.", "",
+                  "| program | graph | run | calls | CPU s | compiling or loading, s | ran compiled in, s | load |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in doc["programs"]:
+            load = f"{r['load_before'] or 0:.1f}-{r['load_after'] or 0:.1f}"
+            if "error" in r:
+                lines.append(f"| {r['program']} | {r['graph']} | {r['run']} | {r['way']} | failed: {_said(r['error'])} | | | {load} |")
+                continue
+            lines.append(f"| {r['program']} | {r['graph']} | {r['run']} | {r['way']} | {r['cpu_seconds']} | "
+                         f"{r['compile_or_load_s']} | {r['ran_compiled_s']} | {load} |")
     return lines
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES), help="MODE:KIND:N,... (MODE outlined|whole, KIND straight|loops)")
+    ap.add_argument("--cases", default=",".join(CASES), help="MODE:KIND:N,... (MODE outlined|outlined@LINES|outlined-copied|whole, KIND straight|loops)")
     ap.add_argument("--out", default=f"compile_size_cpu{os.cpu_count()}")
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--programs", default="", help="PROGRAM,... of programs/: measured whole instead of --cases")
     args = ap.parse_args(argv)
     out = ROOT / "bench" / "results" / args.out
     doc = document("compile size", "Compile time of the CPU tier against a routine's size",
                    method="Each case a fresh process, `--jit on` on the NumPy backend, its compiled-code cache empty "
                           "(Numba's cache of starvm's kernels warmed first, shared); the figure is the first call's time, "
                           "compile included (the routine itself runs in milliseconds). whole: one function (outlining off); "
-                          "outlined: an entry and helpers of at most targets/numba/outline.py's CHUNK_LINES lines. The host "
+                          "outlined: an entry and helpers of at most targets/numba/outline.py's CHUNK_LINES lines (outlined@L: L lines), their calls "
+                          "linked (targets/numba/linking.py: each function compiled once); -copied: Numba's linking "
+                          "(each caller's machine code holds its callees' again). CPU s: the process's CPU time for it "
+                          "(less moved by the load than the wall time). The host "
                           "is shared with other developers' work: the load average is beside each case.",
                    results=[])
     kernels = Path(tempfile.mkdtemp(prefix="starvm-compile-size-numba-"))
     measure("outlined", "straight", 10, kernels, args.timeout)          # Numba's cache of the kernels
+    if args.programs:
+        doc["programs"] = []
+        programs(args.programs.split(","), kernels, args.timeout, doc, out)
+        return 0
     for case in args.cases.split(","):
         mode, kind, n = case.split(":")
         row = measure(mode, kind, int(n), kernels, args.timeout)
