@@ -9,7 +9,7 @@ cases compile the routine as one function (outlining off: what the tier did befo
 targets/numba/outline.py), ``outlined`` ones as an entry and helpers of at most
 outline.CHUNK_LINES lines; a mode ending in ``-copied`` compiles the calls between them as
 Numba links them (each caller's machine code holding a copy of its callees: before
-targets/numba/linking.py), the others through linked calls (each function compiled once).
+jit/linking.py), the others through linked calls (each function compiled once).
 
 ``--programs`` measures shipped programs whole instead (``star run --jit on --profile``): per
 program and way of calling (linked, copied), a cold run in a fresh compiled-code cache (the
@@ -57,7 +57,7 @@ def program(statements: int, loops: bool) -> str:
 PROBE = r"""
 import io, json, sys, time
 import starvm
-from starvm.targets.numba import linking, lower
+from starvm.jit import linking, lower
 if sys.argv[2].startswith("whole"):
     lower.outline = lambda text, prefix: text
 elif "@" in sys.argv[2]:              # outlined@L: helpers of at most L lines, outlined past 2L
@@ -96,7 +96,7 @@ def measure(mode: str, kind: str, statements: int, kernels: Path, timeout: float
 
 RUN = r"""
 import json, resource, sys
-from starvm.targets.numba import linking
+from starvm.jit import linking
 linking.enabled = sys.argv[1] == "linked"
 from starvm.ui.cli import main
 try:
@@ -156,7 +156,7 @@ def markdown(doc: dict) -> list[str]:
     if doc.get("programs"):
         lines += ["", "Shipped programs, `star run --jit on --profile`: cold (an empty compiled-code cache: the process's "
                   "CPU time and the profile's compile figure), then warm runs in that cache. linked: calls between "
-                  "generated functions through targets/numba/linking.py; copied: Numba's linking.", "",
+                  "generated functions through jit/linking.py; copied: Numba's linking.", "",
                   "| program | graph | run | calls | CPU s | compiling or loading, s | ran compiled in, s | load |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in doc["programs"]:
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
                           "(Numba's cache of starvm's kernels warmed first, shared); the figure is the first call's time, "
                           "compile included (the routine itself runs in milliseconds). whole: one function (outlining off); "
                           "outlined: an entry and helpers of at most targets/numba/outline.py's CHUNK_LINES lines (outlined@L: L lines), their calls "
-                          "linked (targets/numba/linking.py: each function compiled once); -copied: Numba's linking "
+                          "linked (jit/linking.py: each function compiled once); -copied: Numba's linking "
                           "(each caller's machine code holds its callees' again). CPU s: the process's CPU time for it "
                           "(less moved by the load than the wall time). The host "
                           "is shared with other developers' work: the load average is beside each case.",

@@ -8,7 +8,8 @@ report), ``auto_tier.py`` (on --backend auto, each call where its arguments are)
 call), ``mpi_tier.py`` (the tier on MPI ranks), ``call.py`` (``JitRoutine``: the host side of
 a compiled call), ``buffers.py`` (the arrays a call is handed), ``errors.py`` (a failure
 back to the interpreter's error), ``interrupts.py`` (Ctrl-C on a call's own thread),
-``cache.py`` (compiled modules on disk), ``background.py`` and ``compile_worker.py``
+``cache.py`` (compiled modules on disk), ``linking.py`` (calls between generated functions linked,
+not copied), ``background.py`` and ``compile_worker.py``
 (compiling in another process while the interpreter runs). Tiers see the machine only
 through its ``ExecutionContext`` (starvm/execution). Importing this package does not import
 Numba: that happens at the first compile.

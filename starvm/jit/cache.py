@@ -5,7 +5,7 @@ the module's text, the backend, and the versions of starvm, Numba and Python; it
 imported from there, so Numba's ``cache=True`` keeps the machine code beside it
 (``__pycache__``) and a later process loads it instead of compiling. Numba checks each
 cached entry against the file's time stamp, so an existing file is never rewritten.
-The module runs with its calls between generated functions linked (targets/numba/linking.py:
+The module runs with its calls between generated functions linked (jit/linking.py:
 each function compiled once, its callees reached through cells the JIT engine resolves), and
 a function loaded from the cache has its callees loaded and their cells filled before it runs.
 
@@ -37,8 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import jit_cache_dir, user_tag
-from ..targets.numba import linking
-from ..targets.numba.linking import install as install_links, link_source
+from . import linking
+from .linking import install as install_links, link_source
 
 
 def key(source: str, backend: str) -> str:
@@ -515,3 +515,6 @@ def _load(source: str, backend: str):
         raise
     install_links(module)
     return module
+
+
+linking.use_cache(compile_overload=compile_overload, write_marker_bytes=write_marker_bytes)

@@ -1,4 +1,4 @@
-"""Calls between generated functions are linked, not copied (targets/numba/linking.py): a
+"""Calls between generated functions are linked, not copied (jit/linking.py): a
 routine's machine code calls its callees' through a pointer cell instead of holding a copy of
 each (Numba's linking made a call tree of routines cost the sum of its callees' closures),
 and results, output, steps and errors stay the interpreter's; the disk cache loads a caller
@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import subprocess_env
-from starvm.targets.numba import linking
+from starvm.jit import linking
 
 PROGRAM = """
 function SQ(x: integer): integer;

@@ -8,7 +8,7 @@ helper ``@njit`` function that takes the variables they use that are defined bef
 returns the ones they assign that are read outside them. Statements too long for one helper
 are split inside (a loop's or an if's body, at any depth). The statements, their order,
 their sites and so their steps, errors and output are unchanged; only where they run.
-The entry calls its helpers through linked calls (linking.py): each helper's machine code is
+The entry calls its helpers through linked calls (jit/linking.py): each helper's machine code is
 made once, not again inside the entry as Numba's linking of a callee would.
 
 Left in the entry: statements with ``return`` and ones that borrow an array (kernels.borrow:

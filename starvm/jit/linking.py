@@ -80,7 +80,7 @@ def link_source(source: str) -> str:
             line = call.sub(swap, line)
         out.append(line)
     linked = sorted({c for cs in calls.values() for c in cs})
-    out.append(f"from starvm.targets.numba.linking import linked as {HELPER}")
+    out.append(f"from starvm.jit.linking import linked as {HELPER}")
     out += [f"L_{name} = {HELPER}({name}, __name__, {name!r}, {defs[name]})" for name in linked]
     out.append(f"{CALLS} = {dict((f, tuple(sorted(cs))) for f, cs in calls.items() if cs)!r}")
     return "\n".join(out) + "\n"
@@ -132,6 +132,12 @@ def _records(module) -> list[tuple[str, str, tuple]]:
 
 
 _READ: dict[str, tuple[str, tuple]] = {}          # symbol -> (callee, argument types) of its record
+# cache.py's compile_overload and write_marker_bytes, given by cache.py (which imports this module)
+_CACHE: dict = {}
+
+
+def use_cache(**functions) -> None:
+    _CACHE.update(functions)
 
 
 def _write_record(module, name: str, func: str, argtypes: tuple) -> None:
@@ -139,8 +145,7 @@ def _write_record(module, name: str, func: str, argtypes: tuple) -> None:
         return
     path = _record_path(module, name)
     if path is not None and not path.exists():
-        from ...jit.cache import write_marker_bytes
-        write_marker_bytes(path, pickle.dumps((func, tuple(argtypes))))
+        _CACHE["write_marker_bytes"](path, pickle.dumps((func, tuple(argtypes))))
     _RECORDED.add(name)
 
 
@@ -189,8 +194,7 @@ def _overload(dispatcher, argtypes: tuple):
     argtypes = tuple(argtypes)
     found = dispatcher.overloads.get(argtypes)
     if found is None:
-        from ...jit.cache import compile_overload
-        compile_overload(dispatcher, argtypes)
+        _CACHE["compile_overload"](dispatcher, argtypes)
         found = dispatcher.overloads[argtypes]
     return found
 
