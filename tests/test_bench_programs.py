@@ -113,6 +113,9 @@ def test_judge_compares_the_answers():
         "starvm's runs printed different outputs"
     crashed = bench_programs.judge("bfs", [_run("", rc=3, err="Traceback\nboom")], [])
     assert crashed == {"status": "FAILED", "why": "star run exit 3: boom"}
+    star_error = "p.star:16:3: error: row index 0 out of range (in X)\n   16 | X;\nStar call stack:\n  SCATTER at s:1:1"
+    assert bench_programs.judge("bfs", [_run(same), _run("", rc=1, err=star_error)], [])["why"] == \
+        "star run exit 1: p.star:16:3: error: row index 0 out of range (in X)"
     assert bench_programs.judge("bfs", [_run("", s=None, rc=None)], [_run(same)]) == \
         {"status": "not checked", "why": "starvm ran past the timeout"}
 
@@ -133,6 +136,9 @@ def test_timeouts_are_kept_and_targets_judged():
     assert bench_programs.target(_row(program="bfs", scale=12, warm_s=9.0)) == ("—", None)
     cpu = _row(backend="numpy", warm_runs_s=[6.0], warm_s=6.0, reference_s=1.0)
     assert bench_programs.target(cpu) == ("≤ 5× ref", False)
+    past = _row(backend="numpy", warm_runs_s=[None], warm_s=None, reference_s=50.0, timeout_s=120.0)
+    assert bench_programs.target(past) == ("≤ 5× ref", None)          # > 120 s against 50 s: > 2.4x, unknown
+    assert bench_programs.target(dict(past, reference_s=10.0)) == ("≤ 5× ref", False)
     doc = {"method": "m", "timeout_s": 120.0, "backend": "cupy", "results": [slow, fast]}
     text = "\n".join(bench_programs.markdown(doc))
     assert "| > 120 s | > 120 s | 2.00 | > 60× |" in text and "**not checked**: starvm ran past the timeout" in text
