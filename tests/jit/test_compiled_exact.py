@@ -296,14 +296,16 @@ def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
     assert got.code == 0 and got.results[:2] == [q, a - q * b]
 
 
-def test_gpu_tier_leaves_recursion_to_the_host():
+def test_gpu_tier_renders_recursion_as_device_functions_of_their_own():
+    # recursion and mutual recursion compile on the GPU tier (issue 31): the routines on a
+    # cycle of calls are __noinline__ device functions, checked against the depth limit
+    # (tests/jit/test_gpu_emulated.py runs them against the interpreter)
     from gpu_sources.corpus import routine_bodies
     from starvm.targets.cuda.routine import render
-    from starvm.targets.common import Unsupported
     bodies = routine_bodies(DEEP.replace("var P: table(64, 2);", ""), "deep.star")
     for root in ("r_f", "r_ping"):
-        with pytest.raises(Unsupported, match="recursion"):
-            render(bodies, root)
+        source = render(bodies, root).source
+        assert "__noinline__" in source and "E_DEPTH" in source
 
 
 GPU_LATE = """
