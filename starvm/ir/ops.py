@@ -117,6 +117,11 @@ class GroupOp:
     WordWise = Logic | {Op.VAR, Op.COPY, Op.COL_GET}
     # base operations that change their first operand (a variable or a table) in place
     InPlace = frozenset({Op.SET, Op.CLR, Op.BIT_SET, Op.REP, Op.COL_SET, Op.ROW_SET, Op.STEP})
+    # values written in the text: nothing to compute
+    Literals = frozenset({Op.CONST, Op.BITS})
+    # statements whose sources are expressions (an if's: its condition; a loop's body is a
+    # BLOCK): what a renderer may compute one operation per line first (targets/numba/lower.py)
+    WithExpressions = frozenset({Op.ASSIGN, Op.WRITE, Op.IF, Op.WHILE, Op.REPEAT, Op.CALL}) | InPlace
     Values = frozenset({Op.CONST, Op.BITS, Op.VAR, Op.COPY, Op.BINARY, Op.UNARY, Op.LEN,
                         Op.NROWS, Op.NCOLS, Op.CALL})
     # loops with a loop variable (arg[0]) and bounds (src[0], src[1]); loops on a condition

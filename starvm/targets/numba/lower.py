@@ -420,7 +420,7 @@ class ModuleGen:
         saved = self.stmt_loc
         self.stmt_loc = s.loc or saved
         try:
-            if s.op in _LINEAR_STATEMENTS and any(self.has_effects(x) for x in _expressions(s)):
+            if s.op in GroupOp.WithExpressions and any(self.has_effects(x) for x in _expressions(s)):
                 s = self.linearized(s, ind)
                 if s is None:
                     return
@@ -833,7 +833,7 @@ class ModuleGen:
     def linear(self, e: Node, ind: int) -> str:
         """Emit ``e`` one operation per line at ``ind``; returns the temporary (or constant)
         holding its value."""
-        if e.op in (Op.CONST, Op.BITS):
+        if e.op in GroupOp.Literals:
             return self.value(e)
         t = self.new_tmp()
         if e.op is Op.VAR:       # read now: a call later in the expression may assign it
@@ -860,7 +860,7 @@ class ModuleGen:
 
     def placeholder(self, e: Node, code: str) -> Node:
         """A node standing for a value computed into ``code`` (a temporary or a constant)."""
-        if e.op in (Op.CONST, Op.BITS):
+        if e.op in GroupOp.Literals:
             return e
         sym = Symbol(code, code, e.type, "local", pyname=code)
         self.vars[sym] = code
@@ -952,10 +952,6 @@ class ModuleGen:
         if op in self.op_kernel:
             return self.base_op(e)
         raise Unsupported(f"the expression {op.name}", e.loc)
-
-
-# statements whose expressions linearized() computes first (their other sources are blocks)
-_LINEAR_STATEMENTS = frozenset({Op.ASSIGN, Op.WRITE, Op.IF, Op.WHILE, Op.REPEAT, Op.CALL}) | GroupOp.InPlace
 
 
 def _is_expression(s: Node, k: int) -> bool:
