@@ -1,11 +1,14 @@
 """The lines of bench/tiers_e2e_pairs.sh (stdin) as JSON: per program and backend, seconds with
 --jit off, --jit on with an empty cache (cold) and again (warm), the exit codes and whether the
-outputs were equal; the ratios interpreted / compiled."""
+outputs were equal; the ratios interpreted / compiled. ``--here``: the lines were timed on this
+machine, whose description (starvm.benchmarking.machine_info) goes with them."""
 from __future__ import annotations
 
 import json
 import re
 import sys
+
+from starvm.benchmarking import machine_info
 
 LINE = re.compile(r"^(\S+)(?: (cupy))? scale=(\d+) jit=(off|on) rc=(\d+) ([\d.]+) s")
 
@@ -39,5 +42,8 @@ def parse(lines) -> dict:
 
 
 if __name__ == "__main__":
-    json.dump(parse(sys.stdin), sys.stdout, indent=1)
+    doc = parse(sys.stdin)
+    if "--here" in sys.argv[1:]:
+        doc["machine"] = machine_info(("numba", "scipy", "cupy"))
+    json.dump(doc, sys.stdout, indent=1)
     print()

@@ -27,4 +27,4 @@ done
 wait
 cat "$out"/*.times
 # the times as JSON (bench/results/tiers_e2e_<machine>.json with RESULTS=that path)
-[ -n "$RESULTS" ] && cat "$out"/*.times | python3 bench/tiers_e2e_json.py > "$RESULTS"
+[ -n "$RESULTS" ] && cat "$out"/*.times | PYTHONPATH=.:$PYTHONPATH python3 bench/tiers_e2e_json.py --here > "$RESULTS"
