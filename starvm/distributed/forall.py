@@ -90,13 +90,7 @@ class DistributedForall(ForallKernel):
 
     def _bit_set_local(self, s, target, mask):
         xp = self.xp
-        i = self.eval(s.src[1], mask)
-        b = self.eval(s.src[2], mask)
-        j = self._index(s, i, target.n, "bit", mask)
-        bad = (b != 0) & (b != 1)
-        if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
-            raise self.fail(s, "a bit takes 0 or 1")
-        self.count(Op.BIT_SET, mask)
+        j, b = self.bit_set_operands(s, target, mask)
         lay = self._lay(target.n)
         v = target.v if isinstance(target.v, Shard) else Shard(self.B.local_part(target.v, target.n), target.n)
         bits = _unpack(xp, self.B.L.to_words(v.v, lay.local_n))

@@ -139,6 +139,17 @@ class ForallKernel:
         for s in block.src:
             self.exec(s, mask)
 
+    def bit_set_operands(self, s, target, mask):
+        """``X(i) := b``'s bit index (checked against X) and bit (0 or 1), counted as a BIT_SET."""
+        i = self.eval(s.src[1], mask)
+        b = self.eval(s.src[2], mask)
+        j = self._index(s, i, target.n, "bit", mask)
+        bad = (b != 0) & (b != 1)
+        if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
+            raise self.fail(s, "a bit takes 0 or 1")
+        self.count(Op.BIT_SET, mask)
+        return j, b
+
     def exec(self, s: Node, mask) -> None:
         xp, op = self.xp, s.op
         if op is Op.BLOCK:
@@ -177,13 +188,7 @@ class ForallKernel:
                 table.data[j[mask]] = words[mask]
         elif op is Op.BIT_SET:
             target = self.value(s.src[0].arg)        # a shared slice/word written at bit i
-            i = self.eval(s.src[1], mask)
-            b = self.eval(s.src[2], mask)
-            j = self._index(s, i, target.n, "bit", mask)
-            bad = (b != 0) & (b != 1)
-            if bool(bad if isinstance(bad, bool) else (bad if mask is None else bad & mask).any()):
-                raise self.fail(s, "a bit takes 0 or 1")
-            self.count(Op.BIT_SET, mask)
+            j, b = self.bit_set_operands(s, target, mask)
             if isinstance(target, _Vec):             # a private slice/word: each iteration its own
                 self.local[s.src[0].arg] = _set_bit(xp, target, j, b, mask, self.m)
                 return
