@@ -530,7 +530,7 @@ class OutputSink:
         self.base = base                # the Star calls below the compiled call's entry
         self.tick, self.left = tick, left   # the --max-steps ticker, the budget st[S_LEFT] counts down from
         self.natives = 0                # native calls run for it (their steps reached the machine)
-        self.entry = (list(context.counts), left)
+        self.entry = None               # (the machine's counts, the budget) before the first of them
         self.written = 0
         self.error = None
 
@@ -614,6 +614,8 @@ class OutputSink:
             else:
                 args.append(bool(rq[i]) if kind == "b" else int(rq[i]))
                 i += 1
+        if self.entry is None:          # nothing of the call reached the machine before: its entry's state
+            self.entry = (list(self.context.counts), self.left)
         self.steps_to_machine()
         self.natives += 1
         # the routine may run compiled routines (its Star body calling NUMOF): they get buffers
