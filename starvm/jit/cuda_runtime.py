@@ -43,7 +43,9 @@ MAX_R = 64
 LANES = "auto"
 AUTO_LANES16_WORDS = 6
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
-OB_WORDS = 1 << 16     # output records of one call (more: the call runs interpreted)
+OB_WORDS = 1 << 16     # output records of a routine's first call (more: grown, launched again)
+PART_OB_WORDS = 1 << 20   # those of a main block's part (its program's output, all of it)
+OB_MAX_BYTES = 1 << 31    # past this the call runs interpreted (which streams its output)
 POOL_WORDS = 1 << 16   # the local tables' pool of a routine's first call (grown on E_POOL, kept)
 # recursion: the stack bytes a thread's Star frames may take (the kernel checks them at each
 # recursive routine's entry, routine.stack_room: E_STACK), doubled on E_STACK up to STACK_MAX,
@@ -115,6 +117,9 @@ class GpuRoutine(JitRoutine):
         self.deep_calls = 0              # calls that ran interpreted: deeper than the GPU's stack holds
         self.max_depth = None            # the recursion limit the kernels were built for (MAXD)
         self.launches = 0
+        self.part = plan.part            # a main block's part (ir/main_parts.py): no Star call of its own
+        self.ob_words = PART_OB_WORDS if plan.part else OB_WORDS    # output records a launch holds
+        self.ob_launches = 0             # launches stopped for more room for output records
 
     @cached_property
     def kinds(self) -> list:
@@ -326,9 +331,9 @@ class GpuRoutine(JitRoutine):
         context = self.tier.context
         # the recursion limit counts the interpreted Star calls in progress too (call.JitRoutine.run)
         depth = context.depth
-        if depth[0] >= depth[1]:
+        if depth[0] >= depth[1] and not self.part:
             context.too_deep(began=False)
-        base = depth[0] + 1
+        base = depth[0] + (0 if self.part else 1)
         if not self.plan.recursive and base + self.plan.depth > context.max_depth:
             return self.interpreted(*args)      # its calls may pass the limit: the interpreter says where
         if self.plan.recursive and self.max_depth != context.max_depth:
@@ -351,6 +356,9 @@ class GpuRoutine(JitRoutine):
             self.why = (f"CUDA gave no stack of {self.stack_room + STACK_SLACK} bytes a thread for its "
                         "recursion: it ran interpreted")
             return self.rerun_interpreted(args, everything=True)
+        graph = self.graph_values()
+        if graph is None:       # the graph cannot be read: the interpreter reports it where it reads it
+            return self.interpreted(*args)
         tick = context.ticker()
         left = _UNLIMITED if tick is None else steps_left(tick, context.max_steps)
         nout = len(self.plan.outputs)
@@ -365,7 +373,7 @@ class GpuRoutine(JitRoutine):
             self.plan.has_pfor or self.plan.restartable or self.plan.pool or self.plan.recursive) else None
         flag, flag_address = _interrupt_flag()
         flag[S_INTR] = 0
-        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base)
+        kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base, graph)
         t0 = perf_counter()
         try:
             try:
@@ -394,6 +402,13 @@ class GpuRoutine(JitRoutine):
             _take_pending_interrupt()       # the kernel's position is the one to report
         # back[-1]: a pivot loop's failure not yet checked; E_OVERFLOW: an integer past 64 bits,
         # which the interpreter computes exactly (nothing of the call is visible yet but its tables)
+        if sth[S_CODE] == E_RERUN and sth[S_B] == 1 and not back[-1] and self.more_output(int(sth[S_A])):
+            # more output records than the buffer holds: nothing of the launch is kept, it runs
+            # again with room for at least eight times the records (once or twice a program)
+            self.restore_tables(saved)
+            self.seconds += perf_counter() - t0
+            self.ob_launches += 1
+            return self.run(args, converted)
         if sth[S_CODE] in (E_RERUN, E_OVERFLOW) or (back[-1] and sth[S_CODE] != E_INTERRUPT):
             self.reruns += 1
             self.restore_tables(saved)
@@ -439,9 +454,35 @@ class GpuRoutine(JitRoutine):
         obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
         self.finish_gpu(counts, sth, obh, left, tick, t0)
         if sth[S_CODE]:
-            raise errors.star_error(sth, self.unit.lowered, context.max_steps,
-                                    base if self.plan.recursive else 0) from None
+            err = errors.star_error(sth, self.unit.lowered, context.max_steps, base if self.plan.recursive else 0)
+            err.continues_caller = self.part      # the main block's frame is its caller's (Machine._guard)
+            raise err from None
         return self.results_gpu(args, out, vout, vcap)
+
+    def graph_values(self):
+        """The values of the graph's scalars the kernel reads (plan.graph_reads), as the
+        interpreter's _graph gives them; None where that fails (no graph, a file that does not
+        read): the call then runs interpreted, which reports it at the statement reading it."""
+        if not self.plan.graph_reads:
+            return ()
+        from ..errors import StarError
+        read = self.tier.context.ns["_graph"]
+        try:
+            return tuple(int(read(what)) for what in self.plan.graph_reads)
+        except StarError:
+            return None
+
+    def more_output(self, need: int) -> bool:
+        """Room for ``need`` words of output records and more (eight times the buffer before);
+        False past OB_MAX_BYTES or where the device has no room (the call runs interpreted)."""
+        words = max(need, 8 * self.ob_words)
+        free = _free_device_bytes()
+        if need * 8 > OB_MAX_BYTES or (free is not None and need * 8 > free // 2):
+            return False
+        words = min(words, OB_MAX_BYTES // 8, (free // 2) // 8 if free is not None else words)
+        self.ob_words = max(words, need)
+        self._buffers = None
+        return True
 
     @property
     def status_size(self) -> int:
@@ -465,14 +506,19 @@ class GpuRoutine(JitRoutine):
         if self.state != "compiled":
             return [f"  {self.display}: interpreted, {self.calls} call(s): {self.why}"]
         seen, todo = set(), [self.pyname]
+        bodies = {**self.tier.bodies, self.pyname: (None, self.plan.body)}
         while todo:
             p = todo.pop()
-            if p not in seen and p in self.tier.bodies:
+            if p not in seen and p in bodies:
                 seen.add(p)
-                todo.extend(c.pyname for c in callees(self.tier.bodies[p][1]))
+                todo.extend(c.pyname for c in callees(bodies[p][1]))
         inner = sorted(self.tier.display_of(p) for p in seen - {self.pyname})
         calls = f" (with {', '.join(inner)})" if inner else ""
-        lines = [f"  {self.display}{calls}: compiled; {self.compiled_calls} call(s) ran compiled in {self.seconds:.4f} s "
+        where = ""
+        if self.part and self.plan.body is not None and self.plan.body.src:   # which part: its lines
+            first, last = self.plan.body.src[0].loc, self.plan.body.src[-1].loc
+            where = f", lines {first.line}-{last.line}" if first and last else ""
+        lines = [f"  {self.display}{where}{calls}: compiled; {self.compiled_calls} call(s) ran compiled in {self.seconds:.4f} s "
                  f"(compiling or loading it from the cache: {self.compile_seconds:.3f} s)"]
         if self.deep_calls:
             lines.append(f"    {self.deep_calls} call(s) interpreted: {self.why}")
@@ -521,9 +567,11 @@ class GpuRoutine(JitRoutine):
             return self.read_io(io)
 
     def kernel_args(self, converted, io, ob, scr, vcap: int, left: int, vout, intr: int = 0,
-                    base: int = 0) -> tuple:
+                    base: int = 0, graph=()) -> tuple:
         """The launch's arguments in the order of the kernel's signature (targets/cuda/routine.py);
-        ``intr``: the address of the Ctrl-C flag (a page-locked host word the kernel reads)."""
+        ``intr``: the address of the Ctrl-C flag (a page-locked host word the kernel reads);
+        ``graph``: the values of the graph's scalars it reads (graph_values)."""
+        import cupy as cp
         kargs = []
         for kind, value in zip(self.kinds, converted):
             if kind is _TABLE:
@@ -536,9 +584,11 @@ class GpuRoutine(JitRoutine):
         if self.plan.pool:
             pool, words = self.pool_words()
             kargs += [pool, np.int64(words)]
+        if self.plan.graph_reads:
+            kargs.append(cp.asarray(np.array(graph, np.int64)))
         if self.plan.recursive:      # the Star calls outside the kernel, the room for its frames
             kargs += [np.int64(base), np.int64(self.stack_room)]
-        kargs += [np.uint64(intr), io, ob, np.int64(OB_WORDS), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
+        kargs += [np.uint64(intr), io, ob, np.int64(self.ob_words), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
     def buffers(self, vcap: int):
@@ -547,7 +597,7 @@ class GpuRoutine(JitRoutine):
         import cupy as cp
         if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap:
             self._buffers = (vcap, cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
-                             cp.empty(OB_WORDS, cp.int64))
+                             cp.empty(self.ob_words, cp.int64))
         return self._buffers[1:]
 
     def io_block(self, nout: int):

@@ -1,18 +1,19 @@
 """The GPU tier's part of ``Tier.install``: on the CuPy and auto backends, routines become
 one CUDA kernel each (targets/cuda/routine.py, cuda_runtime.py) instead of Numba functions.
 
-What it takes: routines (not the main block) that read no graph, have no native kernel in
-their place (compiled callers run a native's Star body in their kernel), call only routines
-it takes, and that the renderer accepts (recursion too: device functions of their own);
-the others keep their reason for ``--profile``. On ``auto`` a call runs compiled
-when its tables are on the device; otherwise it runs interpreted.
+What it takes: routines that fill no table from the graph, have no native kernel in their
+place (compiled callers run a native's Star body in their kernel), call only routines it
+takes, and that the renderer accepts (recursion too: device functions of their own); and
+the main block's parts (ir/main_parts.py: the runs of statements between graph input, each
+a kernel, the graph's scalars its arguments); the others keep their reason for
+``--profile``. On ``auto`` a call runs compiled when its tables are on the device; otherwise
+it runs interpreted.
 """
 from __future__ import annotations
 
-from ..ir.ops import GroupOp, Op
+from ..ir.main_parts import MainPart, fills_from_graph, has_loop
 from ..targets.cuda.routine import render, routine_calls
 from .estimate import DEVICE_PRICES, estimator
-from ..ir.walk import walk
 from ..targets.common import Unsupported
 
 
@@ -32,8 +33,9 @@ def gpu_available(backend) -> str | None:
     return None
 
 
-def install_gpu(tier, candidates: dict, main, recursive):
-    """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes
+def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = None):
+    """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes, and
+    for each part of the main block (``parts``: the functions main_ calls, ir/main_parts.py)
     (``recursive``, tier.py's cycles of calls, is not needed since the GPU tier compiles them;
     the argument stays as tier.py and auto_tier.py pass it)."""
     from .cuda_runtime import GpuRoutine
@@ -42,13 +44,19 @@ def install_gpu(tier, candidates: dict, main, recursive):
         for info, _ in candidates.values():
             tier.skipped[info.display if info else "main block"] = why_not
         return main
+    parts = {p: (MainPart(p, body.loc), body) for p, body in (parts or {}).items()}
+    if parts:
+        candidates = {p: c for p, c in candidates.items() if c[0] is not None}
+        if not any(tier.mode == "on" or has_loop(body) for _i, body in parts.values()):
+            tier.skipped["main block"] = "it has no loop: it runs interpreted (its routines compile)"
+        candidates.update(parts)
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
     for pyname, (info, body) in candidates.items():
         if info is not None and tier._native(info):
             why[pyname] = "a native kernel replaces it on this backend"
             continue
-        if info is not None and tier.mode != "on" and not any(n.op in GroupOp.Loops for n in walk(body)):
+        if info is not None and tier.mode != "on" and not has_loop(body):
             continue
         plan = gpu_plan(pyname, bodies)
         if isinstance(plan, str):
@@ -60,7 +68,8 @@ def install_gpu(tier, candidates: dict, main, recursive):
         tier.skipped[info.display if info else "main block"] = reason
     for pyname, plan in plans.items():
         info, body = candidates[pyname]
-        tier.skipped.pop(info.display, None)
+        if pyname not in parts:
+            tier.skipped.pop(info.display, None)
         interpreted = tier.context.ns[pyname]
         routine = GpuRoutine(tier, pyname, info.display, interpreted, plan,
                              estimator(info, body, tier, DEVICE_PRICES))
@@ -75,9 +84,9 @@ def gpu_plan(pyname: str, bodies: dict):
     holds the census of the library and the programs)."""
     info, body = bodies[pyname]
     if info is None:
-        return "the main block runs interpreted on the GPU backends (its routines compile)"
-    if any(n.op is Op.GRAPH for n in walk(body)):
-        return "reads the graph input (the GPU tier does not compile GRAPH_*)"
+        return "the main block runs in parts on the GPU backends (ir/main_parts.py)"
+    if fills_from_graph(body):
+        return "fills tables from the graph input (GRAPH_ADJ, GRAPH_EDGES: the host does that)"
     try:
         return render(_closure_bodies(pyname, bodies), pyname)
     except Unsupported as e:

@@ -53,9 +53,11 @@ class Tier:
         return self._free[1]
 
     # ------------------------------------------------------------------ loading
-    def install(self, lowered, main):
+    def install(self, lowered, main, parts=None):
         """Called by Machine.compile after the unit's Python code is defined; returns the
-        main block to run (compiled or not)."""
+        main block to run (compiled or not). ``parts``: the functions main_ calls for runs of
+        its statements (ir/main_parts.py; the GPU tier compiles them, the others the whole
+        main block)."""
         if self.mode == "off":
             return main
         new = {info.pyname: (info, body) for info, body in lowered.routines}
@@ -73,7 +75,7 @@ class Tier:
             return install_auto(self, candidates, main, _recursive)
         if self.context.backend.host is not self.context.backend:
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
-            return install_gpu(self, candidates, main, _recursive)
+            return install_gpu(self, candidates, main, _recursive, parts or {})
         return self.put(self.compile_host(candidates, main), main)
 
     def put(self, routines: dict, main):

@@ -204,7 +204,7 @@ class Machine:
             self._main = self.ns.pop("main_", None)
             self._install_native(unit.routines)
             if not self._debug_hooks:   # the debugger steps through interpreted code only
-                self._main = self.jit.install(lowered, self._main)
+                self._main = self.jit.install(lowered, self._main, gen.main_parts)
             if self._profile:
                 self.routine_profile.install(self.ns, unit.routines)
             if graph_default is not None:   # before the globals: table(GRAPH_N, GRAPH_N)
@@ -460,7 +460,10 @@ class Machine:
                 if getattr(e, "jit_frames", None):   # raised by compiled code (starvm/jit/errors.py)
                     # the whole stack shortened as the interpreter's is: its interpreted callers
                     # and the compiled part together
-                    whole = star_frames(e.__traceback__, self.units, limit=1 << 62) + e.jit_frames
+                    outer = star_frames(e.__traceback__, self.units, limit=1 << 62)
+                    if getattr(e, "continues_caller", False) and outer:   # a main block's part (GPU tier)
+                        outer = outer[:-1]
+                    whole = outer + e.jit_frames
                     e.loc, e.stack = e.jit_frames[-1].loc, shortened(whole, 20 if getattr(e, "deep", False) else 200)
                 elif frames:
                     if e.loc is None:

@@ -217,16 +217,20 @@ def renamed(text: str) -> str:
     return text
 
 
-def routine_bodies(text: str, name: str) -> dict:
-    """pyname -> (info, checked IR body) of every routine of a Star text."""
+def routine_bodies(text: str, name: str, parts: bool = False) -> dict:
+    """pyname -> (info, checked IR body) of every routine of a Star text; ``parts``: and of the
+    parts of its main block (ir/main_parts.py: info a MainPart), as the GPU tier gets them."""
     import starvm
+    from starvm.ir.main_parts import MainPart
     m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO(), native=False)
     bodies = {}
 
-    def install(lowered, main):
+    def install(lowered, main, main_parts=None):
         # the bodies the tiers receive, nothing compiled (the CPU tier's install rendered every
         # routine with Numba's renderer: 50 of compiled_routines()' 85 s on a loaded host)
         bodies.update({info.pyname: (info, body) for info, body in lowered.routines})
+        if parts:
+            bodies.update({p: (MainPart(p, body.loc), body) for p, body in (main_parts or {}).items()})
         return main
     m.jit.install = install
     m.load(text, name)
@@ -245,20 +249,27 @@ def compiled_routines() -> tuple:
               for p in sorted((HERE / "routines").glob("*.star"))]
     for name, text in texts:
         try:
-            bodies = routine_bodies(text, name)
+            bodies = routine_bodies(text, name, parts=name.startswith("programs/"))
         except Exception as e:  # noqa: BLE001 - a program that needs its graph input to load
             out.append((name, f"not loaded: {type(e).__name__}"))
             continue
         for pyname, (info, _body) in sorted(bodies.items()):
+            if getattr(info, "part", False):      # a program's main block, in parts (its lines)
+                out.append((f"{name}:main block, line {info.loc.line}", _render(render, Unsupported, bodies, pyname)))
+                continue
             if info is None or not (info.node.loc and info.node.loc.filename == name):
                 continue      # the file's own routines (those of the files it loads have their turn)
             if name.startswith("stdlib/") and not info.display.startswith("U_"):
                 continue      # the library's own, loaded for a routine it calls: its U_ twin has its turn
-            try:
-                out.append((f"{name}:{info.display}", render(bodies, pyname)))
-            except Unsupported as e:
-                out.append((f"{name}:{info.display}", str(e)))
+            out.append((f"{name}:{info.display}", _render(render, Unsupported, bodies, pyname)))
     return tuple(out)
+
+
+def _render(render, unsupported, bodies, pyname):
+    try:
+        return render(bodies, pyname)
+    except unsupported as e:
+        return str(e)
 
 
 LARGE_KERNEL = 60_000    # characters of a GPU-tier kernel from which NVRTC compiles it with -G

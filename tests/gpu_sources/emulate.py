@@ -10,6 +10,7 @@ the barrier words, scratch regions) and returns what the host would read back.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .fake_cupy import fake_cupy_installed
 
 HERE = Path(__file__).resolve().parent
 _BUILD = Path(tempfile.gettempdir()) / "starvm-cpu-cuda"
@@ -274,3 +277,36 @@ def routine_launch(launch) -> None:
     args = list(launch.args)
     args[-8] = np.zeros(1, np.int64)
     run_launch(launch.code, launch.kernel, launch.grid, launch.block, tuple(args), routine=True)
+
+
+class _DevicePointer:
+    """What GpuRoutine uses of a CuPy array's ``.data`` (a device pointer), on the stand-in."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+    def copy_from_device_async(self, src, size, stream=None):
+        np.asarray(self.arr).view(np.uint8)[:size] = np.asarray(src.arr).view(np.uint8)[:size]
+
+
+@contextlib.contextmanager
+def emulated_device(monkeypatch):
+    """Machine(backend="cupy") on the stand-in for CuPy (fake_cupy.py) with every GPU-tier launch
+    run on the CPU (routine_launch) on a grid of one 'SM': what a user sees of whole runs
+    (results, output, steps, errors) without a GPU. Yields the fake module."""
+    from starvm.jit import cuda_runtime
+    from . import fake_cupy
+    require()
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend") as (cp, _backend):
+        monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _DevicePointer(self)), raising=False)
+        plain_get = fake_cupy.ndarray.get
+
+        def get(self, stream=None, order="C", out=None, blocking=True):
+            if out is None:
+                return plain_get(self)
+            out[...] = np.asarray(self)
+            return out
+        monkeypatch.setattr(fake_cupy.ndarray, "get", get)
+        monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
+        fake_cupy.ON_LAUNCH.append(routine_launch)
+        yield cp

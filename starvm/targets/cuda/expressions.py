@@ -10,6 +10,7 @@ negation, the scalar operators) are the base renderer's.
 from __future__ import annotations
 
 from ... import config
+from ...ir.main_parts import GRAPH_SCALARS, GRAPH_TABLES
 from ...ir.ops import COMPARE_TEST, LOGIC_SYMBOL, GroupOp, Node, Op
 from ...types import T
 from ..common import Unsupported
@@ -192,6 +193,16 @@ class Expressions:
     # ------------------------------------------------------------------ scalar expressions (SCALAR's methods)
     def s_var(self, e: Node) -> str:
         return self.vars[e.arg]
+
+    def s_graph(self, e: Node) -> str:
+        """GRAPH_N, GRAPH_M, GRAPH_VBITS, GRAPH_WBITS, GRAPH_UNDIRECTED: fixed once the graph is
+        read, so the host reads them before the launch (cuda_runtime.GpuRoutine.graph_values)."""
+        if e.arg in GRAPH_TABLES or e.arg not in GRAPH_SCALARS:
+            raise Unsupported(f"GRAPH '{e.arg}' (the host fills tables from the graph)", e.loc)
+        if e.arg not in self.graph_reads:
+            self.graph_reads.append(e.arg)
+        x = f"c_.gq[{self.graph_reads.index(e.arg)}]"
+        return f"({x} != 0)" if e.type is T.BOOL else x
 
     def s_len(self, e: Node) -> str:
         x = self.vector(e.src[0])

@@ -50,6 +50,7 @@ struct Ctx {
     const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
     u64* pool; i64 pcap; i64 ptop;   // local tables: a bump allocator in the host's pool (words; routine.py)
     i64 stk0; i64 sroom; int spb;    // recursion: the kernel frame's address, the stack room, calls outside
+    const i64* gq;                   // the graph's scalars the host read (GRAPH_N, ...: routine.py graph_reads)
 };
 
 __device__ __forceinline__ i64 nwords(i64 n) { return (n + 63) >> 6; }

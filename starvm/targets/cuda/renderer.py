@@ -52,6 +52,7 @@ class CudaRenderer:
         Op.CONST: "s_const", Op.VAR: "s_var", Op.BINARY: "binary", Op.UNARY: "unary",
         Op.LEN: "s_len", Op.NROWS: "s_nrows", Op.NCOLS: "s_ncols", Op.CALL: "s_call",
         Op.BIT_GET: "s_bit_get", GroupOp.Reduction: "s_reduce", GroupOp.Compare: "s_compare",
+        Op.GRAPH: "s_graph",
     }
     # an expression with a slice or word value: op -> method
     VECTOR = {

@@ -68,6 +68,9 @@ class KernelPlan:
     pool: bool = False                   # allocates local tables (the kernel takes the pool: E_POOL to grow it)
     recursive: bool = False              # a cycle of calls: the kernel takes the call depth and stack room
     depth: int = 0                       # the longest chain of calls inside (not recursive)
+    graph_reads: list = field(default_factory=list)  # GRAPH_N, ... read: the host passes their values (gq)
+    part: bool = False                   # a main block's part (ir/main_parts.py): no Star call of its own
+    body: Node | None = None             # the root's body
 
 
 class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
@@ -93,6 +96,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.pool = False         # a local table somewhere: the kernel takes the host's pool
         self.recursive: set = set()   # routines on a cycle of calls (__noinline__ device functions)
         self.protos: list[str] = []   # their prototypes (a call may come before the definition)
+        self.graph_reads: list[str] = []   # the graph's scalars read (Op.GRAPH 'n', 'm', ...): c_.gq[i]
 
     def routine_globals(self, pyname: str, _stack=()) -> list:
         if pyname in self._globals:
@@ -160,7 +164,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
                           self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool,
-                          bool(self.recursive), depth[root])
+                          bool(self.recursive), depth[root], list(self.graph_reads), getattr(info, "part", False),
+                          _body)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -196,7 +201,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         for i, s in enumerate(locals_):
             self.vars[s] = f"l{i}"
         self.locals_, self.body, self.again = set(info.locals), body, None
-        self.tick(info.node.loc)
+        if not getattr(info, "part", False):     # a Star call's step (a main block's part is none)
+            self.tick(info.node.loc)
         for p in info.params:
             if p.length_of is not None:
                 what = f"argument {p.display!r} ({p.type}({p.length_of.display}))"
@@ -336,6 +342,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         if self.pool:        # before intr: the arguments after it keep their places from the end
             args += ["u64* pool", "i64 pcap"]
             body.append("c_.pool = pool; c_.pcap = pcap; c_.ptop = 0;")
+        if self.graph_reads:   # the graph's scalars, read by the host before the launch
+            args += ["const i64* gq"]
+            body.append("c_.gq = gq;")
         if self.recursive:   # the Star calls in progress outside the kernel, the stack room (stack_room)
             args += ["i64 spbase", "i64 sroom"]
             body.append("char stk_ = 0; c_.stk0 = (i64)&stk_; c_.sroom = sroom; c_.sp = (int)spbase; "

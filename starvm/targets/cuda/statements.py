@@ -230,7 +230,9 @@ class Statements:
         sid = self.site(s.loc)
 
         def room(m: str):
-            self.emit(f"if (c_.op + {m} > c_.obcap) {self.fail(sid, 'E_RERUN')}")
+            # no room left for the records: the host gives a larger buffer and launches again
+            # (S_A: the words needed so far, S_B = 1: cuda_runtime.GpuRoutine.run)
+            self.emit(f"if (c_.op + {m} > c_.obcap) {self.fail(sid, 'E_RERUN', f'c_.op + {m}', '1')}")
 
         for a in s.src:
             if a.type is T.STR:

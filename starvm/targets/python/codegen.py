@@ -17,6 +17,7 @@ from ...errors import Loc, StarTypeError
 from ...frontend.deep import deep
 from ...frontend.integers import decimal_of_int
 from ...ir.lower import LoweredUnit
+from ...ir.main_parts import main_parts, part_name
 from ...ir.ops import BASE_OPS, GroupOp, Node, Op
 from ...types import T
 from ..numpy.forall import fusable
@@ -57,6 +58,8 @@ class GeneratedUnit:
     constants: dict[str, object]       # values the code refers to (BITS literals)
     outlined: set[str] = field(default_factory=set)   # closures of deeply nested statements:
     # a frame of one continues the Star frame of the function it belongs to (tracemap.py)
+    main_parts: dict[str, Node] = field(default_factory=dict)   # functions main_ calls for its parts
+    # (ir/main_parts.py): name -> the statements, which a tier may run whole (jit/cuda_tier.py)
 
 
 class CodeGen:
@@ -148,14 +151,43 @@ class CodeGen:
             self.cur_ind, self.cur_loc = 1, sym.loc
             self.emit(1, f"{sym.pyname} = {self.initial(sym)}", sym.loc)
         self.emit(1, "pass")
+        parts = {}
         if lowered.main is not None:
-            self.names["main_"] = "main block"
-            self.emit(0, "def main_():")
-            self.global_decl(lowered.main, 1)
-            self._entry = True
-            self.function_body(lowered.main, 1, "main block", [], 0)
+            parts = self.main_block(lowered.main)
         return GeneratedUnit(self.filename, "\n".join(self.out) + "\n", self.lines, self.names, self.consts,
-                             self.outlined)
+                             self.outlined, parts)
+
+    def main_block(self, main: Node) -> dict[str, Node]:
+        """``main_``; where the main block has parts a tier may take whole (ir/main_parts.py),
+        each part is a function of its own that ``main_`` calls, a frame of which continues the
+        main block's (``outlined``). Returns the parts: name -> their statements."""
+        ranges = [] if self.debug else main_parts(main)    # the debugger steps through main_ itself
+        parts = {}
+        for k, (a, b) in enumerate(ranges):
+            name = part_name(self.unit_id, k)
+            body = Node(Op.BLOCK, main.src[a:b], loc=main.src[a].loc)
+            parts[name] = body
+            self.names[name] = "main block"
+            self.outlined.add(name)
+            self.emit(0, f"def {name}():", body.loc)
+            self.global_decl(body, 1)
+            self.function_body(body, 1, "main block", [], 0)
+        self.names["main_"] = "main block"
+        self.emit(0, "def main_():")
+        self.global_decl(main, 1)
+        self._entry = True
+        if not parts:
+            self.function_body(main, 1, "main block", [], 0)
+            return parts
+        at = 0
+        for (a, b), name in zip(ranges, parts):
+            if a > at:
+                self.function_body(Node(Op.BLOCK, main.src[at:a], loc=main.src[at].loc), 1, "main block", [], 0)
+            self.emit(1, f"{name}()", main.src[a].loc)
+            at = b
+        if at < len(main.src):
+            self.function_body(Node(Op.BLOCK, main.src[at:], loc=main.src[at].loc), 1, "main block", [], 0)
+        return parts
 
     # ------------------------------------------------------------------ buffers and closures
     def _swap(self, out: list[str], lines: dict[int, LineInfo]):
