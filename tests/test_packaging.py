@@ -61,34 +61,46 @@ class Installed:
         self.star = bindir / ("star.exe" if os.name == "nt" else "star")
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Installed:
-    work = tmp_path_factory.mktemp("packaging")
-    assert ROOT not in work.parents, "the scratch folder must lie outside the checkout"
-
-    venv = work / "venv"
+def _build(folder: Path) -> None:
+    """A fresh venv in ``folder``/venv with the wheel (built into ``folder``/dist) installed."""
+    assert ROOT not in folder.parents, "the scratch folder must lie outside the checkout"
+    venv = folder / "venv"
+    # without pip of its own (ensurepip: 6-11 s here): this pip installs into it (--python)
     try:
-        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], env=_env(),
+        made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], env=_env(),
                               capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as e:
         pytest.skip(f"cannot create a virtual environment here: {e}")
-    if made.returncode != 0 or not Installed(work, venv, Path()).python.exists():
+    python = Installed(folder, venv, Path()).python
+    if made.returncode != 0 or not python.exists():
         pytest.skip("cannot create a virtual environment here (python -m venv failed; "
-                    f"is the venv/ensurepip module installed?):\n{made.stderr.strip()[-2000:]}")
+                    f"is the venv module installed?):\n{made.stderr.strip()[-2000:]}")
 
-    dist = work / "dist"
-    built = _run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--wheel-dir", dist], cwd=work)
+    dist = folder / "dist"
+    built = _run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--wheel-dir", dist], cwd=folder)
     if built.returncode != 0 and _no_index(built):
         pytest.skip("no package index is reachable from here: the wheel's build backend (hatchling) "
                     "and its dependencies cannot be fetched")
     _ok(built, "building the wheel (pip wheel . --no-deps)")
     wheels = sorted(dist.glob("starvm-*.whl"))
     assert len(wheels) == 1, f"expected one starvm wheel in {dist}, found {wheels}"
+    install = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", wheels[0]]
+    proc = _run(install, cwd=folder)
+    if proc.returncode != 0 and "no such option: --python" in proc.stderr:     # pip before 22.3
+        _ok(_run([python, "-m", "ensurepip", "--default-pip"], cwd=folder), "python -m ensurepip")
+        proc = _run([python, "-m", "pip", "install", "--quiet", wheels[0]], cwd=folder)
+    _ok(proc, "installing the wheel and its dependencies (numpy, lark, numba) into a fresh venv")
 
-    inst = Installed(work, venv, wheels[0])
-    _ok(_run([inst.python, "-m", "pip", "install", "--quiet", wheels[0]], cwd=work),
-        "installing the wheel and its dependencies (numpy, lark) into a fresh venv")
-    return inst
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    """The wheel installed into a fresh venv, once for the run (reference/run_once.py: xdist's
+    workers share it); commands run in a scratch folder of this worker's, outside the checkout."""
+    from reference.run_once import shared_folder
+    built = shared_folder(tmp_path_factory, "packaging", _build)
+    work = tmp_path_factory.mktemp("packaging-work")
+    assert ROOT not in work.parents, "the scratch folder must lie outside the checkout"
+    return Installed(work, built / "venv", next(built.glob("dist/starvm-*.whl")))
 
 
 def test_wheel_contains_grammar_and_stdlib(installed):
