@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import starvm
-from conftest import gpu_count
+from conftest import gpu_count, subprocess_env
 from starvm.errors import StarError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,10 @@ def mpirun(ranks: int | list, argv: list[str], timeout: float = 120, env: dict |
     else:
         for i, (n, a) in enumerate(ranks):
             cmd += ([":"] if i else []) + ["-n", str(n), *a]
-    full_env = {**os.environ, "STARVM_MPI_ERROR_WAIT": "2", **(env or {})}
+    # the checkout on PYTHONPATH: a driver script's ranks (python driver.py) import this starvm, as
+    # `python -m starvm` and `-c` ranks do from cwd, not an installed copy (in CI a second copy
+    # whose Numba kernels compiled again, cold, in the first compiled ranks: about 20 s)
+    full_env = subprocess_env(STARVM_MPI_ERROR_WAIT="2", **(env or {}))
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=full_env, start_new_session=True)
     try:

@@ -1,11 +1,12 @@
 """A folder built once per test run, shared by pytest-xdist's workers.
 
-A module-scoped fixture runs once per worker that runs any of its module's tests, and
---dist worksteal splits a module between the workers whenever one steals from the other's
-queue: an expensive fixture (a wheel built and installed into a fresh virtual environment)
-was then built twice in CI. ``shared_folder`` builds it in the run's own temporary folder,
-which every worker of the run sees (pytest-N/, above each worker's popen-gwN/), under a
-lock: the first worker builds, a later one reuses what it left.
+A module-scoped fixture runs once per worker that runs any of its module's tests. pyproject's
+--dist loadfile keeps a file on one worker, but a run with --dist load or worksteal (which CI
+used until this session) splits files between workers, and an expensive fixture (a wheel
+built and installed into a fresh virtual environment: 24 s in CI) was then built twice.
+``shared_folder`` builds it in the run's own temporary folder, which every worker of the run
+sees (pytest-N/, above each worker's popen-gwN/), under a lock: the first worker builds, a
+later one reuses what it left.
 """
 from __future__ import annotations
 
