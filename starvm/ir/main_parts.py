@@ -1,5 +1,5 @@
 """The parts of a main block a tier may take whole: runs of its top-level statements between
-those that fill tables from the graph input (GRAPH_ADJ, GRAPH_EDGES).
+those that fill tables from the graph input (GRAPH_ADJ, GRAPH_EDGES) and calls of procedures.
 
 Why: the GPU tier runs a routine as one kernel, and a kernel cannot stop for the host to read
 a graph into its tables. A main block reads its graph first and then loops over it, so the
@@ -30,11 +30,13 @@ def fills_from_graph(stmt: Node) -> bool:
 
 def main_parts(main: Node) -> list[tuple[int, int]]:
     """[start, end) ranges of main.src: the maximal runs of statements that fill no table from
-    the graph, those that do something (GRAPH_DEFAULT and GRAPH_READING are empty blocks)."""
+    the graph and are no call of a procedure (which runs as its routine's tier decides: a
+    routine around a native kernel may be faster interpreted), those that do something
+    (GRAPH_DEFAULT and GRAPH_READING are empty blocks)."""
     out, start = [], 0
     stmts = list(main.src)
     for i in range(len(stmts) + 1):
-        if i == len(stmts) or fills_from_graph(stmts[i]):
+        if i == len(stmts) or fills_from_graph(stmts[i]) or stmts[i].op is Op.CALL:
             if any(not (s.op is Op.BLOCK and not s.src) for s in stmts[start:i]):
                 out.append((start, i))
             start = i + 1
@@ -43,6 +45,13 @@ def main_parts(main: Node) -> list[tuple[int, int]]:
 
 def has_loop(body: Node) -> bool:
     return any(n.op in GroupOp.Loops for n in walk(body))
+
+
+def loops_over_rows(body: Node) -> bool:
+    """Does a body loop over the rows of a table one at a time (a `while`/`repeat`, or a `for`
+    up to NROWS), as COMPACT's or GATHER's Star bodies do, not over its columns as MIN's?"""
+    return any(n.op in GroupOp.CondLoops or (n.op is Op.FOR and any(x.op is Op.NROWS for b in n.src[:2] for x in walk(b)))
+               for n in walk(body))
 
 
 def part_name(unit_id: int, k: int) -> str:

@@ -11,7 +11,7 @@ it runs interpreted.
 """
 from __future__ import annotations
 
-from ..ir.main_parts import MainPart, fills_from_graph, has_loop
+from ..ir.main_parts import MainPart, fills_from_graph, has_loop, loops_over_rows
 from ..targets.cuda.routine import render, routine_calls
 from .estimate import DEVICE_PRICES, estimator
 from ..targets.common import Unsupported
@@ -52,11 +52,23 @@ def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = No
         candidates.update(parts)
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
+    row_natives = {p for p, (info, body) in bodies.items()
+                   if info is not None and not getattr(info, "part", False) and tier._native(info)
+                   and loops_over_rows(body)}
     for pyname, (info, body) in candidates.items():
         if info is not None and tier._native(info):
             why[pyname] = "a native kernel replaces it on this backend"
             continue
         if info is not None and tier.mode != "on" and not has_loop(body):
+            continue
+        moved = sorted(row_natives & set(_closure_bodies(pyname, bodies, strict=False))) if tier.mode != "on" else []
+        if moved:
+            # the native kernel moves every row in a few launches; its Star body, compiled into
+            # the kernel, moves them one at a time (a grid barrier each): BORUVKA at R-MAT scale 18
+            # took more than 250 s so, against 6 s interpreted around the natives
+            why[pyname] = (f"calls {', '.join(bodies[p][0].display for p in moved)}, whose native kernel moves "
+                           "rows in a few launches, where compiled into a kernel it would move them one at a time "
+                           "(--jit on compiles it)")
             continue
         plan = gpu_plan(pyname, bodies)
         if isinstance(plan, str):
@@ -95,13 +107,15 @@ def gpu_plan(pyname: str, bodies: dict):
         return f"uses what the GPU tier does not compile: {type(e).__name__} {e}"
 
 
-def _closure_bodies(root: str, bodies: dict) -> dict:
+def _closure_bodies(root: str, bodies: dict, strict: bool = True) -> dict:
     out, todo = {}, [root]
     while todo:
         p = todo.pop()
         if p in out:
             continue
         if p not in bodies:
+            if not strict:
+                continue
             raise Unsupported(f"calls '{p}', which is not compiled")
         out[p] = bodies[p]
         todo.extend(c.pyname for c in routine_calls(*bodies[p]))

@@ -105,9 +105,11 @@ def test_every_shipped_program_main_block_renders_for_the_gpu_tier():
     assert len({where.split(":")[0] for where in parts}) == 13
     refused = {where: plan for where, plan in parts.items() if not isinstance(plan, KernelPlan)}
     assert not refused
+    # mst_boruvka: GRAPH_EDGES, then BORUVKA's call (as its routine's tier decides), then the part
+    # summing the tree's weights, NUMOF inside its kernel
     boruvka = [plan for where, plan in parts.items() if where.startswith("programs/mst_boruvka.star")]
     assert len(boruvka) == 1 and boruvka[0].part and set(boruvka[0].graph_reads) == {"n", "m", "undirected"}
-    assert "f_r_boruvka(" in boruvka[0].source       # the library routine it calls, inside its kernel
+    assert "f_r_numof(" in boruvka[0].source and "f_r_boruvka(" not in boruvka[0].source
 
 
 # ------------------------------------------------------------------ whole runs on the emulated device
@@ -142,3 +144,72 @@ def test_step_limits_stop_a_part_where_they_stop_the_interpreter(device, limit):
     _r, want_out, want_counts, want_err = _run("numpy", "off", 0, max_steps=limit)
     assert err is not None and "step limit reached" in err
     assert (out, counts, err) == (want_out, want_counts, want_err)
+
+
+# ------------------------------------------------------------------ on a GPU
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("jit", ["on", "auto"])
+def test_main_parts_on_a_gpu_equal_the_interpreter(mode, jit):
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    m, out, counts, err = _run("cupy", jit, mode)
+    assert (out, counts, err) == _run("numpy", "off", mode)[1:]
+    if jit == "on":
+        assert any(getattr(r, "part", False) and r.compiled_calls for r in m.jit.routines.values())
+
+
+@pytest.mark.parametrize("program", ["mst_boruvka", "bfs_adapt", "dijkstra", "components"])
+def test_shipped_programs_run_their_main_block_compiled_on_a_gpu(program):
+    """Whole programs on their bundled graphs: the main block's parts ran as kernels, and the
+    output is the interpreter's."""
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "programs" / f"{program}.star").read_text()
+    outs = []
+    for backend, jit in (("cupy", "on"), ("numpy", "off")):
+        out = io.StringIO()
+        m = starvm.Machine(backend=backend, jit=jit, out=out)
+        m.run(text, f"{program}.star")
+        outs.append((out.getvalue(), list(m.counts)))
+        if jit == "on":
+            assert any(getattr(r, "part", False) and r.compiled_calls for r in m.jit.routines.values())
+    assert outs[0] == outs[1]
+
+
+# ------------------------------------------------------------------ natives that move rows (no GPU)
+ROWS = """
+var T, R: table(100, 8); X: slice(T); Z: slice(T); i: integer;
+proc PACK(var R: table);
+var j: integer;
+begin for j := 1 to 2 do COMPACT(T, X, R); end;
+proc LOW(var Z: slice(T));
+var j: integer;
+begin for j := 1 to 2 do MIN(T, X, Z); end;
+begin PACK(R); LOW(Z); end.
+"""
+
+
+def test_natives_that_move_rows_one_at_a_time_are_told_from_column_searches():
+    from gpu_sources.corpus import routine_bodies
+    from starvm.ir.main_parts import loops_over_rows
+    bodies = {info.display: body for info, body in routine_bodies(ROWS, "rows.star").values()}
+    assert all(loops_over_rows(bodies[n]) for n in ("COMPACT", "EXPAND", "GATHER", "SCATTER", "GROUPMIN", "IOTA"))
+    assert not any(loops_over_rows(bodies[n]) for n in ("MIN", "MAX", "MATCH", "SETMIN", "HIT", "LOW"))
+
+
+@pytest.mark.parametrize("jit", ["auto", "on"])
+def test_on_auto_a_routine_calling_a_row_moving_native_stays_around_the_native_kernel(monkeypatch, jit):
+    """COMPACT's native moves every row in a few launches; compiled into PACK's kernel its Star
+    body would move them one at a time: on auto PACK runs interpreted around the native (and
+    says so), MIN's body compiles inside LOW's kernel; --jit on compiles both."""
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        m = starvm.Machine(backend="cupy", jit=jit, out=io.StringIO())
+        m.load(ROWS.replace("begin PACK(R); LOW(Z); end.", "begin end."), "rows.star")
+        kinds = {r.display: type(r).__name__ for r in m.jit.routines.values()}
+        assert kinds.get("LOW") == "GpuRoutine"
+        if jit == "auto":
+            assert "PACK" not in kinds and "COMPACT" in m.jit.skipped["PACK"]
+        else:
+            assert kinds.get("PACK") == "GpuRoutine"
