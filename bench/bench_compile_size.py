@@ -9,13 +9,16 @@ cases compile the routine as one function (outlining off: what the tier did befo
 targets/numba/outline.py), ``outlined`` ones as an entry and helpers of at most
 outline.CHUNK_LINES lines; a mode ending in ``-copied`` compiles the calls between them as
 Numba links them (each caller's machine code holding a copy of its callees: before
-jit/linking.py), the others through linked calls (each function compiled once).
+jit/linking.py), the others through linked calls (each function compiled once); a mode with
+``-unnamed`` renders integer constants as ``np.int64(k)`` calls in the functions (before
+lower.named_constants), for comparing the two at the same load.
 
 ``--programs`` measures shipped programs whole instead (``star run --jit on --profile``): per
 program and way of calling (linked, copied), a cold run in a fresh compiled-code cache (the
 process's CPU time, the profile's "compiling or loading" figure), then warm runs in that cache
 on the bundled graph and on ``--generate rmat:scale=12`` (the profile's "ran compiled in" and
-loading figures), the two ways interleaved run by run.
+loading figures), the ways interleaved run by run (``--ways``; ``unnamed``: linked, integer
+constants as ``np.int64(k)`` calls, before lower.named_constants).
 
     python bench/bench_compile_size.py [--cases outlined:straight:250,...] [--out NAME] [--timeout S]
     python bench/bench_compile_size.py --programs mst_boruvka,bfs,dijkstra [--out NAME]
@@ -57,14 +60,17 @@ def program(statements: int, loops: bool) -> str:
 PROBE = r"""
 import io, json, sys, time
 import starvm
-from starvm.jit import linking, lower
+from starvm.jit import linking
+from starvm.targets.numba import lower
+if "-unnamed" in sys.argv[2]:         # integer constants as np.int64(k) calls, as before named_constants
+    lower.named_constants = lambda source: source
 if sys.argv[2].startswith("whole"):
     lower.outline = lambda text, prefix: text
 elif "@" in sys.argv[2]:              # outlined@L: helpers of at most L lines, outlined past 2L
     from starvm.targets.numba.outline import outline
     chunk = int(sys.argv[2].split("@")[1].split("-")[0])
     lower.outline = lambda text, prefix: outline(text, prefix, chunk_lines=chunk, over=2 * chunk)
-if sys.argv[2].endswith("-copied"):
+if "-copied" in sys.argv[2]:
     linking.enabled = False
 m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO())
 m.load(sys.argv[1], "size.star")
@@ -97,7 +103,10 @@ def measure(mode: str, kind: str, statements: int, kernels: Path, timeout: float
 RUN = r"""
 import json, resource, sys
 from starvm.jit import linking
-linking.enabled = sys.argv[1] == "linked"
+linking.enabled = sys.argv[1] != "copied"
+if sys.argv[1] == "unnamed":          # linked, integer constants as np.int64(k) calls (before named_constants)
+    from starvm.targets.numba import lower
+    lower.named_constants = lambda source: source
 from starvm.ui.cli import main
 try:
     code = main(sys.argv[2:])
@@ -125,12 +134,13 @@ def run_program(name: str, way: str, graph: list[str], folder: str, kernels: Pat
     return row
 
 
-def programs(names: list[str], kernels: Path, timeout: float, doc: dict, out: Path) -> None:
-    folders = {way: tempfile.mkdtemp(prefix=f"starvm-compile-size-{way}-") for way in ("linked", "copied")}
+def programs(names: list[str], kernels: Path, timeout: float, doc: dict, out: Path,
+             ways: tuple[str, ...] = ("copied", "linked")) -> None:
+    folders = {way: tempfile.mkdtemp(prefix=f"starvm-compile-size-{way}-") for way in ways}
     rmat = ["--generate", "rmat:scale=12"]
     for name in names:
         for run, graph in [("cold", []), ("warm", []), ("warm", rmat), ("warm", rmat)]:
-            for way in ("copied", "linked"):
+            for way in ways:
                 row = {"run": run, **run_program(name, way, graph, folders[way], kernels, timeout)}
                 doc["programs"].append(row)
                 print(row, flush=True)
@@ -156,7 +166,8 @@ def markdown(doc: dict) -> list[str]:
     if doc.get("programs"):
         lines += ["", "Shipped programs, `star run --jit on --profile`: cold (an empty compiled-code cache: the process's "
                   "CPU time and the profile's compile figure), then warm runs in that cache. linked: calls between "
-                  "generated functions through jit/linking.py; copied: Numba's linking.", "",
+                  "generated functions through jit/linking.py; copied: Numba's linking; unnamed: linked, integer constants "
+                  "as np.int64(k) calls (before targets/numba/lower.py's named_constants).", "",
                   "| program | graph | run | calls | CPU s | compiling or loading, s | ran compiled in, s | load |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in doc["programs"]:
@@ -171,10 +182,12 @@ def markdown(doc: dict) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES), help="MODE:KIND:N,... (MODE outlined|outlined@LINES|outlined-copied|whole, KIND straight|loops)")
+    ap.add_argument("--cases", default=",".join(CASES), help="MODE:KIND:N,... (MODE outlined|outlined@LINES|whole, then -copied and/or -unnamed; KIND straight|loops)")
     ap.add_argument("--out", default=f"compile_size_cpu{os.cpu_count()}")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--programs", default="", help="PROGRAM,... of programs/: measured whole instead of --cases")
+    ap.add_argument("--ways", default="copied,linked",
+                    help="with --programs, WAY,... of copied|linked|unnamed (linked, constants as np.int64(k) calls)")
     args = ap.parse_args(argv)
     out = ROOT / "bench" / "results" / args.out
     doc = document("compile size", "Compile time of the CPU tier against a routine's size",
@@ -183,7 +196,8 @@ def main(argv=None) -> int:
                           "compile included (the routine itself runs in milliseconds). whole: one function (outlining off); "
                           "outlined: an entry and helpers of at most targets/numba/outline.py's CHUNK_LINES lines (outlined@L: L lines), their calls "
                           "linked (jit/linking.py: each function compiled once); -copied: Numba's linking "
-                          "(each caller's machine code holds its callees' again). CPU s: the process's CPU time for it "
+                          "(each caller's machine code holds its callees' again); -unnamed: integer constants as np.int64(k) calls "
+                          "in the functions (before targets/numba/lower.py's named_constants). CPU s: the process's CPU time for it "
                           "(less moved by the load than the wall time). The host "
                           "is shared with other developers' work: the load average is beside each case.",
                    results=[])
@@ -191,7 +205,7 @@ def main(argv=None) -> int:
     measure("outlined", "straight", 10, kernels, args.timeout)          # Numba's cache of the kernels
     if args.programs:
         doc["programs"] = []
-        programs(args.programs.split(","), kernels, args.timeout, doc, out)
+        programs(args.programs.split(","), kernels, args.timeout, doc, out, tuple(args.ways.split(",")))
         return 0
     for case in args.cases.split(","):
         mode, kind, n = case.split(":")

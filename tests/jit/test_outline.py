@@ -7,6 +7,7 @@ against the interpreter (output, steps, an error's position and call stack, a st
 from __future__ import annotations
 
 import ast
+import gc
 import io
 import random
 import numpy as np
@@ -207,3 +208,19 @@ def test_a_loop_carries_what_a_helper_reads_and_assigns():
     exec(text, want)
     exec(outlined, got)
     assert got["f_r_x"](1, 0) == want["f_r_x"](1, 0) == (2 + 3 + 4,)
+
+
+def test_a_routine_rendered_again_is_not_outlined_again(monkeypatch):
+    """The tier renders a routine to see that it compiles, then for its module: the second
+    outline is the first's (a 10^4-statement function parses and walks in seconds); the
+    garbage collector, paused while it parses, runs again after."""
+    from starvm.targets.numba import outline as outline_module
+    small_helpers(monkeypatch)
+    outline_module._outlined.cache_clear()
+    parses, parse = [], ast.parse
+    monkeypatch.setattr(outline_module.ast, "parse", lambda *a, **k: (parses.append(1), parse(*a, **k))[1])
+    bodies = bodies_of(long_routine("LONG", 100))
+    first = ModuleGen(bodies).render(["r_long"]).source
+    assert ModuleGen(bodies).render(["r_long"]).source == first
+    assert len(parses) == 1 and len([n for n in functions(first) if n.startswith("o")]) >= 4
+    assert gc.isenabled()

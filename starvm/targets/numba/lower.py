@@ -27,6 +27,8 @@ A long routine's function is split into an entry and helper functions of bounded
 """
 from __future__ import annotations
 
+import re
+
 from ...check.symbols import RoutineInfo, Symbol
 from ...ir.ops import BASE_OPS, GroupOp, Node, Op
 from ...ir.walk import callees, direct_globals, small_int, walk, writes_globals, writes_output, writes_tables
@@ -123,7 +125,8 @@ class ModuleGen:
             self._texts[pyname] = "\n".join(self.lines[at:])
         for pyname, compiled in self.compiled.items():
             compiled.restartable = self.restartable(pyname)
-        return Lowered("\n".join(self.lines) + "\n", self.compiled, self.sites, self.names, self.strings)
+        return Lowered(named_constants("\n".join(self.lines) + "\n"), self.compiled, self.sites, self.names,
+                       self.strings)
 
     def recursive(self, pyname: str) -> bool:
         """Does pyname call itself, directly or around a cycle? (A helper it calls that calls
@@ -952,6 +955,30 @@ class ModuleGen:
         if op in self.op_kernel:
             return self.base_op(e)
         raise Unsupported(f"the expression {op.name}", e.loc)
+
+
+# Integer constants (sites, string and name numbers, Star's constants) are rendered as
+# ``np.int64(k)`` and then named: ``_I<k>`` globals (``_In<k>`` for -k) defined once at the
+# module's top. Numba takes a global's value as a constant of its type (int64, never a literal,
+# so no kernel compiles once per value); ``np.int64(k)`` in a function is a call that Numba
+# types and lowers at each use: naming them took 20-30 % off the compile of integer and table
+# statements (bench/results/compile_size_cpu2.md).
+_INT_CONST = re.compile(r"\bnp\.int64\((-?\d+)\)")
+
+
+def _const_name(k: int) -> str:
+    return f"_In{-k}" if k < 0 else f"_I{k}"
+
+
+def named_constants(source: str) -> str:
+    """The module's ``np.int64(<integer>)`` constants as globals defined after its imports."""
+    values = sorted({int(m) for m in _INT_CONST.findall(source)})
+    if not values:
+        return source
+    body = _INT_CONST.sub(lambda m: _const_name(int(m.group(1))), source)
+    at = body.index("\n\n") + 1 if "\n\n" in body else 0     # after the header's imports
+    defs = "".join(f"{_const_name(k)} = np.int64({k})\n" for k in values)
+    return body[:at] + defs + body[at:]
 
 
 def _is_expression(s: Node, k: int) -> bool:

@@ -17,10 +17,15 @@ its view must not outlive the array, which a helper's own variables may be).
 from __future__ import annotations
 
 import ast
+import gc
+import re
+from collections import Counter
+from functools import lru_cache
 
 CHUNK_LINES = 300         # most lines of one helper's body (each helper costs a compile of its own)
 OUTLINE_OVER = 600        # a function whose body is longer is outlined
 _STAYS = ("borrow(",)     # a statement naming one of these stays where it is
+_RETURN = re.compile(r"\breturn\b")
 
 
 def outline(text: str, prefix: str, chunk_lines: int = CHUNK_LINES, over: int = OUTLINE_OVER) -> str:
@@ -29,6 +34,25 @@ def outline(text: str, prefix: str, chunk_lines: int = CHUNK_LINES, over: int = 
     ``over`` lines or fewer."""
     if text.count("\n") <= over:      # shorter than `over` lines whole: nothing to parse
         return text
+    return _outlined(text, prefix, chunk_lines, over)
+
+
+@lru_cache(maxsize=4)
+def _outlined(text: str, prefix: str, chunk_lines: int, over: int) -> str:
+    """outline's work, remembered: the tier renders a routine once to see that it compiles
+    and again for its module (a 10^4-statement routine's function parses and walks in seconds).
+    The garbage collector waits meanwhile: its passes over the growing syntax tree made the
+    parse of a function grow as the square of its length (10^4 statements: 2.7 s, 0.8 s without)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _outline_now(text, prefix, chunk_lines, over)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _outline_now(text: str, prefix: str, chunk_lines: int, over: int) -> str:
     lines = text.split("\n")
     tree = ast.parse(text)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
@@ -43,18 +67,27 @@ def outline(text: str, prefix: str, chunk_lines: int = CHUNK_LINES, over: int = 
     groups = [g for g in groups if _span(g) > 1]
     if not groups:
         return text
-    stores_at = _names_by_line(fn, ast.Store)    # line -> names stored on it
-    loads_at = _names_by_line(fn, ast.Load)
+    stores_at, loads_at = _names_by_line(fn)     # line -> names stored, loaded on it
     moved = {line for g in groups for line in range(g[0].lineno, g[-1].end_lineno + 1)}
+    # lines loading each name (a name a group reads is read outside it where lines remain)
+    load_lines = Counter(n for names in loads_at.values() for n in names)
+    stored_before: set[str] = set()              # the entry's own stores on lines before the group
+    stores_in_order = sorted(stores_at.items())
+    seen = 0                                     # stores_in_order[:seen] are in stored_before
     returned: set[str] = set()                    # what earlier helpers hand back to the entry
     helpers: list[str] = []
-    for k, group in enumerate(groups):
+    for k, group in enumerate(groups):           # in source order (_collect)
         first, last = group[0].lineno, group[-1].end_lineno
         used, loaded, stored = _names(group)
+        while seen < len(stores_in_order) and stores_in_order[seen][0] < first:
+            line, names = stores_in_order[seen]
+            if line not in moved:
+                stored_before |= names
+            seen += 1
         # the entry's variables at the call: its own lines before it, what helpers returned
-        defined = set(params) | returned | {n for line, names in stores_at.items()
-                                            if line < first and line not in moved for n in names}
-        read_outside = {n for line, names in loads_at.items() if not first <= line <= last for n in names}
+        defined = set(params) | returned | stored_before
+        inside = Counter(n for line in range(first, last + 1) for n in loads_at.get(line, ()))
+        read_outside = {n for n in stored if load_lines[n] > inside[n]}
         # inside a loop, what the group reads of the entry's variables may come from its last iteration
         carried = {n for n in loaded if n in defined} if id(group[0]) in in_loop else set()
         outs = [n for n in stored if n in read_outside or n in carried]
@@ -81,7 +114,10 @@ def _span(stmts: list[ast.stmt]) -> int:
 
 def _stays(s: ast.stmt, lines: list[str]) -> bool:
     text = "\n".join(lines[s.lineno - 1:s.end_lineno])
-    return any(isinstance(n, ast.Return) for n in ast.walk(s)) or any(m in text for m in _STAYS)
+    if any(m in text for m in _STAYS):
+        return True
+    # generated names never hold the word: only a statement with "return" in its text is walked
+    return _RETURN.search(text) is not None and any(isinstance(n, ast.Return) for n in ast.walk(s))
 
 
 def _collect(stmts: list[ast.stmt], lines: list[str], limit: int, groups: list, in_loop: set, looped: bool) -> None:
@@ -132,9 +168,20 @@ def _names(stmts: list[ast.stmt]) -> tuple[list[str], set[str], list[str]]:
     return list(used), loaded, list(stored)
 
 
-def _names_by_line(fn: ast.FunctionDef, ctx) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
-            out.setdefault(n.lineno, set()).add(n.id)
-    return out
+def _names_by_line(fn: ast.FunctionDef) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    """(line -> the names stored on it, line -> the names loaded on it), in one walk."""
+    stores: dict[int, set[str]] = {}
+    loads: dict[int, set[str]] = {}
+    stack: list = [fn]
+    while stack:                 # ast.walk's nodes in another order, without its generators
+        n = stack.pop()
+        if type(n) is ast.Name:
+            (stores if type(n.ctx) is ast.Store else loads).setdefault(n.lineno, set()).add(n.id)
+            continue
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
+    return stores, loads
