@@ -46,6 +46,11 @@ FREE_R = 4              # words a thread of a kernel with no grid barrier (STARV
 OB_WORDS = 1 << 16     # output records of a routine's first call (more: grown, launched again)
 PART_OB_WORDS = 1 << 20   # those of a main block's part (its program's output, all of it)
 OB_MAX_BYTES = 1 << 31    # past this the call runs interpreted (which streams its output)
+# auto: a kernel where a slice becomes a word (CONVERT, a slice used as a word) gives every
+# thread the whole slice at each conversion, from L2; past this many words a call runs
+# interpreted (bfs.star's BFS, a transposition of n conversions, at R-MAT scale 14: 256 words,
+# 43.8 s compiled on an H200, bench/results/programs_e2e_h200.md)
+AUTO_AS_WORD_WORDS = 16
 POOL_WORDS = 1 << 16   # the local tables' pool of a routine's first call (grown on E_POOL, kept)
 # recursion: the stack bytes a thread's Star frames may take (the kernel checks them at each
 # recursive routine's entry, routine.stack_room: E_STACK), doubled on E_STACK up to STACK_MAX,
@@ -180,6 +185,7 @@ class GpuRoutine(JitRoutine):
             caps, kw = self.shape(converted)
             if kw > MAX_KW:
                 raise _TooLarge(f"a word of {kw * 64} bits is longer than the GPU tier holds in every thread")
+            self.check_as_word(caps)
             self.kernel_for(caps, kw)
         except _TooLarge as e:
             self.why = f"not compiled for these arguments: {e}"
@@ -191,6 +197,12 @@ class GpuRoutine(JitRoutine):
             self.compile_seconds += perf_counter() - t0
         self.state, self.why = "compiled", ""
         return True
+
+    def check_as_word(self, caps: int) -> None:
+        """On auto, slices turned into words of more than AUTO_AS_WORD_WORDS words: _TooLarge."""
+        if self.plan.slice_as_word and caps > AUTO_AS_WORD_WORDS and self.tier.mode == "auto":
+            raise _TooLarge(f"slices of {caps * 64} rows become words, which every thread of the kernel would "
+                            "read whole at each conversion (--jit on compiles it)")
 
     def kernel_for(self, caps: int, kw: int):
         """(function, threads, blocks, R, RP) for slices of ``caps`` words and words of ``kw``."""
@@ -327,6 +339,11 @@ class GpuRoutine(JitRoutine):
                 return self.interpreted(*args)
         caps, kw = self.shape(converted)
         if kw > MAX_KW:
+            return self.interpreted(*args)
+        try:
+            self.check_as_word(caps)
+        except _TooLarge as e:
+            self.why = f"a call ran interpreted: {e}"
             return self.interpreted(*args)
         context = self.tier.context
         # the recursion limit counts the interpreted Star calls in progress too (call.JitRoutine.run)

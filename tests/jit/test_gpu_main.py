@@ -213,3 +213,36 @@ def test_on_auto_a_routine_calling_a_row_moving_native_stays_around_the_native_k
             assert "PACK" not in kinds and "COMPACT" in m.jit.skipped["PACK"]
         else:
             assert kinds.get("PACK") == "GpuRoutine"
+
+
+TRANSPOSE = """
+proc FLIP(n: integer; P: table; var PT: table);
+var j: integer;
+begin for j := 1 to n do ROW(j, PT) := CONVERT(COL(j, P)); end;
+begin end.
+"""
+
+
+def test_on_auto_slices_made_words_past_16_words_run_interpreted(monkeypatch):
+    """Every thread reads a slice made a word whole (bfs.star's BFS: n conversions of n rows,
+    43.8 s compiled at n = 16384 on an H200): on auto a call whose slices pass 16 words runs
+    interpreted and --profile says why; up to 16 words it compiles, and --jit on always."""
+    import numpy as np
+    from gpu_sources.fake_cupy import fake_cupy_installed
+    from starvm.jit.cuda_runtime import _TooLarge
+    monkeypatch.setenv("STARVM_JIT_GPU_THRESHOLD", "0")
+    with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
+        m = starvm.Machine(backend="cupy", jit="auto", out=io.StringIO())
+        m.load(TRANSPOSE, "flip.star")
+        n = 64 * 16 + 1
+        p = m.table(np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool))
+        pt = m.table(np.zeros((n, n), bool))
+        m.call("FLIP", n, p, pt)          # (the stand-in's launches compute nothing: no values here)
+        flip = m.jit.routines["r_flip"]
+        assert flip.state != "compiled" and flip.compiled_calls == 0
+        assert "become words" in flip.why and "--jit on compiles it" in flip.why
+        flip.check_as_word(16)                     # 1024 rows: compiled
+        with pytest.raises(_TooLarge):
+            flip.check_as_word(17)
+        m.jit.mode = "on"
+        flip.check_as_word(17)
