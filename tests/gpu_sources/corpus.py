@@ -188,7 +188,9 @@ def forall_loops() -> tuple[Loop, ...]:
     loops, seen = [], set()
     for name, text in star_texts():
         rec = _recording_backend()
-        starvm.Machine(backend=rec, out=io.StringIO(), fuse=True).load(text, name.split(":")[0])
+        # the interpreter's code generation hands the loops over; --jit off: the compiled tier's
+        # install rendered every routine's Numba code too (13.5 -> 5.4 s here, the same loops)
+        starvm.Machine(backend=rec, out=io.StringIO(), fuse=True, jit="off").load(text, name.split(":")[0])
         for loop, symbols in rec.loops:
             template = forall_template(loop, symbols)
             where = f"{name}:{loop.loc.line}" if loop.loc else name
