@@ -4,10 +4,23 @@ Exit codes: 0 ok, 1 Star error (syntax, type, runtime), 2 usage or I/O error, 13
 """
 from __future__ import annotations
 
+import signal
 import sys
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
+_STARTING: list = []     # SIGINTs while the imports below run
 
+
+def _interrupted_while_starting(signum, frame):
+    _STARTING.append(signum)
+    raise KeyboardInterrupt
+
+
+# A Ctrl-C landing inside NumPy's import comes out as an ImportError ("PyCapsule_Import could
+# not import module datetime"), not KeyboardInterrupt: the handler notes that it came
+_default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _default:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
 try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, no traceback
     import argparse
     import os
@@ -19,9 +32,17 @@ try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, n
     from ..errors import StarError, StarInterrupt
     from ..execution import limits
     from ..runtime.params import ParamError, add_param_argument, params_from_args
+except Exception as e:
+    if not (_STARTING or isinstance(e, KeyboardInterrupt)):
+        raise
+    print("star: interrupted", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPT) from None
 except KeyboardInterrupt:
     print("star: interrupted", file=sys.stderr)
     raise SystemExit(EXIT_INTERRUPT) from None
+finally:
+    if _default:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 FILE_HELP = "a .star file, or - to read the program from standard input (named <stdin> in messages)"
 EXIT_CODES = """exit codes:
