@@ -36,6 +36,8 @@ def test_a_rendered_module_calls_np_int64_only_on_values():
     defs = {n.targets[0].id: n.value for n in tree.body if isinstance(n, ast.Assign)}
     named = {k: v for k, v in defs.items() if re.fullmatch(r"_In?\d+", k)}
     assert len(named) > 20
+    # a negated constant is the negative constant (it fits 64 bits: no overflow check to call)
+    assert {"_In3", "_In9223372036854775807"} <= set(named) and "ck_neg" not in source
     for name, value in named.items():     # each _I<k> / _In<k> holds np.int64(k) / np.int64(-k)
         k = -int(name[3:]) if name.startswith("_In") else int(name[2:])
         assert ast.unparse(value) == f"np.int64({k})"

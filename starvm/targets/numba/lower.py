@@ -939,6 +939,9 @@ class ModuleGen:
             if e.arg in _CHECKED:
                 return f"{_CHECKED[e.arg]}({a}, {b}, st, {self.site(e.loc)})"
             return f"({a} {_SCALAR_BINARY[e.arg]} {b})"
+        if (op is Op.UNARY and e.arg == "neg" and e.src[0].op is Op.CONST and type(e.src[0].arg) is int
+                and -(1 << 63) < e.src[0].arg < (1 << 63)):
+            return f"np.int64({-e.src[0].arg})"     # -k fits 64 bits: no check, no kernel call
         if op is Op.UNARY:
             a = self.scalar(e.src[0])
             return f"ck_neg({a}, st, {self.site(e.loc)})" if e.arg == "neg" else f"(not {a})"
