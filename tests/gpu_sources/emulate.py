@@ -261,7 +261,7 @@ int main(int argc, char** argv) {{
     for a in args:
         if isinstance(a, np.ndarray):
             n = max(1, a.size)
-            if a.size:
+            if a.size and a.flags.writeable:     # (a read-only one, a constant's words, is only read)
                 a.reshape(-1).view(np.uint64)[:] = back[at:at + a.size]
             at += n
 

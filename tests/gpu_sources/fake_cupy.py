@@ -25,9 +25,14 @@ ON_LAUNCH: list = []     # callables(Launch) run at each launch: a test's stand-
 
 
 class ndarray(np.ndarray):
-    """A 'device' array: a NumPy array with CuPy's .get()."""
+    """A 'device' array: a NumPy array with CuPy's .get(); an element is a 0-d 'device' array,
+    as CuPy gives (interpreted code reads it with .get() or int())."""
     def get(self):
         return np.asarray(self).copy()
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        return np.asarray(out).view(ndarray) if isinstance(out, np.generic) else out
 
 
 def _dev(a):
