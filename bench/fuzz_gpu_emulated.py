@@ -58,6 +58,23 @@ def run(text: str, name: str, backend: str, jit: str, limit_s: float | None):
     return (out.getvalue(), list(m.counts), err), m
 
 
+def outside_parts_computes(m) -> bool:
+    """Do the main block's statements outside its parts (procedure calls, graph input), which
+    run interpreted, compute a base operation (a call's argument FRST(Y), say)?"""
+    from starvm.ir.main_parts import main_parts
+    from starvm.ir.ops import BASE_OPS
+    from starvm.ir.walk import walk
+    for lowered in m.lowered.values():
+        main = lowered.main
+        if main is None:
+            continue
+        inside = {i for a, b in main_parts(main) for i in range(a, b)}
+        for i, stmt in enumerate(main.src):
+            if i not in inside and any(n.op in BASE_OPS for a in stmt.src for n in walk(a)):
+                return True
+    return False
+
+
 def check(seed: int, max_stmts: int, limit_s: float) -> dict:
     from reference.gen import Gen, RandomSource, render
     text = render(Gen(RandomSource(seed), max_stmts, **OPTIONS).program())
@@ -71,6 +88,8 @@ def check(seed: int, max_stmts: int, limit_s: float) -> dict:
     interpreted.update(m.jit.skipped)        # refused at load: a part, or a routine it may call
     if device is None and not interpreted:
         interpreted["(the run)"] = f"passed {limit_s} s on the stand-in"
+    if outside_parts_computes(m):
+        interpreted["(main block)"] = "a top-level call's arguments compute base operations (interpreted)"
     rec = dict(seed=seed, same=device == want, judged=device is not None and not interpreted, seconds=round(time.perf_counter() - t0, 2),
                parts=len(parts), parts_compiled=sum(1 for r in parts if r.compiled_calls),
                routines=sum(1 for r in routines if not getattr(r, "part", False) and r.calls),
