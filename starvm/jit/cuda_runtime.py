@@ -588,7 +588,6 @@ class GpuRoutine(JitRoutine):
         """The launch's arguments in the order of the kernel's signature (targets/cuda/routine.py);
         ``intr``: the address of the Ctrl-C flag (a page-locked host word the kernel reads);
         ``graph``: the values of the graph's scalars it reads (graph_values)."""
-        import cupy as cp
         kargs = []
         for kind, value in zip(self.kinds, converted):
             if kind is _TABLE:
@@ -602,6 +601,7 @@ class GpuRoutine(JitRoutine):
             pool, words = self.pool_words()
             kargs += [pool, np.int64(words)]
         if self.plan.graph_reads:
+            import cupy as cp
             kargs.append(cp.asarray(np.array(graph, np.int64)))
         if self.plan.recursive:      # the Star calls outside the kernel, the room for its frames
             kargs += [np.int64(base), np.int64(self.stack_room)]
