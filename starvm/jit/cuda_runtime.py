@@ -104,6 +104,8 @@ class GpuUnit:
 
 class GpuRoutine(JitRoutine):
     threshold_variable = "STARVM_JIT_GPU_THRESHOLD"
+    part = False                 # a main block's part (ir/main_parts.py): no Star call of its own
+    ob_words = OB_WORDS          # output records a launch holds (more_output grows it)
 
     def __init__(self, tier, pyname, display, interpreted, plan: KernelPlan, estimate):
         super().__init__(tier, pyname, display, interpreted, GpuUnit(plan), estimate)
@@ -122,8 +124,8 @@ class GpuRoutine(JitRoutine):
         self.deep_calls = 0              # calls that ran interpreted: deeper than the GPU's stack holds
         self.max_depth = None            # the recursion limit the kernels were built for (MAXD)
         self.launches = 0
-        self.part = plan.part            # a main block's part (ir/main_parts.py): no Star call of its own
-        self.ob_words = PART_OB_WORDS if plan.part else OB_WORDS    # output records a launch holds
+        self.part = plan.part
+        self.ob_words = PART_OB_WORDS if plan.part else OB_WORDS
         self.ob_launches = 0             # launches stopped for more room for output records
 
     @cached_property
