@@ -134,6 +134,8 @@ class Statements:
 
     def _s_WHILE(self, s):
         cond, body = s.src
+        if self.some_step(s):
+            return
         self.emit("while (true) {")
         self.ind += 1
         self.emit(f"if (!({self.scalar(cond)})) break;")
@@ -141,6 +143,47 @@ class Statements:
         self.block(body)
         self.ind -= 1
         self.emit("}")
+
+    def some_step(self, s) -> bool:
+        """`while SOME(X) do begin i := STEP(X); ...` (X a slice): one grid reduction an
+        iteration, not two. The first 1 of X, found for SOME, is the one STEP takes: the test
+        and the STEP count, check and clear as they would (the tick between them first), so
+        steps and failures are those of the two reductions. False (nothing emitted) for other
+        loops."""
+        cond, body = s.src
+        if not (self.grid and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].type is T.SLICE
+                and body.op is Op.BLOCK and body.src):
+            return False
+        first, sym = body.src[0], cond.src[0].arg
+        step = first.src[0] if first.op is Op.ASSIGN and first.src else first
+        if not (step.op is Op.STEP and step.src[0].op is Op.VAR and step.src[0].arg is sym):
+            return False
+        x = self.vars[sym]
+        if self.rep(x, T.SLICE) is not T.SLICE:
+            return False
+        N = self.nwords_of(T.SLICE)
+        self.emit("while (true) {")
+        self.ind += 1
+        sid = self.site(cond.loc, Op.SOME)
+        self.count(Op.SOME)
+        self.emit(self.unassigned(sid, x))
+        f = self.tmp("f")
+        self.emit(f"i64 {f} = d_fnd<{N}, {self.GRID}>(c_, {x}, {self.B}, {self.S});")
+        self.emit(f"if ({f} == 0) break;")
+        self.tick(s.loc)
+        saved = self.stmt_loc
+        self.stmt_loc = first.loc or saved
+        sid = self.site(step.loc, Op.STEP)
+        self.count(Op.STEP)
+        self.emit(self.unassigned(sid, x))
+        self.emit(f"d_clear_bit({x}, {f}, {self.B}, {self.S});")
+        if first.op is Op.ASSIGN:
+            self.emit(f"{self.vars[first.arg]} = {f};")
+        self.stmt_loc = saved
+        self.block(Node(Op.BLOCK, body.src[1:], loc=body.loc))
+        self.ind -= 1
+        self.emit("}")
+        return True
 
     def _s_REPEAT(self, s):
         body, cond = s.src
