@@ -289,6 +289,21 @@ class _DevicePointer:
         np.asarray(self.arr).view(np.uint8)[:size] = np.asarray(src.arr).view(np.uint8)[:size]
 
 
+def device_copies(monkeypatch) -> None:
+    """The stand-in's arrays with what GpuRoutine uses of CuPy's beyond NumPy: ``.data`` as a
+    device pointer (its asynchronous copy) and ``.get(out=...)`` into a host array."""
+    from . import fake_cupy
+    monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _DevicePointer(self)), raising=False)
+    plain_get = fake_cupy.ndarray.get
+
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        if out is None:
+            return plain_get(self)
+        out[...] = np.asarray(self)
+        return out
+    monkeypatch.setattr(fake_cupy.ndarray, "get", get)
+
+
 @contextlib.contextmanager
 def emulated_device(monkeypatch):
     """Machine(backend="cupy") on the stand-in for CuPy (fake_cupy.py) with every GPU-tier launch
@@ -298,15 +313,7 @@ def emulated_device(monkeypatch):
     from . import fake_cupy
     require()
     with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend") as (cp, _backend):
-        monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _DevicePointer(self)), raising=False)
-        plain_get = fake_cupy.ndarray.get
-
-        def get(self, stream=None, order="C", out=None, blocking=True):
-            if out is None:
-                return plain_get(self)
-            out[...] = np.asarray(self)
-            return out
-        monkeypatch.setattr(fake_cupy.ndarray, "get", get)
+        device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
         fake_cupy.ON_LAUNCH.append(routine_launch)
         yield cp

@@ -326,7 +326,7 @@ def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(m
     steps are the interpreter's."""
     from gpu_sources import fake_cupy
     from gpu_sources.fake_cupy import fake_cupy_installed
-    from test_gpu_emulated import _with_device_copies
+    from gpu_sources.emulate import device_copies
     from starvm.jit import cuda_runtime
     from starvm.targets.layout import E, S_CODE
     table = np.random.default_rng(3).random((70, 3)) < 0.5
@@ -335,7 +335,7 @@ def test_gpu_call_past_64_bits_runs_again_interpreted_with_its_tables_restored(m
     P0 = want.table(table)
     want_r = want.call("G_LATE", P0, 100000, 0)
     with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
-        _with_device_copies(monkeypatch, fake_cupy)
+        device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [132])
         m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
         m.load(GPU_LATE, "late.star")

@@ -500,28 +500,6 @@ end;
 """
 
 
-class _FakePointer:
-    """What GpuRoutine uses of a CuPy array's ``.data`` (a device pointer), on the stand-in."""
-
-    def __init__(self, arr):
-        self.arr = arr
-
-    def copy_from_device_async(self, src, size, stream=None):
-        np.asarray(self.arr).view(np.uint8)[:size] = np.asarray(src.arr).view(np.uint8)[:size]
-
-
-def _with_device_copies(monkeypatch, fake_cupy):
-    monkeypatch.setattr(fake_cupy.ndarray, "data", property(lambda self: _FakePointer(self)), raising=False)
-    plain_get = fake_cupy.ndarray.get
-
-    def get(self, stream=None, order="C", out=None, blocking=True):
-        if out is None:
-            return plain_get(self)
-        out[...] = np.asarray(self)
-        return out
-    monkeypatch.setattr(fake_cupy.ndarray, "get", get)
-
-
 @pytest.mark.parametrize("rows", [1, 63, 64, 200])
 def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(monkeypatch, rows):
     """GpuRoutine.run on the stand-in for CuPy (tests/gpu_sources/fake_cupy.py: the launch's
@@ -548,7 +526,7 @@ def test_host_side_of_a_call_resets_the_status_block_and_reads_back_each_call(mo
     nk = len(BASE_OPS)
     seen = []
     with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
-        _with_device_copies(monkeypatch, fake_cupy)
+        emulate.device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [132])
         m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
         m.load(MATCH_TEXT, "host.star")
@@ -685,7 +663,7 @@ def test_a_grid_that_spills_takes_a_smaller_r_with_registers_capped(monkeypatch)
     from starvm.jit import cuda_runtime
     for capped_spill, want_R, want_blocks in ((100, 1, 8), (700, 2, 4)):
         with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
-            _with_device_copies(monkeypatch, fake_cupy)
+            emulate.device_copies(monkeypatch)
             built = {}
             plain_module = cuda_runtime.GpuRoutine.module
 
@@ -723,7 +701,7 @@ def test_each_launch_covers_its_calls_slices_and_no_kernel_is_built_twice(monkey
     from gpu_sources.fake_cupy import fake_cupy_installed
     from starvm.jit import cuda_runtime
     with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
-        _with_device_copies(monkeypatch, fake_cupy)
+        emulate.device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [1])
         monkeypatch.setattr(cuda_runtime, "_blocks_per_sm", lambda fn, threads: 1)
         m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
@@ -839,7 +817,7 @@ def test_host_side_of_ctrl_c_sets_the_kernels_flag_and_reports_interrupted(monke
                         else (lambda *_: seen.append("python's handler")))
     try:
         with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend"):
-            _with_device_copies(monkeypatch, fake_cupy)
+            emulate.device_copies(monkeypatch)
             monkeypatch.setattr(cuda_runtime, "_SMS", [4])
             m = starvm.Machine(backend="cupy", jit="on", native=False, out=io.StringIO())
             m.load(CTRL_C, "ctrl_c.star")
@@ -920,7 +898,7 @@ class _Device:
         self.references = {}
         self._installed = fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend")
         self._installed.__enter__()
-        _with_device_copies(monkeypatch, fake_cupy)
+        emulate.device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
         fake_cupy.ON_LAUNCH.append(emulate.routine_launch)
         self.out = io.StringIO()
