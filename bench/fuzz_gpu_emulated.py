@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from starvm.benchmarking import RunTimeout, document, machine_info, watchdog, write_results  # noqa: E402
+from starvm.benchmarking import RunTimeout, document, machine_info, watchdog, write_results
 
 OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30, mutual_pct=50)
 
@@ -76,7 +75,7 @@ def outside_parts_computes(m) -> bool:
 
 
 def check(seed: int, max_stmts: int, limit_s: float) -> dict:
-    from reference.gen import Gen, RandomSource, render
+    from tests.reference.gen import Gen, RandomSource, render
     text = render(Gen(RandomSource(seed), max_stmts, **OPTIONS).program())
     name = f"gen{seed}.star"
     t0 = time.perf_counter()
@@ -132,7 +131,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=120, help="seconds a program's device run may take")
     args = ap.parse_args(argv)
     from _pytest.monkeypatch import MonkeyPatch
-    from gpu_sources.emulate import emulated_device
+    from tests.gpu_sources.emulate import emulated_device
     out = Path(args.out)
     name = f"fuzz_gpu_emulated_cpu{os.cpu_count()}"
     bad = out / "fuzz_gpu_emulated_mismatches"
