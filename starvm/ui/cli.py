@@ -17,7 +17,8 @@ def _interrupted_while_starting(signum, frame):
 
 
 # A Ctrl-C landing inside NumPy's import comes out as an ImportError ("PyCapsule_Import could
-# not import module datetime"), not KeyboardInterrupt: the handler notes that it came
+# not import module datetime"), not KeyboardInterrupt, or is dropped with it where the import
+# was optional (the run then went on: test_cli_interrupt timed out): the handler notes it came
 _default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
 if _default:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
@@ -32,8 +33,8 @@ try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, n
     from ..errors import StarError, StarInterrupt
     from ..execution import limits
     from ..runtime.params import ParamError, add_param_argument, params_from_args
-except Exception as e:
-    if not (_STARTING or isinstance(e, KeyboardInterrupt)):
+except Exception:
+    if not _STARTING:
         raise
     print("star: interrupted", file=sys.stderr)
     raise SystemExit(EXIT_INTERRUPT) from None
@@ -43,6 +44,9 @@ except KeyboardInterrupt:
 finally:
     if _default:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+if _STARTING:    # one an import caught and dropped (as an ImportError of an optional module)
+    print("star: interrupted", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPT)
 
 FILE_HELP = "a .star file, or - to read the program from standard input (named <stdin> in messages)"
 EXIT_CODES = """exit codes:
