@@ -17,7 +17,7 @@ import starvm
 from starvm.ir.main_parts import main_parts
 
 PROGRAM = """
-const mode = 0;
+var mode: integer;
 var L, R: table(GRAPH_M, GRAPH_VBITS);
     W: table(GRAPH_M, GRAPH_WBITS);
     X, Y: slice(L);
@@ -52,12 +52,16 @@ end.
 
 
 def _run(backend: str, jit: str, mode: int, **machine):
+    """(machine, output, steps, error) of PROGRAM in ``mode`` (a global, not a constant: every
+    mode runs the same kernels, built once on the emulated device)."""
     out = io.StringIO()
-    m = starvm.Machine(backend=backend, jit=jit, out=out, params={"mode": mode}, **machine)
+    m = starvm.Machine(backend=backend, jit=jit, out=out, **machine)
     m.profile = True
     err = None
+    m.load(PROGRAM, "parts.star")
+    m.globals["mode"] = mode
     try:
-        m.run(PROGRAM, "parts.star")
+        m.run_main()
     except starvm.StarError as e:
         err = e.render()
     return m, out.getvalue(), list(m.counts), err

@@ -230,7 +230,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         inline = "__noinline__" if pyname in self.recursive else "__forceinline__"
         if pyname in self.recursive:
             self.protos.append(f"__device__ __noinline__ void f_{pyname}({', '.join(sig)});\n")
-        self.funcs.append(f"__device__ {inline} void f_{pyname}({', '.join(sig)}) {{\n"
+        self.funcs.append(f"__device__ {inline} void f_{c_name(pyname, info)}({', '.join(sig)}) {{\n"
                           + "\n".join(self.lines) + "\n}\n")
 
     def stack_room(self, info) -> None:
@@ -361,7 +361,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
                                f"vout[{j} * caps + q_] = {name}.w[q_];")
             else:
                 out.append(f"if (c_.gt == 0) res[{j}] = (i64){name};")
-        src = _ENTRY.substitute(name=KERNEL_NAME, args=", ".join(args), nout=len(outputs), root=root,
+        src = _ENTRY.substitute(name=KERNEL_NAME, args=", ".join(args), nout=len(outputs), root=c_name(root, info),
                                 unpack="".join(f"    {b}\n" for b in body), call=", ".join(call),
                                 results="".join(f"    {o}\n" for o in out))
         return src, list(info.params), globs, [(s, j) for j, (_n, s) in enumerate(outputs)]
@@ -393,6 +393,13 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         """logic / compare prologue: lengths equal as the interpreter sees them (kernels.same_len)."""
         self.emit(f"if (!({a}.n == {b}.n || ({a}.n < 0 && {b}.n < 0))) {{ {self.unassigned(sid, a)} "
                   f"{self.unassigned(sid, b)} {self.fail(sid, 'E_MISMATCH', f'{a}.n', f'{b}.n')} }}")
+
+
+def c_name(pyname: str, info) -> str:
+    """The device function's name: a main block's part is ``main_part`` whatever its unit's
+    number (ir/main_parts.part_name), so its kernel's text, and CuPy's cached binary of it,
+    is the same in every machine that loads the program."""
+    return "main_part" if getattr(info, "part", False) else pyname
 
 
 def routine_calls(info, body: Node) -> list:
