@@ -4,7 +4,6 @@ Exit codes: 0 ok, 1 Star error (syntax, type, runtime), 2 usage or I/O error, 13
 """
 from __future__ import annotations
 
-import signal
 import sys
 
 EXIT_OK, EXIT_STAR, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
@@ -18,11 +17,14 @@ def _interrupted_while_starting(signum, frame):
 
 # A Ctrl-C landing inside NumPy's import comes out as an ImportError ("PyCapsule_Import could
 # not import module datetime"), not KeyboardInterrupt, or is dropped with it where the import
-# was optional (the run then went on: test_cli_interrupt timed out): the handler notes it came
-_default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-if _default:
-    signal.signal(signal.SIGINT, _interrupted_while_starting)
+# was optional (the run then went on: test_cli_interrupt timed out): the handler notes it came.
+# Everything, `import signal` too, inside the try: a Ctrl-C 50 ms after the start lands there
+_default = False
 try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, no traceback
+    import signal
+    _default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if _default:
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
     import argparse
     import os
     import traceback
