@@ -24,6 +24,7 @@ begin
 end.
 """
 STAR = shutil.which("star", path=str(Path(sys.executable).parent))   # the console script (starvm.ui.cli:main)
+PYTHON_START_S = 0.05    # a SIGINT this early may land in Python's own start-up (_interrupted_after)
 
 
 def _interrupted_after(command: list[str], delay: float) -> subprocess.CompletedProcess:
@@ -37,6 +38,14 @@ def _interrupted_after(command: list[str], delay: float) -> subprocess.Completed
         try:
             time.sleep(delay)
             proc.send_signal(signal.SIGINT)
+            if delay <= PYTHON_START_S:
+                # this early the SIGINT may land in the interpreter's own start-up, before any
+                # starvm code, and be lost there (seen in CI on a loaded host: the run went on):
+                # a user presses Ctrl-C again, which must then stop it as any other
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGABRT)         # PYTHONFAULTHANDLER: the stacks on stderr
