@@ -494,12 +494,11 @@ class GpuRoutine(JitRoutine):
     def more_output(self, need: int) -> bool:
         """Room for ``need`` words of output records and more (eight times the buffer before);
         False past OB_MAX_BYTES or where the device has no room (the call runs interpreted)."""
-        words = max(need, 8 * self.ob_words)
         free = _free_device_bytes()
-        if need * 8 > OB_MAX_BYTES or (free is not None and need * 8 > free // 2):
+        most = OB_MAX_BYTES if free is None else min(OB_MAX_BYTES, free // 2)
+        if need * 8 > most:
             return False
-        words = min(words, OB_MAX_BYTES // 8, (free // 2) // 8 if free is not None else words)
-        self.ob_words = max(words, need)
+        self.ob_words = max(need, min(8 * self.ob_words, most // 8))
         self._buffers = None
         return True
 

@@ -52,16 +52,16 @@ def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = No
         candidates.update(parts)
     bodies = {**tier.bodies, **candidates}
     plans, why = {}, {}
-    row_natives = {p for p, (info, body) in bodies.items()
-                   if info is not None and not getattr(info, "part", False) and tier._native(info)
-                   and loops_over_rows(body)}
+    row_natives = set() if tier.mode == "on" else {
+        p for p, (info, body) in bodies.items()
+        if info is not None and not getattr(info, "part", False) and tier._native(info) and loops_over_rows(body)}
     for pyname, (info, body) in candidates.items():
         if info is not None and tier._native(info):
             why[pyname] = "a native kernel replaces it on this backend"
             continue
         if info is not None and tier.mode != "on" and not has_loop(body):
             continue
-        moved = sorted(row_natives & set(_closure_bodies(pyname, bodies, strict=False))) if tier.mode != "on" else []
+        moved = sorted(row_natives & set(_closure_bodies(pyname, bodies, strict=False))) if row_natives else []
         if moved:
             # the native kernel moves every row in a few launches; its Star body, compiled into
             # the kernel, moves them one at a time (a grid barrier each): BORUVKA at R-MAT scale 18

@@ -75,7 +75,7 @@ class Tier:
             return install_auto(self, candidates, main, _recursive)
         if self.context.backend.host is not self.context.backend:
             from .cuda_tier import install_gpu     # the GPU tier: one CUDA kernel per routine
-            return install_gpu(self, candidates, main, _recursive, parts or {})
+            return install_gpu(self, candidates, main, _recursive, parts)
         return self.put(self.compile_host(candidates, main), main)
 
     def put(self, routines: dict, main):

@@ -35,18 +35,14 @@ try:    # a Ctrl-C while `star` starts (these imports take NumPy's): exit 130, n
     from ..errors import StarError, StarInterrupt
     from ..execution import limits
     from ..runtime.params import ParamError, add_param_argument, params_from_args
-except Exception:
-    if not _STARTING:
+except BaseException as e:      # noqa: BLE001 - an interrupt, or what an import made of one
+    if not (_STARTING or isinstance(e, KeyboardInterrupt)):
         raise
-    print("star: interrupted", file=sys.stderr)
-    raise SystemExit(EXIT_INTERRUPT) from None
-except KeyboardInterrupt:
-    print("star: interrupted", file=sys.stderr)
-    raise SystemExit(EXIT_INTERRUPT) from None
+    _STARTING.append(None)
 finally:
     if _default:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-if _STARTING:    # one an import caught and dropped (as an ImportError of an optional module)
+if _STARTING:    # also one an import caught and dropped (as an ImportError of an optional module)
     print("star: interrupted", file=sys.stderr)
     raise SystemExit(EXIT_INTERRUPT)
 

@@ -10,7 +10,7 @@ negation, the scalar operators) are the base renderer's.
 from __future__ import annotations
 
 from ... import config
-from ...ir.main_parts import GRAPH_SCALARS, GRAPH_TABLES
+from ...ir.main_parts import GRAPH_SCALARS
 from ...ir.ops import COMPARE_TEST, LOGIC_SYMBOL, GroupOp, Node, Op
 from ...types import T
 from ..common import Unsupported
@@ -197,7 +197,7 @@ class Expressions:
     def s_graph(self, e: Node) -> str:
         """GRAPH_N, GRAPH_M, GRAPH_VBITS, GRAPH_WBITS, GRAPH_UNDIRECTED: fixed once the graph is
         read, so the host reads them before the launch (cuda_runtime.GpuRoutine.graph_values)."""
-        if e.arg in GRAPH_TABLES or e.arg not in GRAPH_SCALARS:
+        if e.arg not in GRAPH_SCALARS:
             raise Unsupported(f"GRAPH '{e.arg}' (the host fills tables from the graph)", e.loc)
         if e.arg not in self.graph_reads:
             self.graph_reads.append(e.arg)

@@ -179,14 +179,13 @@ class CodeGen:
         if not parts:
             self.function_body(main, 1, "main block", [], 0)
             return parts
-        at = 0
-        for (a, b), name in zip(ranges, parts):
-            if a > at:
+        at, end = 0, len(main.src)
+        for (a, b), name in [*zip(ranges, parts), ((end, end), None)]:
+            if a > at:       # the statements between parts (graph input, calls): main_'s own
                 self.function_body(Node(Op.BLOCK, main.src[at:a], loc=main.src[at].loc), 1, "main block", [], 0)
-            self.emit(1, f"{name}()", main.src[a].loc)
+            if name is not None:
+                self.emit(1, f"{name}()", main.src[a].loc)
             at = b
-        if at < len(main.src):
-            self.function_body(Node(Op.BLOCK, main.src[at:], loc=main.src[at].loc), 1, "main block", [], 0)
         return parts
 
     # ------------------------------------------------------------------ buffers and closures
