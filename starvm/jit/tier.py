@@ -19,7 +19,7 @@ from ..targets.numpy.forall import fusable
 from .estimate import estimator
 from ..ir.walk import callees, walk
 from ..targets.common import Unsupported
-from ..targets.numba.lower import ModuleGen, cow_tables
+from ..targets.numba.lower import ModuleGen, call_cycles, cow_tables
 from .buffers import counter_array, output_holder, status_array
 from .call import JitRoutine, Unit
 
@@ -128,6 +128,7 @@ class Tier:
             why.update({p: "a native kernel replaces it on this backend" for p in natives})
             natives = set()
         self.natives = natives
+        cycles = call_cycles(bodies)    # once: each routine below is rendered alone from the same bodies
         for pyname, (info, body) in bodies.items():
             if pyname in why:
                 continue
@@ -139,7 +140,7 @@ class Tier:
                                "faster than the compiled tier's loop over a copy of the tables (--jit on compiles it anyway)")
                 continue
             try:
-                ModuleGen(bodies, frozenset(self.natives)).render([pyname])
+                ModuleGen(bodies, frozenset(self.natives), cycles).render([pyname])
             except Unsupported as e:
                 why[pyname] = f"uses what the compiled tier does not compile: {e}"
             except (KeyError, AttributeError) as e:

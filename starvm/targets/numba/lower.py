@@ -83,7 +83,7 @@ class ModuleGen:
     # COL / ROW of a `parallel for`'s snapshot that the cow_* kernels stand for (cow_tables)
     cow_kernel: dict[Op, str] = {Op.COL_GET: "cow_col_get", Op.ROW_GET: "cow_row_get"}
 
-    def __init__(self, bodies: dict[str, tuple[RoutineInfo | None, Node]], natives=frozenset()):
+    def __init__(self, bodies: dict[str, tuple[RoutineInfo | None, Node]], natives=frozenset(), cycles=None):
         self.bodies = bodies                     # pyname -> (info, body); "main_" -> (None, body)
         self.natives = natives                   # routines whose calls the host's native kernel runs
         self.lines: list[str] = [_HEADER]
@@ -92,7 +92,9 @@ class ModuleGen:
         self.strings: list[str] = []
         self.compiled: dict[str, Compiled] = {}
         self._globals: dict[str, list[Symbol]] = {}
-        self.cycles = call_cycles(bodies)        # pyname -> the routines of its cycle of calls
+        # pyname -> the routines of its cycle of calls (given by a caller rendering the same
+        # bodies routine by routine: Tier.support)
+        self.cycles = call_cycles(bodies) if cycles is None else cycles
         self._texts: dict[str, str] = {}         # pyname -> its function's text (restartable)
         self._cycles_done: set[tuple[str, ...]] = set()
 
