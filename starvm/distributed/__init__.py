@@ -22,7 +22,8 @@ from ..backends import Backend, get_backend
 from .backend import DistributedBackend, Fill, Shard
 from .comm import MpiComm, SelfComm, world, wrap
 
-__all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute"]
+__all__ = ["DistributedBackend", "Shard", "Fill", "MpiComm", "SelfComm", "world", "wrap", "distribute",
+           "machine_backend"]
 
 
 def distribute(local, comm, align: int = 64, collectives=None) -> DistributedBackend:
@@ -33,6 +34,30 @@ def distribute(local, comm, align: int = 64, collectives=None) -> DistributedBac
     if not isinstance(local, Backend):
         local = local_backend(local, comm.rank)
     return DistributedBackend(local, comm, align, collectives)
+
+
+def machine_backend(local, comm):
+    """The backend of ``Machine(comm=...)`` (and so of `star run --distributed`), and the lines
+    --profile adds for the ranks (None: the backend's own). Over several ranks: the distributed
+    backend over ``local``. A world of one rank runs the plain machine on the rank's local
+    backend (its GPU chosen as a rank's): nothing to split and nobody to exchange with, so the
+    tiers, native kernels and graph input of one process, at its speed (issue 33, "one rank
+    costs nothing"). ``distribute`` and ``mpi:<name>`` still give the distributed code on one
+    rank, which is how the tests run it without MPI."""
+    comm = wrap(comm)
+    if comm.size > 1:
+        return distribute(local, comm), None
+    from .collectives import choose
+    choose(comm, None, config.mpi_device_path())      # a misspelt STARVM_MPI_DEVICE_PATH is refused alike
+    if not isinstance(local, Backend):
+        local = local_backend(local, comm.rank)
+    if getattr(local, "distributed", False):
+        return local, None
+
+    def lines() -> list[str]:
+        return [f"1 rank: the plain {local.name} machine (no rows split, no collectives: the tiers, native "
+                "kernels and graph input of one process)"]
+    return local, lines
 
 
 def named_backend(name: str) -> Backend:

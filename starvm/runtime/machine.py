@@ -49,9 +49,10 @@ class Machine:
                  native: bool | None = None, graph=None, directed: bool | None = None,
                  jit: str | bool | None = None, comm=None, params=None):
         # a backend name, or a Backend object (tests build an auto backend with small thresholds)
+        self._rank_lines = None
         if comm is not None:    # one rank of a distributed machine (starvm/distributed): its rows of every table
-            from ..distributed import distribute
-            self.backend = distribute(backend, comm)
+            from ..distributed import machine_backend     # (a world of one rank: the plain machine)
+            self.backend, self._rank_lines = machine_backend(backend, comm)
         else:
             self.backend = backend if isinstance(backend, Backend) else _backend_named(config.backend_name(backend))
         self.counts = [0] * len(BASE_OPS)
@@ -67,7 +68,7 @@ class Machine:
             fuse=config.fuse() if fuse is None else fuse,
             # let a backend's native kernel replace a standard-library routine (starvm/native)
             native=config.use_natives() if native is None else native,
-            out=out, prints=comm is None or self.backend.rank == 0)     # writeln: once, on rank 0
+            out=out, prints=comm is None or getattr(self.backend, "rank", 0) == 0)     # writeln: once, on rank 0
         self.native_timing = [0, 0.0]    # native kernel calls, seconds in them
         self.times = [0.0] * len(BASE_OPS)
         self.fused_timing = [0, 0.0]     # fused `parallel for` loops run, seconds in them
@@ -157,7 +158,7 @@ class Machine:
         if loops:
             lines.append(f"{loops} fused parallel-for loop(s) ran as whole-loop operations in {secs:.4f} s; "
                          "their steps are counted above but timed only here")
-        distributed = getattr(self.backend, "profile_lines", None)   # the ranks' collectives (starvm/distributed)
+        distributed = getattr(self.backend, "profile_lines", None) or self._rank_lines   # the ranks (starvm/distributed)
         if distributed is not None:
             lines += distributed()
         if self._profile:

@@ -1,8 +1,9 @@
 """The distributed backend's fused `parallel for` (distributed/forall.py) counts every step once,
 as the NumPy backend's (targets/numpy/forall.py) does: an operation whose operand is a word
 (replicated, not this rank's words of a slice) is the base kernel's, and its operand is
-evaluated once, not again by the base. One rank, no MPI (comm.SelfComm); test_mpi.py runs
-programs over several ranks."""
+evaluated once, not again by the base. One rank, no MPI (``distribute(..., None)``: the
+distributed code on one rank; ``Machine(comm=...)`` of one rank is the plain machine);
+test_mpi.py runs programs over several ranks."""
 from __future__ import annotations
 
 import io
@@ -10,7 +11,7 @@ import io
 import pytest
 
 import starvm
-from starvm.distributed import SelfComm
+from starvm.distributed import distribute
 
 # Words A, B (replicated on ranks) under NOT, SOME, NUMB and X(i) inside fused loops, and a
 # slice (split) under the same operations, so both forms of each operation run.
@@ -32,9 +33,9 @@ end."""
 @pytest.mark.parametrize("jit", ["off"])
 def test_fused_loop_counts_like_the_numpy_backend(jit):
     runs = []
-    for comm in (None, SelfComm()):
+    for backend in ("numpy", distribute("numpy", None)):
         out = io.StringIO()
-        m = starvm.Machine(out=out, comm=comm, jit=jit)
+        m = starvm.Machine(backend=backend, out=out, jit=jit)
         m.run(_PROGRAM, "fused_steps.star")
         runs.append((out.getvalue(), {k: v for k, v in m.stats.items() if v}, m.fused_timing[0]))
     (out_np, steps_np, fused_np), (out_mpi, steps_mpi, fused_mpi) = runs

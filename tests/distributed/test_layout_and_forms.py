@@ -77,17 +77,18 @@ def test_without_mpi4py_distributed_is_a_usage_error(monkeypatch, tmp_path, caps
 
 
 def test_one_rank_without_mpi_runs_programs_alike():
-    """Machine(comm=None-like SelfComm): the distributed code on one rank, no MPI at all."""
+    """distribute(..., None): the distributed code on one rank, no MPI at all (Machine(comm=)
+    of one rank is the plain machine: test_one_rank.py)."""
     import io
 
     import starvm
-    from starvm.distributed import SelfComm
+    from starvm.distributed import distribute
     from pathlib import Path
     src = (Path(__file__).resolve().parents[2] / "programs" / "warshall_adapt.star").read_text()
     outs = []
-    for comm in (None, SelfComm()):
+    for backend in ("numpy", distribute("numpy", None)):
         out = io.StringIO()
-        m = starvm.Machine(out=out, comm=comm)
+        m = starvm.Machine(backend=backend, out=out)
         m.run(src, "warshall_adapt.star")
         outs.append((out.getvalue(), m.stats, m.backend.name))
     assert outs[0][:2] == outs[1][:2] and outs[1][2] == "mpi:numpy"

@@ -414,8 +414,9 @@ def test_ranks_loading_different_texts_stop_with_an_error(tmp_path):
 
 def test_table_too_large_for_one_rank_fits_across_ranks():
     """The memory refusal of execution/limits.py, with 12 MB free per rank: a 16 MB table is
-    refused on one rank and runs on 2 and 4 (blocks of 1 048 576 and 524 288 rows, 8 and 4 MB),
-    with the output of one unlimited machine."""
+    refused on one rank (with the plain machine's message: one rank is the plain machine) and
+    runs on 2 and 4 (blocks of 1 048 576 and 524 288 rows, 8 and 4 MB), with the output of one
+    unlimited machine."""
     program = ("var T: table(2097152, 64); X: slice(T);\n"
                "begin ROW(2000000, T) := BITS('1' * 64); X := COL(7, T); writeln(NUMB(X), ' ', FND(X)) end.\n")
     program = program.replace("BITS('1' * 64)", "BITS('" + "1" * 64 + "')")
@@ -423,7 +424,7 @@ def test_table_too_large_for_one_rank_fits_across_ranks():
         import sys
         from mpi4py import MPI
         from starvm.execution import limits
-        limits.free_bytes = lambda backend: 12 << 20
+        limits.free_bytes = lambda backend: int(sys.argv[2]) << 20
         from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:
             open(sys.argv[1], "w").write({program!r})
@@ -433,10 +434,12 @@ def test_table_too_large_for_one_rank_fits_across_ranks():
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         path = str(Path(d) / "big.star")
-        rc, out, err = mpirun(1, [sys.executable, "-c", script, path], timeout=60)
-        assert rc == 1 and "needs 16777216 bytes on rank 0 of 1" in err, err
+        rc, out, err = mpirun(1, [sys.executable, "-c", script, path, "12"], timeout=60)
+        assert rc == 1 and "table(2097152, 64) needs 16777216 bytes but only 12582912 bytes of memory are free" in err, err
+        rc, out, err = mpirun(2, [sys.executable, "-c", script, path, "6"], timeout=60)   # 8 MB a rank, 6 free
+        assert rc == 1 and err.count("needs 8388608 bytes on rank 0 of 2 (its block of rows) but only 6291456") == 1, err
         for ranks in (2, 4):
-            rc, out, err = mpirun(ranks, [sys.executable, "-c", script, path], timeout=120)
+            rc, out, err = mpirun(ranks, [sys.executable, "-c", script, path, "12"], timeout=120)
             assert (rc, out) == (0, "1 2000000\n"), err
 
 

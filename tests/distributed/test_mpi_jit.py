@@ -121,8 +121,9 @@ def test_index_error_in_compiled_code_stops_every_rank_once(tmp_path):
 
 def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
     """A local table of a compiled routine holds the rank's rows; with 12 MB free per rank a
-    16 MB one is refused on one rank with the interpreter's message (the rank named) and runs
-    on two with the output of one process."""
+    16 MB one is refused on one rank with the interpreter's message (one rank is the plain
+    machine: its message), with 6 MB free on two ranks with the rank named, and runs on two
+    with 12 MB free with the output of one process."""
     program = ("proc BIG(var s: integer);\nvar T: table(2097152, 64); X: slice(T); i: integer;\n"
                "begin for i := 1999999 to 2000001 do ROW(i, T) := BITS('" + "1" * 64 + "');\n"
                "  X := COL(7, T); s := NUMB(X) + FND(X) end;\n"
@@ -131,7 +132,7 @@ def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
         import sys
         from mpi4py import MPI
         from starvm.execution import limits
-        limits.free_bytes = lambda backend: 12 << 20
+        limits.free_bytes = lambda backend: int(sys.argv[3]) << 20
         from starvm.ui.cli import main
         if MPI.COMM_WORLD.rank == 0:
             open(sys.argv[1], "w").write({program!r})
@@ -140,11 +141,13 @@ def test_local_table_too_large_for_one_rank_fits_across_ranks_compiled():
     """)
     with tempfile.TemporaryDirectory() as d:
         path = str(Path(d) / "big.star")
-        rc, out, err_on = mpirun(1, [sys.executable, "-c", script, path, "on"], timeout=120)
-        assert rc == 1 and "needs 16777216 bytes on rank 0 of 1 (its block of rows) but only" in err_on, err_on
-        rc, out, err_off = mpirun(1, [sys.executable, "-c", script, path, "off"], timeout=120)
+        rc, out, err_on = mpirun(1, [sys.executable, "-c", script, path, "on", "12"], timeout=120)
+        assert rc == 1 and "table(2097152, 64) needs 16777216 bytes but only 12582912 bytes" in err_on, err_on
+        rc, out, err_off = mpirun(1, [sys.executable, "-c", script, path, "off", "12"], timeout=120)
         assert rc == 1 and err_off == err_on
-        rc, out, err = mpirun(2, [sys.executable, "-c", script, path, "on"], timeout=120)
+        rc, out, err_on = mpirun(2, [sys.executable, "-c", script, path, "on", "6"], timeout=120)   # 8 MB a rank
+        assert rc == 1 and err_on.count("needs 8388608 bytes on rank 0 of 2 (its block of rows) but only") == 1, err_on
+        rc, out, err = mpirun(2, [sys.executable, "-c", script, path, "on", "12"], timeout=120)
         assert (rc, out) == (0, "2000002\n"), err[-2000:]
 
 

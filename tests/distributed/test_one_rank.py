@@ -1,0 +1,184 @@
+"""One rank costs nothing (issue 33): ``Machine(comm=...)`` and `star run --distributed` in a
+world of one rank run the plain machine of the rank's backend (distributed.machine_backend):
+the CPU tier's or the GPU tier's routines and main-block parts, the backend's own native
+kernels, graph input as one process reads it; the same output, steps and errors as the plain
+machine, --profile saying "1 rank: the plain ... machine". ``distribute(...)`` (and the
+backend named mpi:<name>) still give the distributed code on one rank, which the other tests
+of this folder run.
+
+In process (comm.SelfComm, no MPI) on NumPy with --jit on, and on the emulated device (CuPy's
+stand-in, the GPU tier's kernels on CPU threads: tests/gpu_sources/emulate.py); then under
+mpiexec -n 1 through the command line, on NumPy and on the emulated device.
+"""
+from __future__ import annotations
+
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import starvm
+from starvm.distributed import SelfComm, distribute
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# graph input, a loop over STEP, a library routine with a loop (NUMOF), a Star error on demand
+PROGRAM = """
+var mode: integer;
+var L, R: table(GRAPH_M, GRAPH_VBITS);
+    W: table(GRAPH_M, GRAPH_WBITS);
+    X: slice(L);
+    i, s, t: integer;
+begin
+  GRAPH_DEFAULT('karate');
+  GRAPH_EDGES(L, R, W);
+  SET(X);
+  s := 0; t := 0;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    s := s + i;
+    if mode = 1 then t := t + NUMB(COL(GRAPH_VBITS + i, L));
+  end;
+  for i := 1 to GRAPH_VBITS do t := t + NUMB(COL(i, R));
+  writeln('n=', GRAPH_N, ' m=', GRAPH_M, ' s=', s, ' t=', t);
+end.
+"""
+
+
+def _run(backend, jit: str, comm=None, mode: int = 0):
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, jit=jit, out=out, comm=comm)
+    m.profile = True
+    err = None
+    m.load(PROGRAM, "one_rank.star")
+    m.globals["mode"] = mode
+    try:
+        m.run_main()
+    except starvm.StarError as e:
+        err = e.render()
+    return m, out.getvalue(), list(m.counts), err
+
+
+def test_one_rank_numpy_machine_is_the_plain_one():
+    """The plain NumPy backend and the CPU tier (Numba), not the ranks' tier: the main block
+    compiled whole, as on one process; distribute() still gives the distributed code."""
+    from starvm.backends import get_backend
+    from starvm.jit.call import JitRoutine
+    from starvm.jit.mpi_tier import MpiRoutine
+    plain = _run("numpy", "on")
+    ranked = _run("numpy", "on", SelfComm())
+    m = ranked[0]
+    assert ranked[1:] == plain[1:] and plain[1].startswith("n=34 m=156 s=12246")
+    assert type(m.backend) is type(get_backend("numpy")) and not m.backend.distributed
+    routines = list(m.jit.routines.values())
+    assert routines and all(type(r) is JitRoutine and not isinstance(r, MpiRoutine) for r in routines)
+    assert all(r.compiled_calls for r in routines)
+    report = m.profile_report()
+    assert "STAR-machine steps (numpy backend)" in report
+    assert "1 rank: the plain numpy machine (no rows split, no collectives" in report
+    assert "compiled tier (Numba, --jit on):" in report and "rank(s)" not in report
+    spread = starvm.Machine(backend=distribute("numpy", None), out=io.StringIO())
+    assert spread.backend.distributed and spread.backend.name == "mpi:numpy"
+
+
+def test_one_rank_errors_are_the_plain_machines():
+    """A Star error in one rank's run: the plain machine's message and stack (the error is
+    the 1-based column past the table: GRAPH_VBITS + i)."""
+    plain = _run("numpy", "off", mode=1)
+    ranked = _run("numpy", "off", SelfComm(), mode=1)
+    assert plain[3] is not None and "column index" in plain[3] and ranked[1:] == plain[1:]
+
+
+def test_a_misspelt_device_path_is_refused_on_one_rank_too(monkeypatch):
+    from starvm.backends import BackendUnavailable
+    monkeypatch.setenv("STARVM_MPI_DEVICE_PATH", "carrier-pigeon")
+    with pytest.raises(BackendUnavailable, match="STARVM_MPI_DEVICE_PATH"):
+        starvm.Machine(comm=SelfComm(), out=io.StringIO())
+
+
+@pytest.fixture
+def device(monkeypatch):
+    from gpu_sources.emulate import emulated_device
+    with emulated_device(monkeypatch):
+        yield
+
+
+def test_one_rank_gpu_machine_is_the_plain_gpu_machine(device):
+    """On a GPU rank alone (the emulated device): the CuPy backend itself, the GPU tier's
+    kernels for the main block's parts (graph input on the device between them), the output
+    and steps of the plain GPU machine and of the interpreter on NumPy."""
+    from starvm.jit.cuda_runtime import GpuRoutine
+    plain = _run("cupy", "on")
+    ranked = _run("cupy", "on", SelfComm())
+    reference = _run("numpy", "off")
+    assert ranked[1:] == plain[1:] == reference[1:]
+    m = ranked[0]
+    assert m.backend.name == "cupy" and not m.backend.distributed
+    parts = [r for r in m.jit.routines.values() if getattr(r, "part", False)]
+    assert parts and all(isinstance(r, GpuRoutine) and r.state == "compiled" and r.compiled_calls for r in parts)
+    report = m.profile_report()
+    assert "1 rank: the plain cupy machine" in report and "one CUDA kernel per routine" in report
+
+
+# ---------------------------------------------------------------------- under mpiexec -n 1
+_CLI = """
+import contextlib, io, json, sys
+from mpi4py import MPI
+argv_list = json.loads(sys.argv[2])
+def runs():
+    from starvm.ui.cli import main
+    got = []
+    for argv in argv_list:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            got.append([main(argv), out.getvalue(), err.getvalue()])
+    return got
+if sys.argv[3] == "emulated":
+    sys.path.insert(0, sys.argv[4])        # tests/: the emulated device (gpu_sources/emulate.py)
+    import pytest
+    from gpu_sources.emulate import emulated_device
+    with pytest.MonkeyPatch.context() as mp, emulated_device(mp):
+        got = runs()
+else:
+    got = runs()
+open(sys.argv[1], "w").write(json.dumps(got))
+"""
+
+
+def _steps(profile: str) -> list[str]:
+    lines = profile.splitlines()
+    end = next((i for i, line in enumerate(lines) if line.startswith("total")), len(lines))
+    return [" ".join(line.split()[:2]) for line in lines[:end + 1] if line[:1].isalpha() and "steps" not in line]
+
+
+@pytest.mark.parametrize("local", ["numpy", "emulated"])
+def test_mpiexec_one_rank_runs_the_plain_machine(tmp_path, local):
+    """`mpiexec -n 1 star run --distributed`: the plain machine's output, steps (--profile) and
+    exit codes (0, and 1 with one message for a Star error); its tier is the plain one."""
+    from test_mpi import mpirun, serial
+    if local == "emulated":
+        from gpu_sources.emulate import require
+        require()
+    backend = "cupy" if local == "emulated" else "numpy"
+    prog = tmp_path / "one_rank.star"
+    prog.write_text(PROGRAM)
+    bad = tmp_path / "bad.star"
+    bad.write_text(PROGRAM.replace("var mode: integer;", "const mode = 1;"))
+    runs = [["run", str(prog), "--distributed", "--backend", backend, "--jit", "on", "--profile"],
+            ["run", str(bad), "--distributed", "--backend", backend, "--jit", "on"]]
+    dest = tmp_path / "got.json"
+    rc, out, err = mpirun(1, [sys.executable, "-c", _CLI, str(dest), json.dumps(runs), local, str(ROOT / "tests")],
+                          timeout=300)
+    assert rc == 0, err[-3000:]
+    (rc1, out1, err1), (rc2, out2, err2) = json.loads(dest.read_text())
+    src, sout, serr = serial("run", str(prog), "--jit", "off", "--profile")
+    assert (rc1, out1) == (0, sout) and _steps(err1) == _steps(serr) and _steps(serr), err1[-2000:]
+    assert f"1 rank: the plain {backend} machine" in err1, err1[-2000:]
+    tier = "one CUDA kernel per routine" if local == "emulated" else "compiled tier (Numba, --jit on)"
+    assert tier in err1 and "rank(s)" not in err1 and ": compiled" in err1, err1[-2000:]
+    brc, bout, berr = serial("run", str(bad), "--jit", "off")
+    assert brc == 1 and (rc2, out2, err2) == (brc, bout, berr), err2[-2000:]
