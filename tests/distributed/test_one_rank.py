@@ -16,14 +16,11 @@ import io
 import json
 import sys
 import textwrap
-from pathlib import Path
-
 import pytest
 
 import starvm
 from starvm.distributed import SelfComm, distribute
 
-ROOT = Path(__file__).resolve().parents[2]
 
 # graph input, a loop over STEP, a library routine with a loop (NUMOF), a Star error on demand
 PROGRAM = """
@@ -137,10 +134,9 @@ def runs():
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             got.append([main(argv), out.getvalue(), err.getvalue()])
     return got
-if sys.argv[3] == "emulated":
-    sys.path.insert(0, sys.argv[4])        # tests/: the emulated device (gpu_sources/emulate.py)
+if sys.argv[3] == "emulated":              # (run from the checkout: tests/ is a namespace package)
     import pytest
-    from gpu_sources.emulate import emulated_device
+    from tests.gpu_sources.emulate import emulated_device
     with pytest.MonkeyPatch.context() as mp, emulated_device(mp):
         got = runs()
 else:
@@ -171,8 +167,7 @@ def test_mpiexec_one_rank_runs_the_plain_machine(tmp_path, local):
     runs = [["run", str(prog), "--distributed", "--backend", backend, "--jit", "on", "--profile"],
             ["run", str(bad), "--distributed", "--backend", backend, "--jit", "on"]]
     dest = tmp_path / "got.json"
-    rc, out, err = mpirun(1, [sys.executable, "-c", _CLI, str(dest), json.dumps(runs), local, str(ROOT / "tests")],
-                          timeout=300)
+    rc, out, err = mpirun(1, [sys.executable, "-c", _CLI, str(dest), json.dumps(runs), local], timeout=300)
     assert rc == 0, err[-3000:]
     (rc1, out1, err1), (rc2, out2, err2) = json.loads(dest.read_text())
     src, sout, serr = serial("run", str(prog), "--jit", "off", "--profile")
