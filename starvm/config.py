@@ -263,6 +263,21 @@ def launched_rank() -> str | None:
     return next((os.environ[v] for v in _RANK_VARIABLES if v in os.environ), None)
 
 
+_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
+
+
+def launched_size() -> int | None:
+    """The number of ranks mpiexec's environment says it started (MPICH's Hydra, Open MPI,
+    MVAPICH), or None where it does not say (no launcher, or one that sets no size)."""
+    for v in _SIZE_VARIABLES:
+        if v in os.environ:
+            try:
+                return int(os.environ[v])
+            except ValueError:
+                return None
+    return None
+
+
 def rank_child() -> bool:
     """Is this process the child a rank's supervisor forked (distributed/supervise.py)?"""
     return bool(os.environ.get(RANK_CHILD))

@@ -21,7 +21,16 @@ class MpiMissing(Exception):
 
 
 def world_comm():
-    """MPI.COMM_WORLD for --distributed; MpiMissing with the way to get mpi4py."""
+    """MPI.COMM_WORLD for --distributed; MpiMissing with the way to get mpi4py. Where the
+    launcher says it started one rank (`mpiexec -n 1`), a communicator of one rank that needs
+    no MPI (comm.SelfComm): that rank runs the plain machine (distributed.machine_backend), so
+    it does not pay MPI's start-up either (MPI_Init: 0.3-0.4 s on the 2-core host)."""
+    from .. import config
+    if config.launched_size() == 1 and "mpi4py.MPI" not in sys.modules:
+        import importlib.util
+        if importlib.util.find_spec("mpi4py") is not None:    # (without it, the same error as below)
+            from .comm import SelfComm
+            return SelfComm()
     try:
         from mpi4py import MPI
     except ImportError as e:

@@ -177,3 +177,20 @@ def test_mpiexec_one_rank_runs_the_plain_machine(tmp_path, local):
     assert tier in err1 and "rank(s)" not in err1 and ": compiled" in err1, err1[-2000:]
     brc, bout, berr = serial("run", str(bad), "--jit", "off")
     assert brc == 1 and (rc2, out2, err2) == (brc, bout, berr), err2[-2000:]
+
+
+def test_mpiexec_one_rank_starts_no_mpi(tmp_path):
+    """Where mpiexec's environment says it started one rank (PMI_SIZE=1), `star run
+    --distributed` makes no MPI world (no MPI_Init to pay): the plain machine's output and exit
+    codes; with two ranks MPI starts as before."""
+    from test_mpi import mpirun, serial
+    prog = tmp_path / "one_rank.star"
+    prog.write_text(PROGRAM)
+    script = ("import sys\nfrom starvm.ui.cli import main\n"
+              "rc = main(['run', sys.argv[1], '--distributed', '--jit', 'off'])\n"
+              "print('MPI started:', 'mpi4py.MPI' in sys.modules)\nsys.exit(rc)\n")
+    src, sout, _serr = serial("run", str(prog), "--jit", "off")
+    rc, out, err = mpirun(1, [sys.executable, "-c", script, str(prog)], timeout=120)
+    assert (rc, out) == (src, sout + "MPI started: False\n"), err[-2000:]
+    rc, out, err = mpirun(2, [sys.executable, "-c", script, str(prog)], timeout=120)
+    assert rc == 0 and out.startswith(sout) and "MPI started: True\n" in out, err[-2000:]
