@@ -45,6 +45,60 @@ def check_memory(need: int, what: str, xp=np) -> None:
 
 
 def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
+    """The Graph of the sampled pairs (u, v) of vertex numbers 0..n-1: self-loops and repeats
+    dropped, undirected pairs as (smaller, larger), in the order of u * n + v; weights drawn
+    from ``rng`` after the pairs; an undirected graph's arcs smaller -> larger first, then
+    the same edges larger -> smaller."""
+    if xp is not np:
+        return _finish_xp(n, u, v, rng, wmax, directed, name, meta, xp)
+    keep = u != v
+    if not keep.all():
+        u, v = u[keep], v[keep]
+    del keep
+    if not directed:
+        u, v = np.minimum(u, v), np.maximum(u, v)
+    size = max(int(n), 1)
+    keys = u.astype(np.int64)                  # u * n + v, in place: one 8-byte array
+    del u
+    keys *= size
+    keys += v
+    del v
+    keys.sort()
+    keys = _distinct_of_sorted(keys)
+    k = int(keys.size)
+    w = _weights(rng, wmax, k, xp)
+    total = k if directed else 2 * k
+    src, dst = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    lo, hi = src[:k], dst[:k]
+    if size & (size - 1) == 0:                 # n a power of two (R-MAT): a shift and a mask
+        np.right_shift(keys, size.bit_length() - 1, out=lo)
+        np.bitwise_and(keys, size - 1, out=hi)
+    else:
+        np.divmod(keys, size, out=(lo, hi))
+    del keys
+    lo += 1
+    hi += 1
+    if not directed:
+        src[k:], dst[k:] = hi, lo
+        w = np.concatenate([w, w])
+        meta = {**meta, "both_ways": True}     # every edge both ways: undirected() is the graph itself
+    # no repeated arc by construction: Graph.weight_matrix needs no sort to find them
+    return Graph(int(n), src, dst, w, name=name, directed=directed, meta={**meta, "distinct_arcs": True})
+
+
+def _distinct_of_sorted(keys):
+    """The distinct values of a sorted 1-D array (the first of each run)."""
+    if keys.size < 2:
+        return keys
+    keep = np.empty(keys.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
+
+
+def _finish_xp(n, u, v, rng, wmax, directed, name, meta, xp) -> Graph:
+    """_finish on a device module (CuPy): the same steps as array operations of xp, the arcs
+    copied to the host at the end."""
     u, v = xp.asarray(u, dtype=xp.int64), xp.asarray(v, dtype=xp.int64)
     keep = u != v
     u, v = u[keep], v[keep]
@@ -55,9 +109,8 @@ def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
     u, v = u + 1, v + 1
     if not directed:
         u, v, w = xp.concatenate([u, v]), xp.concatenate([v, u]), xp.concatenate([w, w])
-    if xp is not np:                       # a Graph holds host arrays
-        u, v, w = (xp.asnumpy(a) for a in (u, v, w))
-    # no repeated arc by construction: Graph.weight_matrix needs no sort to find them
+        meta = {**meta, "both_ways": True}
+    u, v, w = (xp.asnumpy(a) for a in (u, v, w))     # a Graph holds host arrays
     return Graph(int(n), u, v, w, name=name, directed=directed, meta={**meta, "distinct_arcs": True})
 
 
@@ -124,34 +177,79 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
                    dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed), xp)
 
 
-# the peak of rmat's arrays per sample: the ends (4 + 4 bytes, then 8 + 8), the uniforms (8),
-# the masks and shift buffer (7), the pair keys and their sort (16), and the Graph's arcs both
-# ways (48, an undirected graph)
+# the peak of rmat's arrays per sample: the ends (4 + 4 bytes), the pair keys (8) and their
+# distinct copy (8), the weights (8 + 16 both ways) and the Graph's arcs both ways (32, an
+# undirected graph), with room to spare
 RMAT_BYTES_PER_SAMPLE = 100
+
+RMAT_CHUNK = 1 << 16          # samples a thread works through at a time: its buffers stay in cache
+RMAT_THREAD_SAMPLES = 1 << 18  # at least this many samples a thread, else fewer threads
 
 
 def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
-    """The R-MAT ends on the host: the same draws and quadrants as the array version above
-    (one uniform per edge and bit), computed into preallocated buffers (about half the time
-    and no 8-byte temporaries per bit)."""
+    """The R-MAT ends on the host, as unsigned words: sample e's bit ``bit`` comes from the
+    uniform number ``bit * m + e`` of ``rng``'s stream (one 64-bit draw each; the array
+    version above draws them bit after bit), and ``rng`` is left after all ``scale * m``
+    draws, where the weights come from. The samples are cut into ranges, one a thread; each
+    range keeps one generator per bit, advanced to its place in the stream (PCG64.advance),
+    and goes through its samples a cache-sized chunk at a time, so the numbers are those of
+    the bit-by-bit draw whatever the threads."""
     word = np.uint32 if scale <= 32 else np.uint64
-    u, v = np.zeros(m, dtype=word), np.zeros(m, dtype=word)
-    r = np.empty(m)
-    down, right, more = (np.empty(m, dtype=bool) for _ in range(3))
-    shifted = np.empty(m, dtype=word)
-    for bit in range(scale):
-        rng.random(out=r)
-        np.greater_equal(r, a + b, out=down)            # quadrants c, d: the source bit is 1
-        # quadrants b, d: [a, a+b) or [a+b+c, 1), i.e. (r >= a) xor (r >= a+b) xor (r >= a+b+c)
-        np.greater_equal(r, a, out=right)
-        np.logical_xor(right, down, out=right)
-        np.greater_equal(r, a + b + c, out=more)
-        np.logical_xor(right, more, out=right)
-        np.left_shift(down, word(bit), out=shifted, dtype=word)
-        u |= shifted
-        np.left_shift(right, word(bit), out=shifted, dtype=word)
-        v |= shifted
-    return u.astype(np.int64), v.astype(np.int64)
+    u, v = np.empty(m, dtype=word), np.empty(m, dtype=word)
+    bits = rng.bit_generator
+    start = bits.state
+    threads = max(1, min(_cpu_count(), m // RMAT_THREAD_SAMPLES)) if scale else 1
+    bounds = [m * t // threads for t in range(threads + 1)]
+
+    def at(position: int) -> np.random.Generator:
+        g = type(bits)()
+        g.state = start
+        g.advance(position)
+        return np.random.Generator(g)
+
+    def fill(lo: int, hi: int) -> None:
+        draws = [at(bit * m + lo) for bit in range(scale)]
+        size = max(1, min(RMAT_CHUNK, hi - lo))
+        r = np.empty(size)
+        down, right, more = (np.empty(size, dtype=bool) for _ in range(3))
+        shifted = np.empty(size, dtype=word)
+        for c_lo in range(lo, hi, size):
+            c_hi = min(hi, c_lo + size)
+            k = c_hi - c_lo
+            uu, vv = u[c_lo:c_hi], v[c_lo:c_hi]
+            uu[...] = 0
+            vv[...] = 0
+            rk, dk, rightk, mk, sk = r[:k], down[:k], right[:k], more[:k], shifted[:k]
+            for bit in range(scale):
+                draws[bit].random(out=rk)
+                np.greater_equal(rk, a + b, out=dk)            # quadrants c, d: the source bit is 1
+                # quadrants b, d: [a, a+b) or [a+b+c, 1), i.e. (r >= a) xor (r >= a+b) xor (r >= a+b+c)
+                np.greater_equal(rk, a, out=rightk)
+                np.logical_xor(rightk, dk, out=rightk)
+                np.greater_equal(rk, a + b + c, out=mk)
+                np.logical_xor(rightk, mk, out=rightk)
+                np.left_shift(dk, word(bit), out=sk, dtype=word)
+                uu |= sk
+                np.left_shift(rightk, word(bit), out=sk, dtype=word)
+                vv |= sk
+
+    if threads == 1:
+        fill(0, m)
+    else:
+        from concurrent.futures import ThreadPoolExecutor   # NumPy's draws and ufuncs let go of the GIL
+        with ThreadPoolExecutor(threads) as pool:
+            for done in [pool.submit(fill, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
+                done.result()
+    bits.advance(scale * m)
+    return u, v
+
+
+def _cpu_count() -> int:
+    import os
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not on Linux
+        return os.cpu_count() or 1
 
 
 def ssca2(n: int, max_clique: int = 8, p_inter: float = 0.5, seed: int = 0, *, wmax: int = 100,

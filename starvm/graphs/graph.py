@@ -83,25 +83,22 @@ class Graph:
     def undirected(self) -> "Graph":
         """The undirected reading: both arcs of every edge. Each arc u -> v (u != v) is an edge
         {u, v} of its weight; the arcs as given come first, then, for every edge and weight,
-        the reverse arcs the list lacks (so that u -> v and v -> u appear equally often). A
-        list that already has both arcs of every edge comes back with the same arcs in the
-        same order; a self-loop stays one arc. Vectorised: one sort of the arcs."""
-        key_lo, key_hi = np.minimum(self.src, self.dst), np.maximum(self.src, self.dst)
-        forward = self.src < self.dst
+        the reverse arcs the list lacks (so that u -> v and v -> u appear equally often), in
+        the order of (smaller vertex, larger vertex, weight). A list that already has both
+        arcs of every edge comes back with the same arcs in the same order; a self-loop stays
+        one arc. A graph whose ``meta`` says so (``both_ways``: a generated undirected graph,
+        or one this made) is that list without a look. Vectorised: one sort of the arcs."""
+        if self.meta.get("both_ways") and not self.directed:
+            return self
         pair = self.src != self.dst
-        lo, hi, w, fw = key_lo[pair], key_hi[pair], self.weight[pair], forward[pair]
-        if lo.size == 0:
+        if not pair.any():
             return self._with(self.src, self.dst, self.weight)
-        order = np.lexsort((w, hi, lo))
-        lo, hi, w, fw = lo[order], hi[order], w[order], fw[order]
-        start = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]) | (w[1:] != w[:-1])])
-        n_fw = np.add.reduceat(fw.astype(np.int64), start)
-        n_all = np.diff(np.r_[start, lo.size])
-        missing = n_fw - (n_all - n_fw)            # > 0: reverse arcs lacking; < 0: forward arcs lacking
+        groups = _edge_groups(self.n, self.src[pair], self.dst[pair], self.weight[pair])
+        del pair
+        g_lo, g_hi, g_w, missing = groups
         if not missing.any():
             return self._with(self.src, self.dst, self.weight)
         count = np.abs(missing)
-        g_lo, g_hi, g_w = lo[start], hi[start], w[start]
         add_src = np.where(missing > 0, g_hi, g_lo)
         add_dst = np.where(missing > 0, g_lo, g_hi)
         return self._with(np.concatenate([self.src, np.repeat(add_src, count)]),
@@ -116,6 +113,7 @@ class Graph:
         meta = self.meta
         if src is not self.src:            # arcs added: they may repeat arcs of the list
             meta = {k: v for k, v in meta.items() if k != "distinct_arcs"}
+        meta = {**meta, "both_ways": True}   # read undirected again, it is the same list
         return Graph(self.n, src, dst, weight, name=self.name, directed=False, meta=meta)
 
     def __repr__(self) -> str:
@@ -140,6 +138,48 @@ def weight_array(w) -> np.ndarray:
             return a.astype(np.int64)
         return a
     return a.astype(np.int64, copy=False)
+
+
+def _edge_groups(n: int, src, dst, weight):
+    """The arcs u -> v (u != v) grouped by edge and weight: for each (smaller, larger, weight)
+    in ascending order, those three and how many more arcs run smaller -> larger than back
+    (> 0: reverse arcs lacking; < 0: forward arcs lacking)."""
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    forward = src < dst
+    wbits = int(weight.max()).bit_length()
+    if weight.dtype == np.int64 and (n * n) << (wbits + 1) <= 1 << 63:
+        # one key, one sort: ((lo - 1) * n + hi - 1, weight, forward) as the digits of an int64
+        key = lo - 1
+        key *= n
+        key += hi
+        key -= 1
+        key <<= wbits + 1
+        key |= weight << 1
+        key |= forward
+        del lo, hi, forward
+        key.sort()
+        group = key >> 1
+        first = np.empty(key.size, dtype=bool)
+        first[0] = True
+        np.not_equal(group[1:], group[:-1], out=first[1:])
+        start = np.flatnonzero(first)
+        del first
+        n_fw = np.add.reduceat(key & 1, start)
+        g = group[start]
+        del group, key
+        g_w = g & ((1 << wbits) - 1)
+        g >>= wbits
+        g_lo, g_hi = np.divmod(g, n)
+        g_lo += 1
+        g_hi += 1
+    else:                   # weights of 2^63 or more, or keys past 63 bits: three keys
+        order = np.lexsort((weight, hi, lo))
+        lo, hi, w, fw = lo[order], hi[order], weight[order], forward[order]
+        start = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]) | (w[1:] != w[:-1])])
+        n_fw = np.add.reduceat(fw.astype(np.int64), start)
+        g_lo, g_hi, g_w = lo[start], hi[start], w[start]
+    n_all = np.diff(np.r_[start, src.size])
+    return g_lo, g_hi, g_w, n_fw - (n_all - n_fw)
 
 
 def _bits(values: np.ndarray, width: int) -> np.ndarray:
