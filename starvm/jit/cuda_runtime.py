@@ -42,6 +42,7 @@ MAX_R = 64
 # on 32; n = 16384 (256 words) 9.52 against 8.67
 LANES = "auto"
 AUTO_LANES16_WORDS = 6
+ONE_BLOCK_WORDS = 1024  # slices of at most this many words: one block, its barriers __syncthreads (no grid)
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of a routine's first call (more: grown, launched again)
 PART_OB_WORDS = 1 << 20   # those of a main block's part (its program's output, all of it)
@@ -213,7 +214,7 @@ class GpuRoutine(JitRoutine):
         rp = _lane_words(caps, lanes) if self.plan.has_pfor else 1
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
-        if caps <= 1024 and not self.plan.has_pfor:
+        if caps <= ONE_BLOCK_WORDS and not self.plan.has_pfor:
             threads = max(32, (caps + 31) // 32 * 32)
             bound = 0 if threads <= THREADS else 1024     # two instances at most (registers fit the block)
             key = (1, kw, rp, "one block", bound, _variant())

@@ -142,8 +142,8 @@ class Expressions:
         sid = self.site(e.loc, op)
         self.emit(f"if (!(0 < {i} && {i} <= {t}.n)) {self.fail(sid, 'E_ROW_INDEX', i, f'{t}.n')}")
         self.count(op)
-        if self.grid:
-            self.emit("gsync(c_);")      # the bits of row i are in every owner's column words
+        if self.grid:      # the bits of row i are in every owner's column words: written since the last barrier?
+            self.emit("if (c_.dirty) gsync(c_);")
         o = self.new_vec(T.WORD)
         self.emit(f"r_row_get{'_grid' if self.grid else ''}({o}, {t}, {i});")
         return o

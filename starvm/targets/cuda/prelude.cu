@@ -48,6 +48,7 @@ struct Ctx {
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
     const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
+    int dirty;          // a table written since the last grid barrier (uniform): a ROW read waits for one
     u64* pool; i64 pcap; i64 ptop;   // local tables: a bump allocator in the host's pool (words; routine.py)
     i64 stk0; i64 sroom; int spb;    // recursion: the kernel frame's address, the stack room, calls outside
     const i64* gq;                   // the graph's scalars the host read (GRAPH_N, ...: routine.py graph_reads)
@@ -132,7 +133,7 @@ __device__ __forceinline__ void bar_after() { __threadfence(); }
 __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
     __shared__ int sflag_;
     f = __syncthreads_or(f);
-    if (gridDim.x == 1) return f;
+    if (gridDim.x == 1) { c.dirty = 0; return f; }
     if (threadIdx.x == 0) {
         unsigned int spins = 0; int stop = 0;
 #ifdef GEN_BARRIER
@@ -170,6 +171,7 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
 #endif
     }
     __syncthreads();
+    c.dirty = 0;
     int s = sflag_;
     if (s & 2) intr_soon(c);       // left because of Ctrl-C: stop at the next tick
     return s & 1;
@@ -185,6 +187,9 @@ __device__ __forceinline__ u64 warp_red(u64 v, int kind) {
     return v;
 }
 
+// one atomic a block, not one a warp: the warps' values meet in shared memory first (a
+// reduction of 2^17 words on 512 blocks took up to 4096 atomics on one word, a STEP loop over
+// them ~11 us an iteration on the H200; the switch WARP_ATOMICS brings the old form back)
 __device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind) {
     v = warp_red(v, kind);
     int s = c.ri;
@@ -192,7 +197,20 @@ __device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind) {
         int t = (s + 1) % 3;
         c.red[t] = 0ULL; c.red[3 + t] = 0ULL; c.red[6 + t] = ALL;
     }
+#ifndef WARP_ATOMICS
+    __shared__ u64 wred_[32];
+    if ((threadIdx.x & 31) == 0) wred_[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        const int nw = (int)((blockDim.x + 31) >> 5);
+        v = (int)threadIdx.x < nw ? wred_[threadIdx.x] : (kind == 2 ? ALL : 0ULL);
+        v = warp_red(v, kind);
+    }
+    // (gsync below passes a __syncthreads before any thread can write wred_ again)
+    if (threadIdx.x == 0) {
+#else
     if ((threadIdx.x & 31) == 0) {
+#endif
         if (kind == 0) { if (v) atomicOr(&c.red[s], v); }
         else if (kind == 1) { if (v) atomicAdd(&c.red[3 + s], v); }
         else { if (v != ALL) atomicMin(&c.red[6 + s], v); }
@@ -318,6 +336,27 @@ template <int N, bool GRID> __device__ __forceinline__ i64 d_fnd(Ctx& c, const V
     }
     u64 p = red<GRID>(c, best, 2);
     return p == ALL ? 0 : (i64)p;
+}
+// `while SOME(X) do begin i := STEP(X); ...` where the body leaves X alone (statements.py:
+// some_step): X's words are staged once in a scratch region and every thread walks them
+// itself, from the 1 it took last (cw: its word, cv: that word's 1s not taken yet), a warp
+// looking 32 words ahead at once; so an iteration takes no grid reduction. The 1-based
+// position of the next 1, 0 if none (then cv stays 0).
+__device__ __forceinline__ i64 scan_next(const u64* s, i64 nw, i64& cw, u64& cv) {
+    const int lane = threadIdx.x & 31;
+    while (cv == 0ULL) {
+        if (cw + 1 >= nw) return 0;
+        const i64 w = cw + 1 + lane;
+        const u64 v = w < nw ? __ldcg(s + w) : 0ULL;
+        const unsigned int m = __ballot_sync(FULLMASK, v != 0ULL);
+        if (m == 0u) { cw += 32; continue; }
+        const int l = __ffsll((long long)m) - 1;
+        cw += 1 + l;
+        cv = __shfl_sync(FULLMASK, v, l);
+    }
+    const i64 p = cw * 64 + __ffsll((long long)cv);
+    cv &= cv - 1ULL;
+    return p;
 }
 template <int N> __device__ __forceinline__ void d_clear_bit(V<N>& x, i64 p, i64 b, i64 s) {
     if (p <= 0) return;

@@ -201,6 +201,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         for i, s in enumerate(locals_):
             self.vars[s] = f"l{i}"
         self.locals_, self.body, self.again = set(info.locals), body, None
+        self.pyname = pyname
         if not getattr(info, "part", False):     # a Star call's step (a main block's part is none)
             self.tick(info.node.loc)
         for p in info.params:
@@ -292,6 +293,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.emit("gsync(c_);")
         self.emit(f"for (i64 c2_ = 0; c2_ < {k}; ++c2_) for (i64 w_ = c_.gt; w_ < {v}.W; w_ += c_.G) "
                   f"{v}.d[c2_ * {v}.W + w_] = 0ULL;")
+        self.tables_written()
 
     def zero(self, v: str, t: T) -> str:
         n = "KW" if t is T.WORD else ("R" if self.grid else "RP")
@@ -434,6 +436,7 @@ SWITCHES = {
     "NO_YSH": "Y of `Y := E; if SOME(Y) then` kept in registers across the barrier also where shared memory holds it",
     "FENCE_BARRIER": "the grid barrier's arrival and spin with full fences (before: no release/acquire forms)",
     "OWN_LOADS": "a pivot loop's iterations loading their own columns from L2 at every pivot (none kept in registers)",
+    "WARP_ATOMICS": "a grid reduction's atomics one a warp (before: the block's warps reduced in shared memory first)",
 }
 
 

@@ -90,6 +90,8 @@ class Statements:
             handler = getattr(self, "_s_" + s.op.name, None)
             if handler is not None:
                 handler(s)
+                if s.op is Op.PFOR:      # its iterations wrote words other threads own
+                    self.tables_written()
             elif s.op in GroupOp.InPlace:
                 self.base_stmt(s)
             elif s.op is Op.CALL:
@@ -162,13 +164,28 @@ class Statements:
         if self.rep(x, T.SLICE) is not T.SLICE:
             return False
         N = self.nwords_of(T.SLICE)
+        rest = Node(Op.BLOCK, body.src[1:], loc=body.loc)
+        scan = self.scannable(sym, rest)
+        if scan:
+            # X staged once (a region of its own: the body may stage slices too) and walked by
+            # every thread (scan_next), where X's words fit the region; else d_fnd as below
+            self.nscr += 1
+            reg, ok, cw, cv, nw = (f"(c_.scr + {self.nscr - 1} * c_.caps)", self.tmp("sc"), self.tmp("cw"),
+                                   self.tmp("cv"), self.tmp("nw"))
+            self.emit(f"const bool {ok} = {x}.n >= 0 && nwords({x}.n) <= c_.caps;")
+            self.emit(f"const i64 {nw} = {ok} ? nwords({x}.n) : 0; i64 {cw} = -1; u64 {cv} = 0ULL;")
+            self.emit(f"if ({ok}) {{ d_store({reg}, {x}, {self.B}, {self.S}); gsync(c_); }}")
         self.emit("while (true) {")
         self.ind += 1
         sid = self.site(cond.loc, Op.SOME)
         self.count(Op.SOME)
         self.emit(self.unassigned(sid, x))
         f = self.tmp("f")
-        self.emit(f"i64 {f} = d_fnd<{N}, {self.GRID}>(c_, {x}, {self.B}, {self.S});")
+        if scan:
+            self.emit(f"i64 {f} = {ok} ? scan_next({reg}, {nw}, {cw}, {cv}) "
+                      f": d_fnd<{N}, {self.GRID}>(c_, {x}, {self.B}, {self.S});")
+        else:
+            self.emit(f"i64 {f} = d_fnd<{N}, {self.GRID}>(c_, {x}, {self.B}, {self.S});")
         self.emit(f"if ({f} == 0) break;")
         self.tick(s.loc)
         saved = self.stmt_loc
@@ -180,9 +197,29 @@ class Statements:
         if first.op is Op.ASSIGN:
             self.emit(f"{self.vars[first.arg]} = {f};")
         self.stmt_loc = saved
-        self.block(Node(Op.BLOCK, body.src[1:], loc=body.loc))
+        self.block(rest)
         self.ind -= 1
         self.emit("}")
+        return True
+
+    def scannable(self, sym, rest: Node) -> bool:
+        """Does the loop body ``rest`` (after ``i := STEP(X)``) leave X alone, so that the 1s
+        still to take are those after the last one taken (scan_next)? Not where it assigns X,
+        changes it in place, passes it to a routine (a var parameter may change it), or
+        calls anything while X is a global (a callee may change it), nor in a routine on a
+        cycle of calls (a nested activation would reuse the loop's scratch region)."""
+        if self.pyname in self.recursive:
+            return False
+        for n in walk(rest):
+            if n.op is Op.ASSIGN and n.arg is sym:
+                return False
+            if n.op in GroupOp.InPlace and any(a.op is Op.VAR and a.arg is sym for a in n.src):
+                return False
+            if n.op is Op.CALL:
+                if any(a.op is Op.VAR and a.arg is sym for a in walk(n)):
+                    return False
+                if sym.scope == "global" and writes_globals(self.bodies, n.arg[0].pyname):
+                    return False
         return True
 
     def _s_REPEAT(self, s):
@@ -264,6 +301,7 @@ class Statements:
                       f"{self.fail(sid, 'E_TABLE_ASSIGN', f'{src}.n', f'{src}.k', f'{v}.n', f'{v}.k')}")
             self.emit(f"for (i64 c2_ = 1; c2_ <= {v}.k; ++c2_) {{ V<R> tc_; d_col_get(tc_, {src}, c2_, c_.gt, c_.G); "
                       f"d_col_set({v}, c2_, tc_, c_.gt, c_.G); }}")
+            self.tables_written()
         else:
             self.emit(f"{v} = {self.scalar(value)};")
 
@@ -378,6 +416,7 @@ class Statements:
             self.emit(f"d_col_set({t}, {i}, {v}, {self.B}, {self.S});")
             if not self.grid:
                 self.col_sets.append((len(self.lines) - 1, t, v))
+            self.tables_written()
         elif op is Op.ROW_SET:
             if not self.grid:
                 raise Unsupported("ROW(i, T) := ... inside parallel for", s.loc)
@@ -390,6 +429,7 @@ class Statements:
                       f"{self.fail(sid, 'E_ROW_SET_LEN', i, f'{v}.n', f'{t}.k')} }}")
             self.count(op)
             self.emit(f"r_row_set({t}, {i}, {v}, c_.gt, c_.G);")
+            self.tables_written()
         else:
             raise Unsupported(f"the statement {op.name}", s.loc)
 
@@ -400,6 +440,13 @@ class Statements:
         if not self.grid and e.arg not in self.private:
             raise Unsupported("a parallel for changing a shared vector in place", e.loc)
         return self.vars[e.arg]
+
+    def tables_written(self) -> None:
+        """A table's words were written by their owners: the next ROW read (which reads other
+        threads' words) waits at a grid barrier first (c_.dirty, cleared by every barrier; the
+        same in every thread, as control flow is). Inside parallel for: its end sets it."""
+        if self.grid:
+            self.emit("c_.dirty = 1;")
 
     def table(self, e: Node, write: bool = False) -> str:
         if e.op is not Op.VAR or e.arg.type is not T.TABLE:

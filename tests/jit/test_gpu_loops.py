@@ -1,0 +1,161 @@
+"""The GPU tier's loops without a grid barrier an iteration, against the interpreter on the
+emulated device (tests/gpu_sources/emulate.py: the kernels' CUDA C run on CPU threads), on a
+grid of several blocks:
+
+* ``while SOME(X) do begin i := STEP(X); ...`` whose body leaves X alone walks X's words,
+  staged once, in every thread (statements.py: scannable, prelude.cu: scan_next) instead of
+  one grid reduction an iteration; a body that changes X, or calls what may change it, keeps
+  the reduction;
+* a ROW read waits at a grid barrier only where a table was written since the last one
+  (c_.dirty);
+* a grid reduction makes one atomic a block (grid_red).
+
+Output, steps by kind and errors (with their position) equal the interpreter's."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import starvm
+
+PROGRAM = """
+var mode: integer;
+var T, U: table(2100, 8);
+    X, Y: slice(T);
+    i, j, s, n: integer;
+    w: word(T);
+
+procedure BUMP(v: integer);
+begin
+  s := s + v;
+end;
+
+begin
+  for i := 1 to 2100 do
+  begin
+    SETNUM((i * 37) mod 256, w);
+    ROW(i, T) := w;
+  end;
+  CLR(X);
+  for i := 1 to 2100 do
+    if (i mod 29 = 0) or (i mod 31 = 0) then X(i) := 1;
+  s := 0; n := 0;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    n := n + NUMB(X);
+    ROW(i, U) := ROW(i, T);
+    s := s + NUMOF(ROW(i, U));
+    if mode = 1 then
+      if i > 1500 then s := s + NUMOF(ROW(i + 600, T));
+    if mode = 2 then write(' ', i);
+  end;
+  writeln('s=', s, ' n=', n);
+  CLR(X);
+  for i := 1 to 2100 do
+    if i mod 97 = 0 then X(i) := 1;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    if i + 13 <= 2100 then
+      if i mod 2 = 1 then X(i + 13) := 1;
+    s := s + i;
+  end;
+  writeln('s=', s);
+  CLR(X); X(3) := 1; X(700) := 1; X(1301) := 1; X(2100) := 1;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    Y := COL(1, T) and COL(8, T);
+    while SOME(Y) do
+    begin
+      j := STEP(Y);
+      s := s + (i mod 7) * j;
+    end;
+  end;
+  writeln('s=', s);
+  CLR(X);
+  for i := 1 to 2100 do
+    if i mod 211 = 0 then X(i) := 1;
+  while SOME(X) do
+  begin
+    i := STEP(X);
+    BUMP(i);
+  end;
+  writeln('s=', s);
+end.
+"""
+
+
+def _run(backend: str, jit: str, mode: int, **machine):
+    out = io.StringIO()
+    m = starvm.Machine(backend=backend, jit=jit, out=out, **machine)
+    m.load(PROGRAM, "loops.star")
+    m.globals["mode"] = mode
+    err = None
+    try:
+        m.run_main()
+    except starvm.StarError as e:
+        err = e.render()
+    return m, out.getvalue(), list(m.counts), err
+
+
+def _part_source() -> str:
+    from gpu_sources.corpus import routine_bodies
+    from starvm.targets.cuda.routine import render
+    bodies = routine_bodies(PROGRAM, "loops.star", parts=True)
+    parts = [p for p, (info, _b) in bodies.items() if getattr(info, "part", False)]
+    assert len(parts) == 1
+    return render(bodies, parts[0]).source
+
+
+def test_step_loops_that_leave_their_slice_alone_walk_it_without_a_reduction():
+    src = _part_source()
+    # the first loop, and both loops of the nested pair; not the loop that sets bits of X,
+    # nor the one calling BUMP (X is a global, BUMP assigns one)
+    assert src.count("scan_next((c_.scr") == 3
+    assert src.count("d_fnd<R, true>") == 3 + 2
+    # ROW reads wait only where a table was written since the last barrier
+    assert "if (c_.dirty) gsync(c_);" in src and "c_.dirty = 1;" in src
+
+
+@pytest.fixture
+def device(monkeypatch):
+    from gpu_sources.emulate import emulated_device
+    from starvm.jit import cuda_runtime
+    with emulated_device(monkeypatch):
+        # a grid of several blocks (33 words of 32 threads a block: 2), not one block
+        monkeypatch.setattr(cuda_runtime, "ONE_BLOCK_WORDS", 0)
+        monkeypatch.setenv("STARVM_GPU_THREADS", "32")
+        yield
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_loops_on_a_grid_of_blocks_equal_the_interpreter(device, mode):
+    m, out, counts, err = _run("cupy", "on", mode)
+    _r, want_out, want_counts, want_err = _run("numpy", "off", mode)
+    assert (out, counts, err) == (want_out, want_counts, want_err)
+    if mode == 1:
+        assert err is not None and "row index" in err.lower() and "loops.star:" in err
+    else:
+        assert err is None and want_out.count("s=") == 4
+    parts = [r for r in m.jit.routines.values() if getattr(r, "part", False)]
+    assert parts and all(r.state == "compiled" and r.compiled_calls for r in parts)
+    assert max(blocks for _fn, _t, blocks, _r in parts[0].kernels.values()) >= 2
+
+
+@pytest.mark.parametrize("limit", [150, 23300, 24400])    # 23300 on: inside the first scanned loop
+def test_step_limits_stop_a_scanned_loop_where_they_stop_the_interpreter(device, limit):
+    _m, out, counts, err = _run("cupy", "on", 0, max_steps=limit)
+    _r, want_out, want_counts, want_err = _run("numpy", "off", 0, max_steps=limit)
+    assert err is not None and "step limit reached" in err
+    assert limit < 23000 or "loops.star:23:" in err
+    assert (out, counts, err) == (want_out, want_counts, want_err)
+
+
+def test_loops_on_a_gpu_equal_the_interpreter():
+    from conftest import cupy_or_skip
+    cupy_or_skip()
+    for mode in (0, 1, 2):
+        assert _run("cupy", "on", mode)[1:] == _run("numpy", "off", mode)[1:]
