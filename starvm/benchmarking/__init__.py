@@ -15,11 +15,32 @@ every bench/*.py script uses:
 * results_index.py — bench/results/README.md, generated from docs/figures.toml
   (``python -m starvm.benchmarking.results_index``).
 """
-from .environment import device_info, device_label, git_state, load_average, machine_info, slug
-from .program import Measurement, Report, machine_has_jit, run
-from .results import document, header_markdown, write_json, write_results
-from .timing import ProcessRun, Timing, clock, repeat, run_process, synchronizer
-from .watchdog import Budget, RunTimeout, caused_by_timeout, watchdog
+from __future__ import annotations
+
+import importlib
+
+# the names above, each from its module, imported when first asked for: `star run` builds
+# `star bench`'s options (cli.py) without loading the harness (Machine, git, metadata)
+_FROM = {**dict.fromkeys(("device_info", "device_label", "git_state", "load_average", "machine_info", "slug"),
+                         "environment"),
+         **dict.fromkeys(("Measurement", "Report", "machine_has_jit", "run"), "program"),
+         **dict.fromkeys(("document", "header_markdown", "write_json", "write_results"), "results"),
+         **dict.fromkeys(("ProcessRun", "Timing", "clock", "repeat", "run_process", "synchronizer"), "timing"),
+         **dict.fromkeys(("Budget", "RunTimeout", "caused_by_timeout", "watchdog"), "watchdog")}
+
+
+def __getattr__(name: str):
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FROM))
+
 
 __all__ = ["run", "Report", "Measurement", "machine_has_jit", "machine_info", "device_info", "device_label",
            "git_state", "load_average", "slug", "clock", "repeat", "Timing", "ProcessRun", "run_process", "synchronizer", "Budget", "RunTimeout",

@@ -1,6 +1,7 @@
 """Parse Star source text into the AST of ``ast.py`` (Lark LALR, positions on every node)."""
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 import lark
@@ -14,10 +15,37 @@ from .integers import int_of_decimal
 from .syntax_hints import diagnose, lexical_hint
 
 
+_LARK_OPTIONS = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
 @lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
-    return lark.Lark(grammar_path().read_text(), parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True, cache=False)
+    """The LALR parser of the grammar. Building its tables takes a third of a second, most of
+    `star run`'s start-up after NumPy's import: they are kept in the compiled-code cache
+    folder (STARVM_JIT_CACHE), under a name that hashes the grammar, Lark's version and
+    Python's, and built again where that file is missing, unreadable or cannot be written."""
+    import hashlib
+    import os
+    text = grammar_path().read_text()
+    key = hashlib.sha256(repr((text, lark.__version__, sys.version_info[:2], sorted(_LARK_OPTIONS.items())))
+                         .encode()).hexdigest()[:24]
+    from ..config import jit_cache_dir
+    path = os.path.join(jit_cache_dir(), f"star-parser-{key}.lark")
+    try:
+        with open(path, "rb") as f:
+            return lark.Lark.load(f)
+    except Exception:  # noqa: BLE001 - not there yet, or a partial or foreign file: build it
+        pass
+    parser = lark.Lark(text, cache=False, **_LARK_OPTIONS)
+    try:                # a whole file or none: written aside, then renamed
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        part = f"{path}.{os.getpid()}.part"
+        with open(part, "wb") as f:
+            parser.save(f)
+        os.replace(part, path)
+    except OSError:
+        pass
+    return parser
 
 
 def fold(name: str) -> str:
