@@ -45,7 +45,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from starvm.benchmarking import RunTimeout, document, machine_info, watchdog, write_results
+from starvm.benchmarking import document, machine_info, write_results
+from starvm.benchmarking.watchdog import RunTimeout, watchdog
 
 OPTIONS = dict(recursion_pct=20, fn_output_pct=20, error_pct=30, mutual_pct=50)
 
