@@ -1,0 +1,197 @@
+"""Collectives for a kernel that keeps running: the host half of in-kernel collectives on GPU ranks.
+
+A GPU-tier kernel on one rank of several (docs/scale.md, "Compiled code on GPU ranks") reaches
+a cross-rank step (SOME, NUMB, FND, STEP, FRST, a slice's bit, `=` of slices, ROW(i, T), a
+slice made whole) with its grid-wide local answer in hand. It cannot call MPI or NCCL, and a
+cooperative grid that holds every SM cannot wait for another kernel; so one thread posts the
+request in a *mailbox* of page-locked host memory the kernel maps, and a host thread of the
+rank, this module's ``serve``, answers it with MPI while the kernel spins on the answer (the
+grid waits at its barrier, registers and all, as for its own reductions). The server is
+Numba code without the GIL (``nogil``): no Python runs per collective.
+
+The protocol (int64 slots; the kernel is block 0's thread 0, after the grid's reduction):
+
+  kernel  writes the payload (M_OP, M_VALUE, M_FLAGS, M_ROOT, M_COUNT, words at M_PAYLOAD),
+          then stores request number q in M_REQ with release order (``__threadfence_system``
+          then a volatile store, on a GPU);
+  server  sees M_REQ = q (acquire load), runs the collective, writes the answer (M_VALUE,
+          M_FLAGS, the payload's words), then stores q in M_DONE with release order;
+  kernel  spins until M_DONE = q (acquire / volatile loads), reads the answer, and passes it
+          to the grid at the barrier it waits at anyway.
+
+Every rank's kernel runs the same control flow (the program's scalars are replicated), so all
+post the same requests in the same order and the MPI calls match. Each scalar answer carries
+the OR of the ranks' interrupt flags (M_FLAGS: Ctrl-C seen by this rank's kernel), so that all
+kernels stop at the same collective. The host ends ``serve`` by storing 1 in M_STOP after the
+kernel has ended. Operations:
+
+  OP_SUM, OP_MIN, OP_MAX  M_VALUE reduced over the ranks (NUMB; FND/STEP/FRST's first global
+                          row, `=`; SOME, a slice's bit), with M_FLAGS' OR: one MPI_Allreduce
+                          of two int64;
+  OP_BCAST                M_COUNT words of the payload from rank M_ROOT (ROW(i, T)'s owner);
+  OP_GATHER               the payload's words of this rank's block of an M_VALUE-bit slice in,
+                          the whole slice's words out (writeln, CONVERT; MPI_Allgatherv).
+
+Built and tested on the CPU (tests/distributed/test_mailbox.py: ``post``, the kernel's side
+as Numba code in a thread of each rank, against NumPy over 1-3 ranks); the CUDA side and its
+wiring into the GPU tier are not built yet (docs/scale.md says what they need).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
+from ...distributed import jit_comm
+from ...distributed.jit_comm import X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL, X_SIZE, X_SUM
+from .kernels import _h, _mpi_allreduce, bcast_words, ctx, gather_words
+
+# slots
+M_REQ, M_DONE, M_OP, M_VALUE, M_FLAGS, M_ROOT, M_COUNT, M_STOP, M_SERVED = range(9)
+M_PAYLOAD = 16
+# operations
+OP_SUM, OP_MIN, OP_MAX, OP_BCAST, OP_GATHER = 1, 2, 3, 4, 5
+
+_sched_yield = types.ExternalFunction("sched_yield", types.int32())
+
+
+@intrinsic
+def load_acquire(typingctx, arr, idx):
+    """arr[idx] (int64) read with acquire order: never hoisted out of a spin loop."""
+    sig = types.int64(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]])
+        return builder.load_atomic(ptr, "acquire", 8)
+    return sig, codegen
+
+
+@intrinsic
+def store_release(typingctx, arr, idx, value):
+    """arr[idx] := value (int64) with release order: what was written before is seen first."""
+    sig = types.void(arr, idx, value)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]])
+        builder.store_atomic(args[2], ptr, "release", 8)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@njit(cache=True)
+def _reduce2(value, flag, op):
+    """(value reduced by op, OR of flag) over the ranks: one MPI_Allreduce of two int64 (the
+    flag rides as -flag under MIN, as itself under SUM and MAX)."""
+    c = ctx()
+    buf = np.empty(4, np.int64)
+    buf[0] = value
+    buf[1] = -flag if op == OP_MIN else flag
+    if c[X_SIZE] == 1:
+        return value, flag
+    which = X_SUM if op == OP_SUM else X_MIN if op == OP_MIN else X_MAX
+    _mpi_allreduce(buf.ctypes.data, buf[2:].ctypes.data, np.int32(2), _h(c[X_INT64]), _h(c[which]), _h(c[X_COMM]))
+    c[X_NCOLL] += 1
+    c[X_NBYTES] += 16
+    flags = -buf[3] if op == OP_MIN else buf[3]
+    return buf[2], np.int64(1 if flags != 0 else 0)
+
+
+@njit(cache=True, nogil=True)
+def serve(mb):
+    """Answer the kernel's requests in ``mb`` until M_STOP is set (the host's thread)."""
+    done = mb[M_DONE]
+    spins = 0
+    while True:
+        q = load_acquire(mb, M_REQ)
+        if q == done:
+            if load_acquire(mb, M_STOP) != 0:
+                return
+            spins += 1
+            if spins > 8:             # ranks may outnumber the cores: give the kernel's thread its turn
+                _sched_yield()
+            continue
+        spins = 0
+        op = mb[M_OP]
+        if op == OP_BCAST or op == OP_GATHER:
+            words = np.empty(mb[M_COUNT], np.uint64)
+            for t in range(words.shape[0]):
+                words[t] = np.uint64(mb[M_PAYLOAD + t])
+            if op == OP_BCAST:
+                bcast_words(words, mb[M_ROOT])
+            else:
+                words = gather_words(words, mb[M_VALUE])
+            for t in range(words.shape[0]):
+                mb[M_PAYLOAD + t] = np.int64(words[t])
+            mb[M_COUNT] = words.shape[0]
+        else:
+            mb[M_VALUE], mb[M_FLAGS] = _reduce2(mb[M_VALUE], mb[M_FLAGS], op)
+        mb[M_SERVED] += 1
+        done = q
+        store_release(mb, M_DONE, q)
+
+
+@njit(cache=True, nogil=True)
+def post(mb, op, value, flag, root, words):
+    """The kernel's side of one request (block 0's thread 0 of a GPU-tier kernel; here the
+    reference the CUDA side follows and what the tests run): returns (value, flags), the
+    answer's words (a broadcast row, a gathered slice) left in the payload."""
+    mb[M_OP], mb[M_VALUE], mb[M_FLAGS], mb[M_ROOT], mb[M_COUNT] = op, value, flag, root, words.shape[0]
+    for t in range(words.shape[0]):
+        mb[M_PAYLOAD + t] = np.int64(words[t])
+    q = mb[M_REQ] + 1
+    store_release(mb, M_REQ, q)
+    spins = 0
+    while load_acquire(mb, M_DONE) != q:
+        spins += 1
+        if spins > 8:
+            _sched_yield()
+    return mb[M_VALUE], mb[M_FLAGS]
+
+
+@njit(cache=True)
+def _stop(mb):
+    store_release(mb, M_STOP, np.int64(1))
+
+
+def mailbox(payload_words: int) -> np.ndarray:
+    """A mailbox with room for ``payload_words`` words of payload (host memory; on a GPU rank,
+    page-locked memory the kernel maps: cupy.cuda.alloc_pinned_memory, whose address the
+    kernel uses as it is under unified addressing, as the Ctrl-C word does)."""
+    return np.zeros(M_PAYLOAD + max(payload_words, 1), np.int64)
+
+
+class Server:
+    """``with Server(mb, backend):`` a thread serving ``mb`` for a kernel of ``backend``'s rank
+    (a DistributedBackend) while the block runs; the collectives it ran are counted in the
+    backend's --profile figures."""
+
+    def __init__(self, mb: np.ndarray, backend):
+        self.mb, self.backend = mb, backend
+        self.thread = None
+
+    def __enter__(self):
+        jit_comm.load()
+        jit_comm.prepare(self.backend)
+        self.mb[M_REQ] = self.mb[M_DONE] = self.mb[M_STOP] = self.mb[M_SERVED] = 0
+        self.thread = threading.Thread(target=serve, args=(self.mb,), name="starvm-mailbox", daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        _stop(self.mb)
+        self.thread.join()
+        jit_comm.account(self.backend)
+        return False
+
+    @property
+    def served(self) -> int:
+        return int(self.mb[M_SERVED])
+
+
+__all__ = ["mailbox", "serve", "post", "Server", "load_acquire", "store_release",
+           "OP_SUM", "OP_MIN", "OP_MAX", "OP_BCAST", "OP_GATHER"]

@@ -1,0 +1,127 @@
+"""Run under mpiexec by tests/distributed/test_mailbox.py: in-kernel collectives served by the
+host (targets/mpi/mailbox.py) on every rank.
+
+    mpiexec -n P python mailbox_driver.py OUT.json [POSTS]
+
+Each rank's "kernel" is ``walk`` (Numba, in the rank's main thread), posting its requests as
+block 0's thread 0 of a GPU-tier kernel would, while ``mailbox.Server``'s thread answers them
+with MPI: NUMB of a slice, the loop `while SOME(X) do i := STEP(X)` (one SOME and one FND-like
+request an iteration, the owner clearing the bit), a Ctrl-C flag raised on one rank at one
+SOME, a row broadcast from the last rank, the slice made whole; then POSTS posts (default 2000),
+timed, and as many mpi4py all-reductions.
+Rank 0 writes, per case, what every rank got and NumPy's answer.
+"""
+import json
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+from numba import njit
+
+from starvm.backends import get_backend
+from starvm.distributed import distribute
+from starvm.targets.mpi.mailbox import OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_SUM, Server, mailbox, post
+
+NONE = np.int64(1 << 62)
+EMPTY = np.zeros(0, np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def walk(mb, w, start, n, flag_at, root, rank):
+    original = w.copy()
+    local = 0
+    for t in range(w.shape[0]):
+        x = w[t]
+        while x:
+            local += 1
+            x &= x - np.uint64(1)
+    numb, _f = post(mb, OP_SUM, local, 0, 0, EMPTY)
+    found = np.zeros(n + 1, np.int64)
+    steps, interrupted_at = 0, -1
+    while True:
+        anything = 0
+        for t in range(w.shape[0]):
+            if w[t] != 0:
+                anything = 1
+        some, flags = post(mb, OP_MAX, anything, 1 if steps == flag_at else 0, 0, EMPTY)
+        if flags != 0 and interrupted_at < 0:
+            interrupted_at = steps
+        if some == 0:
+            break
+        first = NONE
+        for t in range(w.shape[0]):
+            if w[t] != 0:
+                x, b = w[t], 0
+                while (x >> np.uint64(b)) & np.uint64(1) == 0:
+                    b += 1
+                first = start + 64 * t + b + 1            # a 1-based global row
+                break
+        pos, _f = post(mb, OP_MIN, first, 0, 0, EMPTY)
+        if start < pos <= start + 64 * w.shape[0]:       # the owner clears it
+            r = pos - 1 - start
+            w[r >> 6] &= ~(np.uint64(1) << np.uint64(r & 63))
+        found[steps] = pos
+        steps += 1
+    row = np.full(3, np.uint64(7 + rank)) if rank == root else np.zeros(3, np.uint64)
+    post(mb, OP_BCAST, 0, 0, root, row)
+    got_row = mb[16:19].copy()
+    post(mb, OP_GATHER, n, 0, 0, original)
+    whole = mb[16:16 + ((n + 63) >> 6)].copy()
+    return numb, found[:steps], interrupted_at, got_row, whole
+
+
+@njit(cache=True, nogil=True)
+def posts(mb, k):
+    s = 0
+    for i in range(k):
+        v, _f = post(mb, OP_MAX, i, 0, 0, EMPTY)
+        s += v
+    return s
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    rank, size = comm.rank, comm.size
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 2000     # timed posts
+    B = distribute(get_backend("numpy"), comm)
+    cases = []
+    for n, seed in ((1, 1), (64, 2), (65, 3), (200, 4)):
+        bits = np.random.default_rng(seed).random(n) < 0.3
+        lay = B.layout(n)
+        w = np.zeros((lay.local_n + 63) // 64, np.uint64)
+        for r in np.flatnonzero(bits[lay.start:lay.stop]):
+            w[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+        mb = mailbox(64)
+        flag_rank = 1 % size
+        with Server(mb, B) as server:
+            numb, found, interrupted_at, row, whole = walk(mb, w, lay.start, n, 2 if rank == flag_rank else -1,
+                                                           size - 1, rank)
+        want = np.zeros((n + 63) // 64, np.uint64)
+        for r in np.flatnonzero(bits):
+            want[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+        got = {"numb": int(numb), "found": found.tolist(), "interrupted_at": int(interrupted_at),
+               "row": row.view(np.uint64).tolist(), "whole": whole.view(np.uint64).tolist(), "served": server.served}
+        ref = {"numb": int(bits.sum()), "found": (np.flatnonzero(bits) + 1).tolist(),
+               "interrupted_at": 2 if bits.sum() >= 2 else -1, "row": [7 + size - 1] * 3,
+               "whole": want.tolist(), "served": 2 * int(bits.sum()) + 4}
+        cases.append({"n": n, "same_on_all_ranks": comm.allgather(got) == [got] * size, "got": got, "ref": ref})
+    mb = mailbox(4)
+    with Server(mb, B):
+        posts(mb, 10)                        # compiled, warm
+        comm.Barrier()
+        t0 = time.perf_counter()
+        posts(mb, reps)
+        per_post = comm.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
+    comm.Barrier()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        comm.allreduce(1, op=MPI.MAX)
+    per_allreduce = comm.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
+    if rank == 0:
+        with open(sys.argv[1], "w") as f:
+            json.dump({"cases": cases, "ranks": size, "post_s": per_post, "mpi4py_allreduce_s": per_allreduce}, f)
+
+
+if __name__ == "__main__":
+    main()
