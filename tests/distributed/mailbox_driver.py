@@ -2,6 +2,7 @@
 host (targets/mpi/mailbox.py) on every rank.
 
     mpiexec -n P python mailbox_driver.py OUT.json [POSTS]
+    mpiexec -n P python mailbox_driver.py OUT.json POSTS gpu     # a CUDA kernel posts (each rank its GPU)
 
 Each rank's "kernel" is ``walk`` (Numba, in the rank's main thread), posting its requests as
 block 0's thread 0 of a GPU-tier kernel would, while ``mailbox.Server``'s thread answers them
@@ -10,6 +11,11 @@ request an iteration, the owner clearing the bit), a Ctrl-C flag raised on one r
 SOME, a row broadcast from the last rank, the slice made whole; then POSTS posts (default 2000),
 timed, and as many mpi4py all-reductions.
 Rank 0 writes, per case, what every rank got and NumPy's answer.
+
+With ``gpu``: a CUDA kernel (block 0's thread 0, as the GPU tier's code would) posts POSTS
+requests (SUM, MIN, MAX of rank + i, cycling) to a mailbox in page-locked host memory it reads
+and writes through unified addressing, spinning on volatile loads; the answers it records and
+the time a post takes (kernel time / POSTS) are written.
 """
 import json
 import sys
@@ -80,8 +86,65 @@ def posts(mb, k):
     return s
 
 
+GPU_POSTS = r"""
+typedef long long i64;
+extern "C" __global__ void posts(i64* mb, i64 k, i64 rank, i64* answers) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    volatile i64* v = mb;
+    for (i64 i = 0; i < k; ++i) {
+        v[%(M_OP)d] = 1 + i %% 3;                 // OP_SUM, OP_MIN, OP_MAX
+        v[%(M_VALUE)d] = rank + i;
+        v[%(M_FLAGS)d] = 0;
+        v[%(M_COUNT)d] = 0;
+        __threadfence_system();                 // the payload before the request number
+        i64 q = v[%(M_REQ)d] + 1;
+        v[%(M_REQ)d] = q;
+        while (v[%(M_DONE)d] != q) { }
+        __threadfence_system();
+        answers[i] = v[%(M_VALUE)d];
+    }
+}
+"""
+
+
+def gpu_posts(comm, reps: int) -> dict:
+    import cupy as cp
+    from starvm.distributed import local_backend
+    from starvm.targets.mpi import mailbox as M
+    local = local_backend("cupy", comm.rank)             # the rank's GPU
+    B = distribute(local, comm)
+    slots = {k: getattr(M, k) for k in ("M_OP", "M_VALUE", "M_FLAGS", "M_COUNT", "M_REQ", "M_DONE")}
+    kernel = cp.RawKernel(GPU_POSTS % slots, "posts")
+    mem = cp.cuda.alloc_pinned_memory((M.M_PAYLOAD + 4) * 8)
+    mb = np.frombuffer(mem, np.int64, M.M_PAYLOAD + 4)
+    mb[:] = 0
+    answers = cp.zeros(reps, cp.int64)
+    times = []
+    for _ in range(2):                                   # the first launch compiles
+        with Server(mb, B):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            kernel((1,), (32,), (np.int64(mb.ctypes.data), np.int64(reps), np.int64(comm.rank), answers))
+            end.record()
+            end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    i = np.arange(reps)
+    op = 1 + i % 3
+    lo, hi = i, i + comm.size - 1
+    want = np.where(op == 1, comm.size * i + comm.size * (comm.size - 1) // 2, np.where(op == 2, lo, hi))
+    return {"ok": bool((answers.get() == want).all()), "post_s": comm.allreduce(times[-1] / reps, op=MPI.MAX),
+            "ranks": comm.size, "gpu": cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()}
+
+
 def main():
     comm = MPI.COMM_WORLD
+    if len(sys.argv) > 3 and sys.argv[3] == "gpu":
+        got = gpu_posts(comm, int(sys.argv[2]))
+        oks = comm.allgather(got["ok"])
+        if comm.rank == 0:
+            with open(sys.argv[1], "w") as f:
+                json.dump({**got, "ok": all(oks)}, f)
+        return
     rank, size = comm.rank, comm.size
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 2000     # timed posts
     B = distribute(get_backend("numpy"), comm)

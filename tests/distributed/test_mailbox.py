@@ -29,3 +29,15 @@ def test_requests_posted_by_a_running_kernel_are_answered_across_ranks(tmp_path,
         assert case["same_on_all_ranks"], case["n"]
         assert case["got"] == case["ref"], case["n"]
     assert got["post_s"] > 0
+
+
+def test_a_cuda_kernel_posts_to_the_mailbox(tmp_path):
+    """On GPUs (one rank per GPU, up to 2): a CUDA kernel's thread posts 2000 requests to the
+    mailbox in page-locked host memory and spins on the answers; they are the ranks' reductions."""
+    from conftest import gpu_count
+    ranks = min(2, gpu_count())
+    dest = tmp_path / "mailbox_gpu.json"
+    rc, out, err = mpirun(ranks, [sys.executable, str(DRIVER), str(dest), "2000", "gpu"], timeout=300)
+    assert rc == 0, err[-3000:]
+    got = json.loads(dest.read_text())
+    assert got["ok"] and got["ranks"] == ranks and got["post_s"] > 0, got
