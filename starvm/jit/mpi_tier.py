@@ -9,7 +9,9 @@ call and meets the others in the same collectives. What the tier does not take k
 interpreter, with its reason for --profile: the row-moving routines that have all-to-all
 native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), with --jit auto on
 more than one rank a fused `parallel for` whose body crosses ranks, and what else
-targets/mpi/lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted.
+targets/mpi/lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted
+(the GPU kernels' collectives on ranks: docs/scale.md, "Compiled code on GPU ranks"; a world
+of one rank never gets here: it runs the plain machine, distributed.machine_backend).
 """
 from __future__ import annotations
 
@@ -46,8 +48,8 @@ def install_mpi(tier, candidates: dict, main, closure, has_loop):
 
 def _unavailable(backend) -> str | None:
     if backend.host is not backend:
-        return (f"the {backend.name} backend: the compiled tier runs on MPI ranks over NumPy only "
-                f"(mpi:numpy); here every routine is interpreted")
+        return (f"the {backend.name} backend: the compiled tier runs on several MPI ranks over NumPy only "
+                f"(mpi:numpy; one rank alone runs the plain machine and its tiers); here every routine is interpreted")
     try:
         jit_comm.load()
     except jit_comm.MpiUnavailable as e:
