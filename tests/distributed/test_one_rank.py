@@ -151,15 +151,19 @@ def _steps(profile: str) -> list[str]:
     return [" ".join(line.split()[:2]) for line in lines[:end + 1] if line[:1].isalpha() and "steps" not in line]
 
 
-@pytest.mark.parametrize("local", ["numpy", "emulated"])
+@pytest.mark.parametrize("local", ["numpy", "emulated", "cupy"])
 def test_mpiexec_one_rank_runs_the_plain_machine(tmp_path, local):
     """`mpiexec -n 1 star run --distributed`: the plain machine's output, steps (--profile) and
-    exit codes (0, and 1 with one message for a Star error); its tier is the plain one."""
+    exit codes (0, and 1 with one message for a Star error); its tier is the plain one. On
+    NumPy, the emulated device, and a real GPU (skipped without one)."""
     from test_mpi import mpirun, serial
     if local == "emulated":
         from gpu_sources.emulate import require
         require()
-    backend = "cupy" if local == "emulated" else "numpy"
+    if local == "cupy":
+        from conftest import cupy_or_skip
+        cupy_or_skip()
+    backend = "numpy" if local == "numpy" else "cupy"
     prog = tmp_path / "one_rank.star"
     prog.write_text(PROGRAM)
     bad = tmp_path / "bad.star"
@@ -173,7 +177,7 @@ def test_mpiexec_one_rank_runs_the_plain_machine(tmp_path, local):
     src, sout, serr = serial("run", str(prog), "--jit", "off", "--profile")
     assert (rc1, out1) == (0, sout) and _steps(err1) == _steps(serr) and _steps(serr), err1[-2000:]
     assert f"1 rank: the plain {backend} machine" in err1, err1[-2000:]
-    tier = "one CUDA kernel per routine" if local == "emulated" else "compiled tier (Numba, --jit on)"
+    tier = "compiled tier (Numba, --jit on)" if local == "numpy" else "one CUDA kernel per routine"
     assert tier in err1 and "rank(s)" not in err1 and ": compiled" in err1, err1[-2000:]
     brc, bout, berr = serial("run", str(bad), "--jit", "off")
     assert brc == 1 and (rc2, out2, err2) == (brc, bout, berr), err2[-2000:]
