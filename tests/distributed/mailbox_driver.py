@@ -27,7 +27,8 @@ from numba import njit
 
 from starvm.backends import get_backend
 from starvm.distributed import distribute
-from starvm.targets.mpi.mailbox import OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_SUM, Server, mailbox, post
+from starvm.targets.mpi.mailbox import (M_COUNT, M_PAYLOAD, M_VALUE, OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_SUM,
+                                        Server, mailbox, post)
 
 NONE = np.int64(1 << 62)
 EMPTY = np.zeros(0, np.uint64)
@@ -71,9 +72,9 @@ def walk(mb, w, start, n, flag_at, root, rank):
         steps += 1
     row = np.full(3, np.uint64(7 + rank)) if rank == root else np.zeros(3, np.uint64)
     post(mb, OP_BCAST, 0, 0, root, row)
-    got_row = mb[16:19].copy()
+    got_row = mb[M_PAYLOAD:M_PAYLOAD + 3].copy()
     post(mb, OP_GATHER, n, 0, 0, original)
-    whole = mb[16:16 + ((n + 63) >> 6)].copy()
+    whole = mb[M_PAYLOAD:M_PAYLOAD + ((n + 63) >> 6)].copy()
     return numb, found[:steps], interrupted_at, got_row, whole
 
 
@@ -169,6 +170,16 @@ def main():
                "interrupted_at": 2 if bits.sum() >= 2 else -1, "row": [7 + size - 1] * 3,
                "whole": want.tolist(), "served": 2 * int(bits.sum()) + 4}
         cases.append({"n": n, "same_on_all_ranks": comm.allgather(got) == [got] * size, "got": got, "ref": ref})
+    small = mailbox(2)                       # a row of 3 words and a 200-bit slice do not fit
+    with Server(small, B):
+        post(small, OP_BCAST, 0, 0, 0, np.zeros(3, np.uint64))
+        too_long = [int(small[M_COUNT])]
+        post(small, OP_GATHER, 200, 0, 0, np.zeros(2, np.uint64))
+        too_long.append(int(small[M_COUNT]))
+        post(small, OP_SUM, rank, 0, 0, EMPTY)   # and the next request is served
+        too_long.append(int(small[M_VALUE]))
+    cases.append({"n": "room", "same_on_all_ranks": comm.allgather(too_long) == [too_long] * size,
+                  "got": too_long, "ref": [-3, -4, size * (size - 1) // 2]})
     mb = mailbox(4)
     with Server(mb, B):
         posts(mb, 10)                        # compiled, warm

@@ -3,7 +3,8 @@ keeps running posts its cross-rank steps to a mailbox and a Numba thread of its 
 them with MPI. The kernel's side runs here as Numba code on each rank (mailbox_driver.py), on
 1 and 3 ranks, tables of 1-200 rows in 64-row blocks (ranks with no rows): NUMB, the
 `while SOME(X) do i := STEP(X)` loop, a Ctrl-C flag raised on one rank seen by all at the same
-request, a row broadcast, the slice made whole, against NumPy; every rank alike."""
+request, a row broadcast, the slice made whole, against NumPy; every rank alike; a row and a
+slice past the payload's room answered with the words they need, no collective run."""
 from __future__ import annotations
 
 import json

@@ -32,6 +32,9 @@ kernel has ended. Operations:
   OP_GATHER               the payload's words of this rank's block of an M_VALUE-bit slice in,
                           the whole slice's words out (writeln, CONVERT; MPI_Allgatherv).
 
+A broadcast or a whole slice past the payload's room runs no collective: M_COUNT answers minus
+the words it needs (the same on every rank: the room and the lengths are).
+
 Built and tested on the CPU (tests/distributed/test_mailbox.py: ``post``, the kernel's side
 as Numba code in a thread of each rank, against NumPy over 1-3 ranks); the CUDA side and its
 wiring into the GPU tier are not built yet (docs/scale.md says what they need).
@@ -117,7 +120,10 @@ def serve(mb):
             continue
         spins = 0
         op = mb[M_OP]
-        if op == OP_BCAST or op == OP_GATHER:
+        need = mb[M_COUNT] if op == OP_BCAST else (mb[M_VALUE] + 63) >> 6 if op == OP_GATHER else 0
+        if need > mb.shape[0] - M_PAYLOAD:
+            mb[M_COUNT] = -need           # past the payload's room, alike on every rank: no collective
+        elif op == OP_BCAST or op == OP_GATHER:
             words = np.empty(mb[M_COUNT], np.uint64)
             for t in range(words.shape[0]):
                 words[t] = np.uint64(mb[M_PAYLOAD + t])
@@ -139,9 +145,12 @@ def serve(mb):
 def post(mb, op, value, flag, root, words):
     """The kernel's side of one request (block 0's thread 0 of a GPU-tier kernel; here the
     reference the CUDA side follows and what the tests run): returns (value, flags), the
-    answer's words (a broadcast row, a gathered slice) left in the payload."""
+    answer's words (a broadcast row, a gathered slice) left in the payload. Words past the
+    payload's room are not sent: M_COUNT answers minus the words needed, on every rank alike
+    (the GPU tier's kernel then stops for the host to run the call: E_RERUN)."""
     mb[M_OP], mb[M_VALUE], mb[M_FLAGS], mb[M_ROOT], mb[M_COUNT] = op, value, flag, root, words.shape[0]
-    for t in range(words.shape[0]):
+    room = mb.shape[0] - M_PAYLOAD
+    for t in range(min(words.shape[0], room)):
         mb[M_PAYLOAD + t] = np.int64(words[t])
     q = mb[M_REQ] + 1
     store_release(mb, M_REQ, q)
