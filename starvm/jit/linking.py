@@ -18,7 +18,7 @@ made or loaded from Numba's disk cache; the cell holds the callee's native entry
 
 Across processes: the cell's name hashes the module, the callee and its argument types, so a
 caller's cached machine code names the same cell in every process. Each cell is recorded
-beside the cache entry (``<entry>.link.<hash>``: the callee and its argument types), written
+beside Numba's index of the module (``<entry>.link.<hash>``: the callee and its argument types), written
 before the caller's code can be cached, and every recorded cell is given to LLVM before any
 function of the module loads from the cache (``install``: a hook on the dispatcher's cache
 load). A function whose overload is added (compiled, or loaded by Numba or cache.py) first
@@ -103,23 +103,36 @@ def _cell(name: str) -> ctypes.c_void_p:
         return cell
 
 
-def _record_path(module, name: str) -> Path | None:
+def _records_base(module) -> Path | None:
+    """Where the module's cell records go, ``<base>.link.<hash>``: beside Numba's index of its
+    functions (the entry's __pycache__, or its folder under NUMBA_CACHE_DIR), so that they
+    stay and go with the machine code that names their cells (with the records beside the
+    entry, a cache folder emptied while NUMBA_CACHE_DIR was kept left cached callers calling
+    through empty cells: a segmentation fault)."""
     where = getattr(module, "__file__", None)
     if not where:
         return None
     path = Path(where)
-    return path.with_name(f"{path.stem}.link.{name[len(PREFIX):]}")
+    for func in getattr(module, CALLS, {}):
+        folder = getattr(getattr(getattr(module, func, None), "_cache", None), "_cache_path", None)
+        if folder:
+            return Path(folder) / path.stem
+    return path
+
+
+def _record_path(module, name: str) -> Path | None:
+    base = _records_base(module)
+    return None if base is None else base.with_name(f"{base.name}.link.{name[len(PREFIX):]}")
 
 
 def _records(module) -> list[tuple[str, str, tuple]]:
-    """(symbol, callee, argument types) of every cell recorded beside the module's entry
-    (a record is read once per process: a load of every function asks)."""
-    where = getattr(module, "__file__", None)
-    if not where:
+    """(symbol, callee, argument types) of every cell recorded for the module (a record is
+    read once per process: a load of every function asks)."""
+    base = _records_base(module)
+    if base is None:
         return []
-    path = Path(where)
     found = []
-    for record in sorted(path.parent.glob(f"{path.stem}.link.*")):
+    for record in sorted(base.parent.glob(f"{base.name}.link.*")):
         name = PREFIX + record.name.rsplit(".", 1)[1]
         if name not in _READ:
             try:

@@ -163,3 +163,24 @@ proc RQ(n: integer; var P: table); begin if n > 0 then RP(n - 1, P); end;
         tables = [p for p in ("p1", "m0p1", "m1p1") if f" {p}," in header or f"({p}," in header]
         assert tables, header
         assert all(f"{p} = (borrow({p}[0]), {p}[1])" in lines for p in tables), f
+
+
+def test_a_kernel_compiles_once_whatever_constants_it_is_called_with():
+    """Numba types a constant argument as a literal and would compile a kernel once per
+    combination of constants (fail: 24 times for bfs); kernels are typed with plain types."""
+    import numpy as np
+    from numba import njit, types
+    from starvm.targets.numba import kernels
+
+    @njit
+    def two_failures(st, k):
+        if k == 1:
+            kernels.fail(st, 1, 5, 0, 0, 0, 0)
+        kernels.fail(st, 2, 6, k, 0, 0, 0)
+
+    st = np.zeros(40, np.int64)
+    with pytest.raises(kernels.JitFault):
+        two_failures(st, 1)
+    assert st[:2].tolist() == [1, 5]        # S_NODE, S_CODE of the first failure
+    assert not [sig for sig in kernels.fail.overloads if any(isinstance(t, types.Literal) for t in sig)]
+

@@ -84,7 +84,8 @@ def probe(cache_dir, jit: str) -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("linked")
-    return {"interpreted": probe(folder, "off"), "compiled": probe(folder, "on"), "loaded": probe(folder, "on")}
+    return {"interpreted": probe(folder, "off"), "compiled": probe(folder, "on"), "loaded": probe(folder, "on"),
+            "folder": folder}
 
 
 def test_the_interpreter_run_fails_two_calls_deep(runs):
@@ -131,3 +132,18 @@ def test_linking_off_leaves_the_source_alone(monkeypatch):
     monkeypatch.setattr(linking, "enabled", False)
     source = "@njit(cache=True)\ndef f_a(x):\n    return f_b(x)\n"
     assert linking.link_source(source) == source
+
+
+def test_the_cells_are_recorded_beside_numbas_index(runs):
+    """Where Numba keeps the callers' machine code (its index, .nbi), there and only there are
+    the records of the cells it calls through: with the records beside the entry, a cache
+    folder emptied while NUMBA_CACHE_DIR kept the machine code ran callers through empty cells
+    (a segmentation fault)."""
+    import os
+    from pathlib import Path
+    places = [runs["folder"], *([Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else [])]
+    index = [p for place in places for p in place.rglob("star_*.f_r_top-*.nbi")]
+    assert len(index) == 1, index
+    records = [p for place in places for p in place.rglob("star_*.link.*")]
+    assert records and {p.parent for p in records} == {index[0].parent}, records
+

@@ -91,8 +91,45 @@ if _WithoutBlasProbe.NAME not in sys.modules and not any(isinstance(f, _WithoutB
 # (lower.ModuleGen.borrow_arguments), for which they cost nothing. forceinline=False is
 # explicit on the others: Numba would otherwise compile a kernel first called from a
 # forceinline one with forceinline too (slow paths inlined).
-out_of_line = njit(cache=True, forceinline=False)
-llvm_inline = njit(cache=True, forceinline=True)
+#
+# Calls are typed with plain types (``_plain_calls``): Numba types a constant argument as a
+# literal (``fail(st, nid, E_STEPS, 0, 0, 0, 0)``: Literal[int](21), Literal[int](0)) and compiles
+# a kernel once per combination of constants it is called with (fail 24 times for bfs alone,
+# 0.2-0.3 s of CPU each on a cold cache). LLVM still folds the constants where it inlines.
+def _plain_calls(dispatcher):
+    """The dispatcher, its calls from compiled code typed with their arguments unliteral."""
+    numba_template = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return numba_template(tuple(types.unliteral(a) for a in args),
+                              {k: types.unliteral(v) for k, v in kws.items()})
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+# Only compiled code calls a kernel (host_kernel: those the host calls too), so none gets
+# the CPython and C wrappers Numba makes for a call from Python (a third of a small kernel's
+# compile: its typing and lowering, then LLVM).
+_COMPILED_ONLY = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+def out_of_line(func):
+    return _plain_calls(njit(cache=True, forceinline=False, **_COMPILED_ONLY)(func))
+
+
+def llvm_inline(func):
+    return _plain_calls(njit(cache=True, forceinline=True, **_COMPILED_ONLY)(func))
+
+
+def per_constant(func):
+    """out_of_line, compiled once per constant it is called with (logic's kind: a loop over
+    words LLVM vectorises per kind, where a kind known only at run time branches in it)."""
+    return njit(cache=True, forceinline=False, **_COMPILED_ONLY)(func)
+
+
+def host_kernel(func):
+    """A kernel the host calls as well (call.py, buffers.py): with Numba's wrappers."""
+    return _plain_calls(njit(cache=True, forceinline=False)(func))
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -359,7 +396,7 @@ def op_not(x, cnt, st, nid):
     return (out, x[1])
 
 
-@out_of_line
+@per_constant
 def logic(a, b, kind, cnt, st, nid):
     """and / or / xor: kind 0, 1, 2."""
     if not same_len(a[1], b[1]):
@@ -816,7 +853,7 @@ OUTPUT = OutputType(fields=(("buf", types.int64[::1]), ("tabs", types.UniTuple(t
 
 # made and read by compiled (cached) functions: a typed container made or read from Python
 # compiles Numba's own helpers in every process (seconds)
-@out_of_line
+@host_kernel
 def new_output(n):
     ob = structref.new(OUTPUT)
     ob.buf = np.zeros(n, np.int64)
@@ -826,12 +863,12 @@ def new_output(n):
     return ob
 
 
-@out_of_line
+@host_kernel
 def output_records(ob):
     return ob.buf
 
 
-@out_of_line
+@host_kernel
 def request_tables(ob):
     """The tables of the host request in progress and their rows (call.OutputSink.request)."""
     return ob.tabs, ob.rows
@@ -948,7 +985,12 @@ def put_int(out, q, v):
     return end
 
 
-@out_of_line
+# bytes, not str: iterating a str in compiled code compiles Numba's unicode support (2-3 s of CPU)
+TRUE_BYTES = np.frombuffer(b"true", np.uint8)
+FALSE_BYTES = np.frombuffer(b"false", np.uint8)
+
+
+@host_kernel
 def records_text(recs, sbytes, soffs):
     """The UTF-8 text of the finished write calls among output records (kernels.out_*), as
     the interpreter prints them; the records of an unfinished one print nothing. ``sbytes``
@@ -990,9 +1032,9 @@ def records_text(recs, sbytes, soffs):
             q = put_int(out, q, recs[p + 1])
             p += 2
         elif kind == 3:
-            word = "true" if recs[p + 1] else "false"
+            word = TRUE_BYTES if recs[p + 1] else FALSE_BYTES
             for c in word:
-                out[q] = ord(c)
+                out[q] = c
                 q += 1
             p += 2
         elif kind == 4:

@@ -26,6 +26,9 @@ CHUNK_LINES = 300         # most lines of one helper's body (each helper costs a
 OUTLINE_OVER = 600        # a function whose body is longer is outlined
 _STAYS = ("borrow(",)     # a statement naming one of these stays where it is
 _RETURN = re.compile(r"\breturn\b")
+# helpers (and lower.py's cycle functions) are called by compiled code only: without Numba's
+# CPython and C wrappers, which are a fifth to a third of a small function's compile
+INNER_DECORATOR = "@njit(cache=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)"
 
 
 def outline(text: str, prefix: str, chunk_lines: int = CHUNK_LINES, over: int = OUTLINE_OVER) -> str:
@@ -97,7 +100,7 @@ def _outline_now(text: str, prefix: str, chunk_lines: int, over: int) -> str:
         name = f"{prefix}{k}_{fn.name}"
         indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         body = [line[len(indent) - 4:] if line.strip() else line for line in lines[first - 1:last]]
-        helper = ["@njit(cache=True)", f"def {name}({', '.join(args)}):", *body]
+        helper = [INNER_DECORATOR, f"def {name}({', '.join(args)}):", *body]
         if outs:
             helper.append(f"    return ({''.join(o + ', ' for o in outs)})")
         helpers.append("\n".join(helper) + "\n")
