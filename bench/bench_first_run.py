@@ -9,8 +9,17 @@ then again once the background compiles it started have finished (the warm run),
     python bench/bench_first_run.py [--programs bfs,dijkstra] [--graphs bundled,gnp:n=1000,p=0.005,seed=1]
                                     [--out NAME] [--timeout S]
 
-Writes bench/results/NAME.json and NAME.md (default first_run_cpu<cores>), case by case, so
-a run stopped midway keeps what it measured. Every run is a fresh process (`python -m starvm
+``--kernels`` measures instead what compiling costs a first run that asks for it (`--jit on`),
+in CPU seconds of the process (its children's resource usage): with every cache empty
+(starvm's kernels and the program's routines), with only starvm's kernels in Numba's cache,
+and warm; per checkout given with ``--tree PATH=LABEL`` (default this one), the trees
+interleaved program by program, so that a change is measured against the code before it
+under the same load:
+
+    python bench/bench_first_run.py --kernels [--tree /tmp/before=before --tree .=after] [--programs bfs]
+
+Writes bench/results/NAME.json and NAME.md (default first_run_cpu<cores>, with --kernels
+first_run_kernels_cpu<cores>), case by case, so a run stopped midway keeps what it measured. Every run is a fresh process (`python -m starvm
 run`), timed from its start to its end; the machine's load average is recorded beside each
 case (on a shared machine, other work slows every figure).
 """
@@ -87,6 +96,55 @@ def measure(program: str, graph: str, timeout: float, kernels: Path) -> dict:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def cpu_run(tree: Path, program: str, graph: str, env: dict, timeout: float) -> tuple[float | None, float | None]:
+    """(CPU seconds, wall seconds) of one `star run --jit on` of ``tree``'s starvm, a fresh
+    process (None, None: it failed or timed out)."""
+    cmd = [sys.executable, "-m", "starvm", "run", str(tree / "programs" / f"{program}.star"), "--jit", "on"]
+    if graph != "bundled":
+        cmd += ["--generate", graph]
+    before = os.times()
+    done = run_process(cmd, env={**env, "PYTHONPATH": str(tree)}, timeout=timeout, keep_stdout=False)
+    after = os.times()
+    if not done.ok:
+        return None, None
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return round(cpu, 2), round(done.seconds, 2)
+
+
+def measure_kernels(tree: Path, label: str, program: str, graph: str, timeout: float) -> dict:
+    """CPU of a --jit on run cold (every cache empty), with starvm's kernels cached, warm."""
+    folder = Path(tempfile.mkdtemp(prefix="starvm-first-run-kernels-"))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "numba")}
+    for name in ("STARVM_JIT", "STARVM_JIT_THRESHOLD", "STARVM_JIT_BACKGROUND", "STARVM_BACKEND"):
+        env.pop(name, None)
+    row = {"tree": label, "program": program, "graph": graph, "load_before": load_average()}
+    try:
+        row["cold_cpu_s"], row["cold_wall_s"] = cpu_run(tree, program, graph, {**env, "STARVM_JIT_CACHE": str(folder / "a")},
+                                                        timeout)
+        # a second compiled-code cache: the routines compile again, starvm's kernels load
+        row["kernels_cached_cpu_s"], row["kernels_cached_wall_s"] = cpu_run(
+            tree, program, graph, {**env, "STARVM_JIT_CACHE": str(folder / "b")}, timeout)
+        row["warm_cpu_s"], row["warm_wall_s"] = cpu_run(tree, program, graph, {**env, "STARVM_JIT_CACHE": str(folder / "b")},
+                                                        timeout)
+        if row["cold_cpu_s"] is not None and row["kernels_cached_cpu_s"] is not None:
+            row["kernels_cpu_s"] = round(row["cold_cpu_s"] - row["kernels_cached_cpu_s"], 2)
+        row["load_after"] = load_average()
+        return row
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def kernels_markdown(doc: dict) -> list[str]:
+    fmt = lambda x: "—" if x is None else f"{x:.2f}"  # noqa: E731
+    lines = [doc["method"], "", "| tree | program | graph | cold CPU s | kernels cached CPU s | starvm's kernels CPU s | "
+             "warm CPU s | cold wall s | load |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["results"]:
+        lines.append(f"| {r['tree']} | {r['program']} | {r['graph']} | {fmt(r.get('cold_cpu_s'))} | "
+                     f"{fmt(r.get('kernels_cached_cpu_s'))} | {fmt(r.get('kernels_cpu_s'))} | {fmt(r.get('warm_cpu_s'))} | "
+                     f"{fmt(r.get('cold_wall_s'))} | {_load(r['load_before'])}-{_load(r.get('load_after', r['load_before']))} |")
+    return lines
+
+
 def _load(x: float | None) -> str:
     return "?" if x is None else f"{x:.1f}"
 
@@ -116,7 +174,13 @@ def main(argv=None) -> int:
     ap.add_argument("--graphs", default=";".join(GRAPHS), help="';'-separated: bundled or a --generate SPEC")
     ap.add_argument("--out", default=f"first_run_cpu{os.cpu_count()}")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
+    ap.add_argument("--kernels", action="store_true", help="the CPU a first --jit on run spends compiling "
+                    "starvm's kernels and the program's routines (see above)")
+    ap.add_argument("--tree", action="append", default=[], metavar="PATH=LABEL",
+                    help="with --kernels: a checkout whose starvm runs (default: this one)")
     args = ap.parse_args(argv)
+    if args.kernels:
+        return main_kernels(args)
     out = ROOT / "bench" / "results" / args.out
     doc = document("first run", "The first `star run` of each shipped program, every cache empty",
                    method="Each case in a fresh cache folder (STARVM_JIT_CACHE; Numba's cache of starvm's "
@@ -132,6 +196,27 @@ def main(argv=None) -> int:
             doc["results"].append(row)
             print(row, flush=True)
             write_results(doc, out.with_suffix(".json"), markdown(doc))
+    return 0
+
+
+def main_kernels(args) -> int:
+    out = ROOT / "bench" / "results" / (args.out if args.out != f"first_run_cpu{os.cpu_count()}"
+                                         else f"first_run_kernels_cpu{os.cpu_count()}")
+    trees = [(Path(t.partition("=")[0]).resolve(), t.partition("=")[2] or t) for t in args.tree] or [(ROOT, "this")]
+    doc = document("first run kernels", "What compiling costs a first `star run --jit on`: starvm's kernels and the routines",
+                   method="Per program and checkout, three `star run --jit on` processes, their CPU time (user + system): "
+                          "cold (the compiled-code cache and Numba's cache of starvm's kernels empty), then in a second "
+                          "empty compiled-code cache with the kernels in Numba's cache (the routines compile again), then "
+                          "warm. The kernels' share is the difference of the first two. Checkouts interleaved program by "
+                          "program. The host is shared with other developers' work: the load average is beside each case.",
+                   results=[])
+    for program in args.programs.split(","):
+        for graph in args.graphs.split(";"):
+            for tree, label in trees:
+                row = measure_kernels(tree, label, program, graph, args.timeout)
+                doc["results"].append(row)
+                print(row, flush=True)
+                write_results(doc, out.with_suffix(".json"), kernels_markdown(doc))
     return 0
 
 

@@ -54,3 +54,25 @@ def test_first_run_writes_its_results_case_by_case(tmp_path, monkeypatch):
     md = (tmp_path / "fr.md").read_text()
     assert md.startswith("# The first `star run` of each shipped program") and "| bfs | bundled | 2.00 | 1.00 |" in md
     assert "1 of 2 cases meet the target" in md
+
+
+def test_first_run_kernels_measures_each_tree_cold_kernels_cached_and_warm(tmp_path, monkeypatch):
+    runs = []
+
+    def cpu_run(tree, program, graph, env, timeout):
+        runs.append((tree.name, env["STARVM_JIT_CACHE"].rsplit("/", 1)[1], env["NUMBA_CACHE_DIR"]))
+        cold = len(runs) % 3 == 1
+        return (20.0 if cold else 5.0 if len(runs) % 3 == 2 else 1.0), 9.0
+
+    monkeypatch.setattr(bench_first_run, "cpu_run", cpu_run)
+    before, after = tmp_path / "before", tmp_path / "after"
+    assert bench_first_run.main(["--kernels", "--programs", "bfs", "--graphs", "bundled", "--tree", f"{before}=before",
+                                 "--tree", f"{after}=after", "--out", str(tmp_path / "k")]) == 0
+    # per tree: cold, then kernels cached (a second compiled-code cache, the same Numba cache), warm in it
+    assert [r[:2] for r in runs] == [("before", "a"), ("before", "b"), ("before", "b"),
+                                      ("after", "a"), ("after", "b"), ("after", "b")]
+    assert runs[0][2] == runs[1][2] != runs[3][2]
+    doc = json.loads((tmp_path / "k.json").read_text())
+    assert [r["tree"] for r in doc["results"]] == ["before", "after"]
+    assert doc["results"][0]["kernels_cpu_s"] == 15.0 and doc["results"][0]["warm_cpu_s"] == 1.0
+    assert "| before | bfs | bundled | 20.00 | 5.00 | 15.00 | 1.00 |" in (tmp_path / "k.md").read_text()

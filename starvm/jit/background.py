@@ -68,29 +68,40 @@ def _spec(v):
 
 
 class Job:
-    """One background compile: the worker process and the markers it leaves."""
+    """One background compile: the worker process and the markers it leaves. Its process
+    starts when one of this run's worker slots is free (``_Workers``)."""
 
     def __init__(self, source_path: Path, backend: str, func: str, spec):
         self.ready = cache.ready_marker(source_path, func, spec)
         self.failed = cache.failed_marker(source_path, func, spec)
+        self.source_path, self.backend, self.func, self.spec = source_path, backend, func, spec
         self.started = time.monotonic()
         self.ended = None
+        self.proc = None
+        WORKERS.submit(self)
+
+    def start(self, jobs=None, after=()) -> None:
+        """The worker process, for this job (and ``jobs``: more functions of its entry),
+        compiling once the processes ``after`` (pids) have ended."""
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         # the worker finds the folder this process uses (a read-only one replaced already)
-        env["STARVM_JIT_CACHE"] = str(source_path.parent)
+        env["STARVM_JIT_CACHE"] = str(self.source_path.parent)
         quiet = None if debug() else subprocess.DEVNULL
+        jobs = jobs or [self]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "starvm.jit.compile_worker", "--background", backend, str(source_path),
-             json.dumps([[func, spec]])],
+            [sys.executable, "-m", "starvm.jit.compile_worker", "--background",
+             *([f"--after={','.join(map(str, after))}"] if after else []), self.backend, str(self.source_path),
+             json.dumps([[j.func, j.spec] for j in jobs])],
             stdin=subprocess.DEVNULL, stdout=quiet, stderr=quiet, env=env,
             start_new_session=True)     # not stopped by the run's Ctrl-C or end: it fills the cache
 
     def poll(self) -> str:
-        """'running', 'ready', 'failed' (Numba could not compile it) or 'lost' (the worker
-        ended without a result)."""
-        if self.proc.poll() is None:
+        """'running' (or waiting for a worker slot), 'ready', 'failed' (Numba could not
+        compile it) or 'lost' (the worker ended without a result)."""
+        WORKERS.advance()
+        if self.proc is None or self.proc.poll() is None:
             return "running"
         if self.ended is None:
             self.ended = time.monotonic()
@@ -101,6 +112,69 @@ class Job:
     @property
     def seconds(self) -> float:
         return (self.ended or time.monotonic()) - self.started
+
+
+class _Workers:
+    """This run's background compiles, at most ``slots`` worker processes at once (a core
+    left to the interpreter; at least one), the others waiting in the order they came.
+    Compiles side by side duplicate work: a caller's compile compiles (or loads) its callees
+    and starvm's kernels, so two workers starting on an empty cache compiled both twice (bfs:
+    the main block's and BFS's workers). One after another, the second finds them in Numba's
+    cache. Jobs still waiting when the run ends are compiled by one worker per entry, which
+    outlives the run as the others do."""
+
+    def __init__(self):
+        self.running: list[Job] = []
+        self.waiting: list[Job] = []
+        self.exit_hook = False
+
+    @property
+    def slots(self) -> int:
+        return max(1, (os.cpu_count() or 1) - 1)
+
+    def submit(self, job: Job) -> None:
+        self.waiting.append(job)
+        if not self.exit_hook:
+            import atexit
+            atexit.register(self.start_waiting)
+            self.exit_hook = True
+        self.advance()
+
+    def advance(self) -> None:
+        self.running = [j for j in self.running if j.proc.poll() is None]
+        while self.waiting and len(self.running) < self.slots:
+            job = self.waiting.pop(0)
+            try:
+                job.start()
+            except OSError:
+                job.proc = _Ended()        # polls as 'lost': the routine stays interpreted
+                continue
+            self.running.append(job)
+
+    def start_waiting(self) -> None:
+        """At the run's end: the waiting jobs, one worker per entry, which starts compiling
+        once the running workers have ended."""
+        entries: dict[Path, list[Job]] = {}
+        for job in self.waiting:
+            entries.setdefault(job.source_path, []).append(job)
+        self.waiting = []
+        after = [j.proc.pid for j in self.running if j.proc.poll() is None]
+        for jobs in entries.values():
+            try:
+                jobs[0].start(jobs, after)
+            except OSError:
+                pass
+
+
+class _Ended:
+    """A worker that never started."""
+    returncode = -1
+
+    def poll(self):
+        return self.returncode
+
+
+WORKERS = _Workers()
 
 
 class Background:

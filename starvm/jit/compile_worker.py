@@ -1,6 +1,7 @@
 """Compiles routines of one cache entry into Numba's disk cache, in a process of its own:
-``python -m starvm.jit.compile_worker [--background] BACKEND ENTRY.py JOBS`` (JOBS: JSON list of
-[function, argument types as background.signature_spec gives them]).
+``python -m starvm.jit.compile_worker [--background] [--after=PID,...] BACKEND ENTRY.py JOBS`` (JOBS:
+JSON list of [function, argument types as background.signature_spec gives them]; ``--after``:
+start once those processes have ended).
 
 Started by --jit auto (background.py) while the interpreter keeps running the routine, and
 by ``star compile`` (precompile.py). For each job it leaves a ready marker once Numba's cache
@@ -83,6 +84,30 @@ def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[s
     return func, "compiled", seconds
 
 
+def _wait_for(pids, limit_s: float = 3600.0) -> None:
+    """Until none of these processes is running (or ``limit_s`` has passed)."""
+    import time
+    deadline = time.monotonic() + limit_s
+    while pids and time.monotonic() < deadline:
+        pids = [pid for pid in pids if _running(pid)]
+        if pids:
+            time.sleep(0.2)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:            # another user's process: it exists
+        return True
+    try:                       # a zombie (ended, not yet reaped) has ended
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return True
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--background"]:
@@ -92,8 +117,17 @@ def main(argv=None) -> int:
             os.nice(BACKGROUND_NICE)
         except (AttributeError, OSError):
             pass
+    if argv[:1] and argv[0].startswith("--after="):
+        # a run's waiting compiles, left at its end: after its running workers (the kernels
+        # and callees they compile are then in Numba's cache, not compiled twice at once)
+        try:
+            _wait_for([int(pid) for pid in argv[0].partition("=")[2].split(",") if pid])
+        except ValueError:
+            pass
+        argv = argv[1:]
     if len(argv) != 3:
-        print("usage: python -m starvm.jit.compile_worker [--background] BACKEND ENTRY.py JOBS", file=sys.stderr)
+        print("usage: python -m starvm.jit.compile_worker [--background] [--after=PID,...] BACKEND ENTRY.py JOBS",
+              file=sys.stderr)
         return 2
     backend, path, jobs = argv
     def report(func, status, seconds):
