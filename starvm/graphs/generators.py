@@ -63,10 +63,17 @@ def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
     keys *= size
     keys += v
     del v
-    keys.sort()
-    keys = _distinct_of_sorted(keys)
+    return _graph_of_keys(n, keys, rng, wmax, directed, name, meta)
+
+
+def _graph_of_keys(n, keys, rng, wmax, directed, name, meta) -> Graph:
+    """_finish from the pairs' keys u * n + v (int64, -1 for a dropped pair): sorted and
+    made distinct (in threads on a big list), weights drawn, the arcs written into their
+    final arrays."""
+    size = max(int(n), 1)
+    keys = sorted_distinct_keys(keys)
     k = int(keys.size)
-    w = _weights(rng, wmax, k, xp)
+    w = _weights(rng, wmax, k, np)
     total = k if directed else 2 * k
     src, dst = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     lo, hi = src[:k], dst[:k]
@@ -84,6 +91,41 @@ def _finish(n, u, v, rng, wmax, directed, name, meta, xp=np) -> Graph:
         meta = {**meta, "both_ways": True}     # every edge both ways: undirected() is the graph itself
     # no repeated arc by construction: Graph.weight_matrix needs no sort to find them
     return Graph(int(n), src, dst, w, name=name, directed=directed, meta={**meta, "distinct_arcs": True})
+
+
+SORT_THREAD_KEYS = 1 << 20     # at least this many keys a thread, else fewer threads
+
+
+def sorted_distinct_keys(keys: np.ndarray) -> np.ndarray:
+    """The distinct non-negative values of an int64 array, ascending (``keys`` is reused). On
+    a big array, in threads: each takes one range of values (split at quantiles of a sample,
+    R-MAT's keys crowding the low vertices), picks its keys out, sorts them and drops repeats;
+    the ranges are joined in order."""
+    threads = max(1, min(_cpu_count(), keys.size // SORT_THREAD_KEYS))
+    if threads == 1:
+        keys.sort()
+        return _non_negative(_distinct_of_sorted(keys))
+    sample = np.sort(keys[::max(1, keys.size // (256 * threads))])
+    cuts = np.unique(sample[(np.arange(1, threads) * sample.size) // threads])
+
+    def part(i: int) -> np.ndarray:
+        if i == 0:
+            mine = keys[keys < cuts[0]]
+        elif i == cuts.size:
+            mine = keys[keys >= cuts[-1]]
+        else:
+            mine = keys[(keys >= cuts[i - 1]) & (keys < cuts[i])]
+        mine.sort()
+        return _distinct_of_sorted(mine)
+
+    from concurrent.futures import ThreadPoolExecutor   # NumPy's sort, compare and pick let go of the GIL
+    with ThreadPoolExecutor(cuts.size + 1) as pool:
+        parts = list(pool.map(part, range(cuts.size + 1)))
+    return _non_negative(np.concatenate(parts))
+
+
+def _non_negative(sorted_keys: np.ndarray) -> np.ndarray:
+    return sorted_keys[int(np.searchsorted(sorted_keys, 0)):]
 
 
 def _distinct_of_sorted(keys):
@@ -161,8 +203,10 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
                  f"rmat scale={scale}, ef={edge_factor} ({edge_factor << scale} samples)", xp)
     rng = _rng(seed, xp)
     n, m = 1 << scale, edge_factor << scale
+    meta = dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed)
     if xp is np:
-        u, v = _rmat_ends_numpy(rng, scale, m, a, b, c)
+        keys = _rmat_keys_numpy(rng, scale, m, a, b, c, directed)
+        return _graph_of_keys(n, keys, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}", meta)
     else:
         u = xp.zeros(m, dtype=xp.int64)
         v = xp.zeros(m, dtype=xp.int64)
@@ -173,29 +217,29 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
             u |= down.astype(xp.int64) << bit
             v |= right.astype(xp.int64) << bit
             del r, down, right
-    return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}",
-                   dict(scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, d=d, seed=seed), xp)
+    return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}", meta, xp)
 
 
-# the peak of rmat's arrays per sample: the ends (4 + 4 bytes), the pair keys (8) and their
-# distinct copy (8), the weights (8 + 16 both ways) and the Graph's arcs both ways (32, an
-# undirected graph), with room to spare
+# the peak of rmat's arrays per sample: the pair keys (8), their ranges and the distinct list
+# (8 + 8), the weights (8 + 16 both ways) and the Graph's arcs both ways (32, an undirected
+# graph), with room to spare
 RMAT_BYTES_PER_SAMPLE = 100
 
 RMAT_CHUNK = 1 << 16          # samples a thread works through at a time: its buffers stay in cache
 RMAT_THREAD_SAMPLES = 1 << 18  # at least this many samples a thread, else fewer threads
 
 
-def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
-    """The R-MAT ends on the host, as unsigned words: sample e's bit ``bit`` comes from the
-    uniform number ``bit * m + e`` of ``rng``'s stream (one 64-bit draw each; the array
-    version above draws them bit after bit), and ``rng`` is left after all ``scale * m``
-    draws, where the weights come from. The samples are cut into ranges, one a thread; each
-    range keeps one generator per bit, advanced to its place in the stream (PCG64.advance),
-    and goes through its samples a cache-sized chunk at a time, so the numbers are those of
-    the bit-by-bit draw whatever the threads."""
+def _rmat_keys_numpy(rng, scale: int, m: int, a: float, b: float, c: float, directed: bool) -> np.ndarray:
+    """The R-MAT samples on the host as the keys u * n + v of their pairs (undirected: smaller
+    end first; -1 for a self-loop), int64. Sample e's bit ``bit`` comes from the uniform
+    number ``bit * m + e`` of ``rng``'s stream (one 64-bit draw each; the array version above
+    draws them bit after bit), and ``rng`` is left after all ``scale * m`` draws, where the
+    weights come from. The samples are cut into ranges, one a thread; each range keeps one
+    generator per bit, advanced to its place in the stream (PCG64.advance), and goes through
+    its samples a cache-sized chunk at a time, so the numbers are those of the bit-by-bit draw
+    whatever the threads."""
     word = np.uint32 if scale <= 32 else np.uint64
-    u, v = np.empty(m, dtype=word), np.empty(m, dtype=word)
+    keys = np.empty(m, dtype=np.int64)
     bits = rng.bit_generator
     start = bits.state
     threads = max(1, min(_cpu_count(), m // RMAT_THREAD_SAMPLES)) if scale else 1
@@ -211,15 +255,13 @@ def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
         draws = [at(bit * m + lo) for bit in range(scale)]
         size = max(1, min(RMAT_CHUNK, hi - lo))
         r = np.empty(size)
+        u, v, shifted = (np.empty(size, dtype=word) for _ in range(3))
         down, right, more = (np.empty(size, dtype=bool) for _ in range(3))
-        shifted = np.empty(size, dtype=word)
         for c_lo in range(lo, hi, size):
-            c_hi = min(hi, c_lo + size)
-            k = c_hi - c_lo
-            uu, vv = u[c_lo:c_hi], v[c_lo:c_hi]
+            k = min(hi, c_lo + size) - c_lo
+            uu, vv, rk, dk, rightk, mk, sk = u[:k], v[:k], r[:k], down[:k], right[:k], more[:k], shifted[:k]
             uu[...] = 0
             vv[...] = 0
-            rk, dk, rightk, mk, sk = r[:k], down[:k], right[:k], more[:k], shifted[:k]
             for bit in range(scale):
                 draws[bit].random(out=rk)
                 np.greater_equal(rk, a + b, out=dk)            # quadrants c, d: the source bit is 1
@@ -232,6 +274,15 @@ def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
                 uu |= sk
                 np.left_shift(rightk, word(bit), out=sk, dtype=word)
                 vv |= sk
+            out = keys[c_lo:c_lo + k]
+            np.equal(uu, vv, out=dk)                           # self-loops
+            if not directed:
+                np.minimum(uu, vv, out=sk)
+                np.maximum(uu, vv, out=vv)
+                uu = sk
+            np.left_shift(uu, scale, out=out, dtype=np.int64, casting="unsafe")  # u * 2^scale + v
+            np.bitwise_or(out, vv, out=out, casting="unsafe")
+            out[dk] = -1
 
     if threads == 1:
         fill(0, m)
@@ -241,7 +292,7 @@ def _rmat_ends_numpy(rng, scale: int, m: int, a: float, b: float, c: float):
             for done in [pool.submit(fill, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
                 done.result()
     bits.advance(scale * m)
-    return u, v
+    return keys
 
 
 def _cpu_count() -> int:

@@ -1,5 +1,5 @@
 """The fast paths of graph input give what their plain definitions give, bit for bit: R-MAT's
-threaded, chunked draw (the bit-by-bit stream of one generator), _finish's one-key sort, the
+threaded, chunked draw (the bit-by-bit stream of one generator), the threaded one-key sort, the
 undirected reading's packed sort key (and its shortcut for graphs made both ways), and
 pack_numpy's byte planes. Each is compared with a plain implementation kept here."""
 from __future__ import annotations
@@ -66,10 +66,11 @@ def pack_reference(values, k: int, words: int) -> np.ndarray:
 # ------------------------------------------------------------------ R-MAT
 @pytest.fixture
 def many_threads(monkeypatch):
-    """The threaded draw with 5 threads and chunks of 100 samples whatever the machine."""
+    """The threaded draw and sort with 5 threads and chunks of 100 samples whatever the machine."""
     monkeypatch.setattr(generators, "_cpu_count", lambda: 5)
     monkeypatch.setattr(generators, "RMAT_THREAD_SAMPLES", 64)
     monkeypatch.setattr(generators, "RMAT_CHUNK", 100)
+    monkeypatch.setattr(generators, "SORT_THREAD_KEYS", 64)
 
 
 @pytest.mark.parametrize("kw", [dict(scale=0), dict(scale=1, seed=3), dict(scale=6, seed=7), dict(scale=9, seed=1),
@@ -86,12 +87,29 @@ def test_rmat_equals_the_bit_by_bit_draw(kw, threads, request):
 
 
 def test_rmat_leaves_the_stream_after_every_draw(many_threads):
-    """The generator ends where the bit-by-bit draw ends: its next numbers are the same."""
+    """The generator ends where the bit-by-bit draw ends: its next numbers are the same; the
+    keys are the pairs' u * 2^scale + v, -1 for a self-loop."""
     rng, ref = np.random.default_rng(11), np.random.default_rng(11)
-    u, v = generators._rmat_ends_numpy(rng, 5, 700, 0.57, 0.19, 0.19)
-    ref.random(5 * 700)
+    keys = generators._rmat_keys_numpy(rng, 5, 700, 0.57, 0.19, 0.19, True)
+    r = ref.random(5 * 700).reshape(5, 700)
+    u = ((r >= 0.76).astype(np.int64) << np.arange(5)[:, None]).sum(axis=0)
+    right = ((r >= 0.57) & (r < 0.76)) | (r >= 0.95)
+    v = (right.astype(np.int64) << np.arange(5)[:, None]).sum(axis=0)
+    assert np.array_equal(keys, np.where(u == v, -1, u * 32 + v))
     assert np.array_equal(rng.random(10), ref.random(10))
-    assert u.dtype == v.dtype == np.uint32 and u.max() < 32 and v.max() < 32
+
+
+@pytest.mark.parametrize("case", ["random", "skewed", "repeats", "loops", "empty"])
+def test_sorted_distinct_keys_in_threads(case, monkeypatch):
+    """The threaded sort: np.unique of the non-negative keys, however the values spread."""
+    monkeypatch.setattr(generators, "_cpu_count", lambda: 5)
+    monkeypatch.setattr(generators, "SORT_THREAD_KEYS", 100)
+    rng = np.random.default_rng(3)
+    keys = {"random": rng.integers(-1, 1 << 40, 5000), "skewed": rng.geometric(0.01, 5000) - 2,
+            "repeats": rng.integers(0, 3, 5000), "loops": np.full(5000, -1), "empty": np.zeros(0, np.int64)}[case]
+    want = np.unique(keys[keys >= 0])
+    got = generators.sorted_distinct_keys(keys.astype(np.int64))
+    assert got.dtype == np.int64 and np.array_equal(got, want)
 
 
 def test_gnp_and_ssca2_pairs_sorted_and_distinct():
