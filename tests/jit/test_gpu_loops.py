@@ -22,6 +22,7 @@ import starvm
 PROGRAM = """
 var mode: integer;
 var T, U: table(2100, 8);
+    V: table(2100, 19);
     X, Y: slice(T);
     i, j, s, n: integer;
     w: word(T);
@@ -29,6 +30,34 @@ var T, U: table(2100, 8);
 procedure BUMP(v: integer);
 begin
   s := s + v;
+end;
+
+procedure SEARCHES(var V: table; var n: integer);
+var Y, Z: slice(V); i, j: integer; pat: word(V);
+begin
+  for i := 1 to NROWS(V) do
+  begin
+    SETNUM((i * 7919) mod 524288, pat);
+    ROW(i, V) := pat;
+  end;
+  SET(Y);
+  SETNUM(7919 * 5, pat);
+  MATCH(V, Y, pat, Z);
+  n := NUMB(Z);
+  LESS(V, Y, pat, Z);
+  n := n * 10000 + NUMB(Z);
+  SET(Z);
+  for j := NCOLS(V) downto 1 do
+    if j mod 3 = 0 then Z := Z and not COL(j, V) else Z := Z or (Y and COL(j, V));
+  n := n * 10000 + NUMB(Z);
+  if mode = 3 then
+    for j := 1 to 23 do Y := Y and COL(j, V);
+  for j := 1 to 8 do
+  begin
+    COL(j, V) := COL(j, V) and not COL(j + 1, V);
+    Z := Z and COL(j + 2, V);
+  end;
+  n := n * 10000 + NUMB(Z);
 end;
 
 begin
@@ -84,6 +113,8 @@ begin
     BUMP(i);
   end;
   writeln('s=', s);
+  if mode <> 9 then SEARCHES(V, n);
+  writeln('n=', n);
 end.
 """
 
@@ -118,6 +149,9 @@ def test_step_loops_that_leave_their_slice_alone_walk_it_without_a_reduction():
     assert src.count("d_fnd<R, true>") == 3 + 2
     # ROW reads wait only where a table was written since the last barrier
     assert "if (c_.dirty) gsync(c_);" in src and "c_.dirty = 1;" in src
+    # columns read ahead in MATCH's and LESS's loops and the downto loop, and in the loop
+    # that stops at a column past the table; not where the loop writes a table
+    assert src.count("cols_ahead<PFD>(") == 4 and "cols_ahead<PFD>(pf" in src
 
 
 @pytest.fixture
@@ -131,15 +165,17 @@ def device(monkeypatch):
         yield
 
 
-@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3])
 def test_loops_on_a_grid_of_blocks_equal_the_interpreter(device, mode):
     m, out, counts, err = _run("cupy", "on", mode)
     _r, want_out, want_counts, want_err = _run("numpy", "off", mode)
     assert (out, counts, err) == (want_out, want_counts, want_err)
     if mode == 1:
         assert err is not None and "row index" in err.lower() and "loops.star:" in err
+    elif mode == 3:
+        assert err is not None and "column" in err.lower() and "SEARCHES" in err
     else:
-        assert err is None and want_out.count("s=") == 4
+        assert err is None and want_out.count("s=") == 4 and "n=" in want_out
     parts = [r for r in m.jit.routines.values() if getattr(r, "part", False)]
     assert parts and all(r.state == "compiled" and r.compiled_calls for r in parts)
     assert max(blocks for _fn, _t, blocks, _r in parts[0].kernels.values()) >= 2
@@ -150,12 +186,13 @@ def test_step_limits_stop_a_scanned_loop_where_they_stop_the_interpreter(device,
     _m, out, counts, err = _run("cupy", "on", 0, max_steps=limit)
     _r, want_out, want_counts, want_err = _run("numpy", "off", 0, max_steps=limit)
     assert err is not None and "step limit reached" in err
-    assert limit < 23000 or "loops.star:23:" in err
+    first_scan = PROGRAM.splitlines().index("  while SOME(X) do") + 1
+    assert limit < 23000 or f"loops.star:{first_scan}:" in err
     assert (out, counts, err) == (want_out, want_counts, want_err)
 
 
 def test_loops_on_a_gpu_equal_the_interpreter():
     from conftest import cupy_or_skip
     cupy_or_skip()
-    for mode in (0, 1, 2):
+    for mode in (0, 1, 2, 3):
         assert _run("cupy", "on", mode)[1:] == _run("numpy", "off", mode)[1:]

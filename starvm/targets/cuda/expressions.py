@@ -360,6 +360,12 @@ class Expressions:
             h, col = self.tmp("fn"), self.tmp("fc")
             self.emit(f"Ln {h}; {h}.n = {t}.n;")
             pre.append(f"const u64* {col} = {t}.d + ({i} - 1) * {t}.W;")
+            ahead = self.ahead.get(e.src[1].arg)
+            if ahead is not None and e.src[0].op is Op.VAR and e.src[0].arg is ahead[0]:
+                # the loop's column j, loaded ahead (statements.py: columns_ahead); 0 past the table
+                _var, buf, ph = ahead
+                return h, lambda q, bare: ([], f"(PFD > 1 ? ahead_word<PFD>({buf}, {ph}, {q}) : "
+                                               + (f"ldt({col} + w_))" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL))"))
             return h, lambda q, bare: ([], f"ldt({col} + w_)" if bare else f"(w_ < {t}.W ? ldt({col} + w_) : 0ULL)")
         if op is Op.NOT:
             a, word = self._fz(e.src[0], pre)

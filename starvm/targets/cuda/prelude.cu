@@ -337,6 +337,34 @@ template <int N, bool GRID> __device__ __forceinline__ i64 d_fnd(Ctx& c, const V
     u64 p = red<GRID>(c, best, 2);
     return p == ALL ? 0 : (i64)p;
 }
+// A counted loop reading COL(j, T) of a table it does not write (statements.py: columns_ahead)
+// loads the columns of PFD iterations at once, j, j + d, ..., those inside the loop's range and
+// the table (the others are not read: the body's check fails first), so that their loads
+// overlap: MATCH's 19 columns waited for 19 loads one after another. Only where a thread holds
+// few words (R < 8): PFD * R words a table stay in registers.
+#ifndef PFD
+#define PFD (R >= 8 ? 1 : 8 / R)
+#endif
+template <int D, int N> __device__ __forceinline__ void cols_ahead(u64 (&a)[D][N], const Tb& t, i64 j, i64 hi,
+                                                                   int d, i64 b, i64 s) {
+#pragma unroll
+    for (int u = 0; u < D; ++u) {
+        const i64 c = j + (i64)u * d;
+        if ((d > 0 ? c <= hi : c >= hi) && 0 < c && c <= t.k) {
+            const u64* col = t.d + (c - 1) * t.W;
+#pragma unroll
+            for (int q = 0; q < N; ++q) { const i64 w = b + (i64)q * s; a[u][q] = w < t.W ? ldt(col + w) : 0ULL; }
+        }
+    }
+}
+// word q of the column loaded at phase ph: a chain of selects, so the buffer stays in registers
+template <int D, int N> __device__ __forceinline__ u64 ahead_word(const u64 (&a)[D][N], int ph, int q) {
+    u64 v = a[0][q];
+#pragma unroll
+    for (int u = 1; u < D; ++u) if (u == ph) v = a[u][q];
+    return v;
+}
+
 // `while SOME(X) do begin i := STEP(X); ...` where the body leaves X alone (statements.py:
 // some_step): X's words are staged once in a scratch region and every thread walks them
 // itself, from the 1 it took last (cw: its word, cv: that word's 1s not taken yet), a warp

@@ -97,6 +97,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.recursive: set = set()   # routines on a cycle of calls (__noinline__ device functions)
         self.protos: list[str] = []   # their prototypes (a call may come before the definition)
         self.graph_reads: list[str] = []   # the graph's scalars read (Op.GRAPH 'n', 'm', ...): c_.gq[i]
+        self.ahead: dict = {}     # table -> (loop variable, buffer, phase): COL(j, T) loaded ahead (columns_ahead)
 
     def routine_globals(self, pyname: str, _stack=()) -> list:
         if pyname in self._globals:

@@ -14,7 +14,7 @@ import re
 from ... import config
 from ...ir.ops import GroupOp, Node, Op
 from ...types import T
-from ...ir.walk import small_int, walk, writes_globals, writes_output
+from ...ir.walk import small_int, walk, writes_globals, writes_output, writes_tables
 from ..common import Unsupported
 from .expressions import _fusable, _fused_switch
 
@@ -256,11 +256,28 @@ class Statements:
         at = len(self.lines)
         saved, self.pivot = getattr(self, "pivot", None), pivot
         cmp, step = (">=", "--") if downto else ("<=", "++")
+        ahead = self.columns_ahead(var, body) if pivot is None else []
+        ph = self.tmp("ph") if ahead else None
+        if ahead:
+            self.emit(f"int {ph} = PFD;   // columns read ahead: loaded PFD iterations at a time")
+            for _t, buf in ahead:
+                self.emit(f"u64 {buf}[PFD][R];")
         self.emit(f"for (i64 {it} = {lo}; {it} {cmp} {hi}; {step}{it}) {{")
         self.ind += 1
         self.emit(f"{self.vars[var]} = {it};")
+        if ahead:
+            self.emit(f"if (PFD > 1 && {ph} == PFD) {{ {ph} = 0;")
+            for t, buf in ahead:
+                tb = self.vars[t]
+                self.emit(f"    cols_ahead<PFD>({buf}, {tb}, {it}, {hi}, {-1 if downto else 1}, c_.gt, c_.G);")
+            self.emit("}")
         self.tick(s.loc)
+        saved_ahead = self.ahead
+        self.ahead = {**self.ahead, **{t: (var, buf, ph) for t, buf in ahead}}
         self.block(body)
+        self.ahead = saved_ahead
+        if ahead:
+            self.emit(f"if (PFD > 1) ++{ph};")
         if pivot is not None and pivot["eligible"]:
             self.emit("pp_ ^= 1;")
         self.ind -= 1
@@ -273,6 +290,28 @@ class Statements:
             self.lines[at:at] = ["    " * self.ind + line for line in pro]
             self.emit("if (gsync_or(c_, wf_)) FAIL(0, E_RERUN, 0, 0, 0, 0);")
             self.emit("}")
+
+    def columns_ahead(self, var, body: Node) -> list:
+        """The tables whose column ``var`` the loop body reads (``COL(j, T)`` inside fused slice
+        logic), to be loaded PFD iterations ahead (prelude.cu: cols_ahead), so that the loads
+        of MATCH's or LESS's columns overlap instead of each waiting for the one before: [(table
+        symbol, buffer name)], two tables at most. None where the body may write a table (the
+        words loaded ahead would be stale; a table parameter may be another's alias) or assign
+        ``var``."""
+        if not self.grid or not _fused_switch():
+            return []
+        found = []
+        for n in walk(body):
+            if n.op in GroupOp.TableWrite or n.op is Op.PFOR or (n.op is Op.ASSIGN and n.arg.type is T.TABLE):
+                return []
+            if n.op is Op.ASSIGN and n.arg is var or n.op in GroupOp.ForLoops and n.arg[0] is var:
+                return []
+            if n.op is Op.CALL and writes_tables(self.bodies, n.arg[0].pyname):
+                return []
+            if (n.op is Op.COL_GET and n.src[0].op is Op.VAR and n.src[0].arg is var and n.src[1].op is Op.VAR
+                    and n.src[1].arg.type is T.TABLE and n.src[1].arg not in found and n.src[1].arg not in self.ahead):
+                found.append(n.src[1].arg)
+        return [(t, self.tmp("pf")) for t in found[:2]]
 
     def _s_ASSIGN(self, s):
         sym, value = s.arg, s.src[0]
