@@ -99,7 +99,8 @@ def measure(program: str, graph: str, timeout: float, kernels: Path) -> dict:
 def cpu_run(tree: Path, program: str, graph: str, env: dict, timeout: float) -> tuple[float | None, float | None]:
     """(CPU seconds, wall seconds) of one `star run --jit on` of ``tree``'s starvm, a fresh
     process (None, None: it failed or timed out)."""
-    cmd = [sys.executable, "-m", "starvm", "run", str(tree / "programs" / f"{program}.star"), "--jit", "on"]
+    # -P: the tree's starvm (PYTHONPATH), not one in the current folder
+    cmd = [sys.executable, "-P", "-m", "starvm", "run", str(tree / "programs" / f"{program}.star"), "--jit", "on"]
     if graph != "bundled":
         cmd += ["--generate", graph]
     before = os.times()
