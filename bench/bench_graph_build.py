@@ -4,8 +4,9 @@
     python3 bench/bench_graph_build.py --quick                          # scales 8-10, seconds
     python3 bench/bench_graph_build.py --backend cupy --scales 18-22 --gpu-generate \\
         --old-scales 18 --out bench/results/graph_build_h100            # on the GPU host
-    python3 bench/bench_graph_build.py --scales 14,16,18 --old-scales none --e2e \\
+    python3 bench/bench_graph_build.py --scales 14,16,18 --old-scales none --e2e --profile \\
         --before /tmp/starvm-before --out bench/results/graph_input_cpu2  # whole star runs too
+        # (and bench/results/graph_input_cpu2_profile.txt)
 
 For each scale: the R-MAT graph (a, b, c, d = .57, .19, .19, .05, edge factor 16, seed 2015,
 undirected, weights 1..100; the bench_stdlib graphs) is generated (timed apart: NumPy, or CuPy
