@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import StarRuntimeError, StarTypeError
 from ..frontend import ast as A
-from .generators import sorted_distinct
+from .generators import sorted_distinct_keys
 
 # the built-in name (as in builtins.py) -> the helper's `what`
 OPS = {"GRAPH_N": "n", "GRAPH_M": "m", "GRAPH_VBITS": "vbits", "GRAPH_WBITS": "wbits",
@@ -179,7 +179,7 @@ def adjacency_words(g) -> np.ndarray:
     out = np.zeros((n, words), dtype=np.uint64)
     if g.m:
         row, col = g.src - 1, g.dst - 1
-        pos = sorted_distinct(col * (words * 64) + row)    # repeated arcs set one bit
+        pos = sorted_distinct_keys(col * (words * 64) + row)    # repeated arcs set one bit (threads sort a big list)
         word = pos >> 6
         bit = np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64))
         starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])

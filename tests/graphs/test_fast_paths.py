@@ -197,3 +197,16 @@ def test_pack_numpy_equals_bit_by_bit(k, monkeypatch):
         codes.pack_numpy(values, k, data)
         assert np.array_equal(data, pack_reference(values, k, words)), (k, n)
         assert np.array_equal(codes.unpack_numpy(data, n, k), values)
+
+
+def test_adjacency_words_with_threaded_sort(many_threads):
+    """GRAPH_ADJ's packed words (their arcs sorted in threads) against the n x n bool matrix
+    packed column by column; repeated arcs and self-loops included."""
+    from starvm.graphs.star import adjacency_words
+    rng = np.random.default_rng(9)
+    for n in (1, 63, 64, 130):
+        g = random_graph(rng, n, 600, 3)
+        words = (n + 63) // 64
+        bits = np.packbits(g.adjacency().T, axis=1, bitorder="little")   # row j: column j's rows
+        want = np.ascontiguousarray(np.pad(bits, ((0, 0), (0, words * 8 - bits.shape[1])))).view(np.uint64)
+        assert np.array_equal(adjacency_words(g), want), n
