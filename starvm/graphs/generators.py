@@ -98,28 +98,28 @@ SORT_THREAD_KEYS = 1 << 20     # at least this many keys a thread, else fewer th
 
 def sorted_distinct_keys(keys: np.ndarray) -> np.ndarray:
     """The distinct non-negative values of an int64 array, ascending (``keys`` is reused). On
-    a big array, in threads: each takes one range of values (split at quantiles of a sample,
-    R-MAT's keys crowding the low vertices), picks its keys out, sorts them and drops repeats;
-    the ranges are joined in order."""
+    a big array, in threads: each sorts one run of the array in place; the runs' evenly
+    spaced values (R-MAT's keys crowd the low vertices) cut the values into ranges, and each
+    thread gathers one range from every run, sorts it and drops repeats; the ranges are
+    joined in order. About one more copy of the keys at a time, however many threads."""
     threads = max(1, min(_cpu_count(), keys.size // SORT_THREAD_KEYS))
     if threads == 1:
         keys.sort()
         return _non_negative(_distinct_of_sorted(keys))
-    sample = np.sort(keys[::max(1, keys.size // (256 * threads))])
-    cuts = np.unique(sample[(np.arange(1, threads) * sample.size) // threads])
+    bounds = [keys.size * t // threads for t in range(threads + 1)]
+    runs = [keys[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
+    from concurrent.futures import ThreadPoolExecutor   # NumPy's sort and copies let go of the GIL
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(np.ndarray.sort, runs))            # each run in place
+        sample = np.sort(np.concatenate([r[np.linspace(0, r.size - 1, 64).astype(np.int64)] for r in runs]))
+        cuts = np.unique(sample[(np.arange(1, threads) * sample.size) // threads])
+        starts = [np.concatenate([[0], np.searchsorted(r, cuts), [r.size]]) for r in runs]
 
-    def part(i: int) -> np.ndarray:
-        if i == 0:
-            mine = keys[keys < cuts[0]]
-        elif i == cuts.size:
-            mine = keys[keys >= cuts[-1]]
-        else:
-            mine = keys[(keys >= cuts[i - 1]) & (keys < cuts[i])]
-        mine.sort()
-        return _distinct_of_sorted(mine)
+        def part(i: int) -> np.ndarray:
+            mine = np.concatenate([r[at[i]:at[i + 1]] for r, at in zip(runs, starts)])
+            mine.sort()
+            return _distinct_of_sorted(mine)
 
-    from concurrent.futures import ThreadPoolExecutor   # NumPy's sort, compare and pick let go of the GIL
-    with ThreadPoolExecutor(cuts.size + 1) as pool:
         parts = list(pool.map(part, range(cuts.size + 1)))
     return _non_negative(np.concatenate(parts))
 
@@ -220,9 +220,9 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     return _finish(n, u, v, rng, wmax, directed, f"rmat-{scale}-{edge_factor}-{seed}", meta, xp)
 
 
-# the peak of rmat's arrays per sample: the pair keys (8), their ranges and the distinct list
-# (8 + 8), the weights (8 + 16 both ways) and the Graph's arcs both ways (32, an undirected
-# graph), with room to spare
+# the peak of rmat's arrays per sample: the pair keys (8), their ranges gathered, the distinct
+# ranges and their join (8 + 8 + 8), then the weights (8 + 16 both ways) and the Graph's arcs
+# both ways (32, an undirected graph), with room to spare
 RMAT_BYTES_PER_SAMPLE = 100
 
 RMAT_CHUNK = 1 << 16          # samples a thread works through at a time: its buffers stay in cache
