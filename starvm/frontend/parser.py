@@ -26,6 +26,7 @@ def _lark() -> lark.Lark:
     Python's, and built again where that file is missing, unreadable or cannot be written."""
     import hashlib
     import os
+    import threading
     text = grammar_path().read_text()
     key = hashlib.sha256(repr((text, lark.__version__, sys.version_info[:2], sorted(_LARK_OPTIONS.items())))
                          .encode()).hexdigest()[:24]
@@ -39,7 +40,7 @@ def _lark() -> lark.Lark:
     parser = lark.Lark(text, cache=False, **_LARK_OPTIONS)
     try:                # a whole file or none: written aside, then renamed
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        part = f"{path}.{os.getpid()}.part"
+        part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
         with open(part, "wb") as f:
             parser.save(f)
         os.replace(part, path)
