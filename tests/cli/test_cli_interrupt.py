@@ -33,8 +33,13 @@ def _interrupted_after(command: list[str], delay: float) -> subprocess.Completed
     long) is Python's to report, not starvm's: that run is repeated (up to 5 times). A command
     that ignores it past 60 s is stopped with SIGABRT and its Python stacks are the failure."""
     for _ in range(5):
+        # SIGINT's default action back in the child, as a terminal's Ctrl-C finds it: a test run
+        # started in the background (a shell's `&` job, nohup) ignores SIGINT, the child inherits
+        # that and Python keeps it, so the command rightly ignored the signal and ran on (60 s
+        # and a failure at the first delay, every time, in such CI runs)
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=subprocess_env(STARVM_BACKEND="numpy", PYTHONFAULTHANDLER="1"))
+                                env=subprocess_env(STARVM_BACKEND="numpy", PYTHONFAULTHANDLER="1"),
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             time.sleep(delay)
             proc.send_signal(signal.SIGINT)
