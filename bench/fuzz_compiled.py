@@ -55,7 +55,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from starvm.benchmarking import RunTimeout, device_info, document, machine_info, watchdog, write_results  # noqa: E402
+from starvm.benchmarking import device_info, document, machine_info, write_results  # noqa: E402
+# the watchdog module's names from it: the package loads its parts lazily, and once its submodule
+# watchdog is imported the package's attribute of that name is the module, not the function
+from starvm.benchmarking.watchdog import RunTimeout, watchdog  # noqa: E402
 
 # The generator's options for this campaign (tests/reference/gen.py Gen): recursion and
 # printing functions in a fifth of the programs (either makes the main block run
