@@ -148,7 +148,9 @@ def test_step_loops_that_leave_their_slice_alone_walk_it_without_a_reduction():
     assert src.count("scan_next((c_.scr") == 3
     assert src.count("d_fnd<R, true>") == 3 + 2
     # ROW reads wait only where a table was written since the last barrier
-    assert "if (c_.dirty) gsync(c_);" in src and "c_.dirty = 1;" in src
+    assert "if ((c_.dirty & 1) || ROW_SYNC_) gsync(c_);" in src and "c_.dirty |= 1;" in src
+    # and a write after a ROW read waits for the readers
+    assert "if (c_.dirty & 2) gsync(c_);" in src and "c_.dirty |= 2;" in src
     # columns read ahead in MATCH's and LESS's loops and the downto loop, and in the loop
     # that stops at a column past the table; not where the loop writes a table
     assert src.count("cols_ahead<PFD>(") == 4 and "cols_ahead<PFD>(pf" in src

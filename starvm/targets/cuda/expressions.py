@@ -143,9 +143,11 @@ class Expressions:
         self.emit(f"if (!(0 < {i} && {i} <= {t}.n)) {self.fail(sid, 'E_ROW_INDEX', i, f'{t}.n')}")
         self.count(op)
         if self.grid:      # the bits of row i are in every owner's column words: written since the last barrier?
-            self.emit("if (c_.dirty) gsync(c_);")
+            self.emit("if ((c_.dirty & 1) || ROW_SYNC_) gsync(c_);")
         o = self.new_vec(T.WORD)
         self.emit(f"r_row_get{'_grid' if self.grid else ''}({o}, {t}, {i});")
+        if self.grid:      # a write waits for the readers (statements.py: before_table_write)
+            self.emit("c_.dirty |= 2;")
         return o
 
     def v_frst(self, e: Node) -> str:

@@ -48,7 +48,7 @@ struct Ctx {
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
     i64 wn[NKINDS];     // steps of this warp's `parallel for` iterations (lane 0's are flushed)
     const i64* intr;    // Ctrl-C: the host's flag (intr_poll)
-    int dirty;          // a table written since the last grid barrier (uniform): a ROW read waits for one
+    int dirty;          // since the last grid barrier (uniform): 1 a table written, 2 a row read (statements.py)
     u64* pool; i64 pcap; i64 ptop;   // local tables: a bump allocator in the host's pool (words; routine.py)
     i64 stk0; i64 sroom; int spb;    // recursion: the kernel frame's address, the stack room, calls outside
     const i64* gq;                   // the graph's scalars the host read (GRAPH_N, ...: routine.py graph_reads)
@@ -342,8 +342,21 @@ template <int N, bool GRID> __device__ __forceinline__ i64 d_fnd(Ctx& c, const V
 // the table (the others are not read: the body's check fails first), so that their loads
 // overlap: MATCH's 19 columns waited for 19 loads one after another. Only where a thread holds
 // few words (R < 8): PFD * R words a table stay in registers.
+#ifdef NO_AHEAD
+#define PFD 1
+#endif
 #ifndef PFD
 #define PFD (R >= 8 ? 1 : 8 / R)
+#endif
+#ifdef NO_SCAN
+#define SCAN_OK 0
+#else
+#define SCAN_OK 1
+#endif
+#ifdef ROW_SYNC
+#define ROW_SYNC_ 1
+#else
+#define ROW_SYNC_ 0
 #endif
 template <int D, int N> __device__ __forceinline__ void cols_ahead(u64 (&a)[D][N], const Tb& t, i64 j, i64 hi,
                                                                    int d, i64 b, i64 s) {

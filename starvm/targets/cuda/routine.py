@@ -438,6 +438,9 @@ SWITCHES = {
     "FENCE_BARRIER": "the grid barrier's arrival and spin with full fences (before: no release/acquire forms)",
     "OWN_LOADS": "a pivot loop's iterations loading their own columns from L2 at every pivot (none kept in registers)",
     "WARP_ATOMICS": "a grid reduction's atomics one a warp (before: the block's warps reduced in shared memory first)",
+    "NO_AHEAD": "a counted loop's COL(j, T) loaded in its iteration (before: PFD iterations' columns at once)",
+    "NO_SCAN": "a STEP loop taking one grid reduction an iteration (before: the slice staged and walked by every thread)",
+    "ROW_SYNC": "a grid barrier before every ROW read (before: only where a table was written since the last one)",
 }
 
 

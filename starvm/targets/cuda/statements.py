@@ -89,8 +89,10 @@ class Statements:
         try:
             handler = getattr(self, "_s_" + s.op.name, None)
             if handler is not None:
+                if s.op is Op.PFOR:      # its iterations write words other threads own
+                    self.before_table_write()
                 handler(s)
-                if s.op is Op.PFOR:      # its iterations wrote words other threads own
+                if s.op is Op.PFOR:
                     self.tables_written()
             elif s.op in GroupOp.InPlace:
                 self.base_stmt(s)
@@ -172,9 +174,11 @@ class Statements:
             self.nscr += 1
             reg, ok, cw, cv, nw = (f"(c_.scr + {self.nscr - 1} * c_.caps)", self.tmp("sc"), self.tmp("cw"),
                                    self.tmp("cv"), self.tmp("nw"))
-            self.emit(f"const bool {ok} = {x}.n >= 0 && nwords({x}.n) <= c_.caps;")
+            self.emit(f"const bool {ok} = SCAN_OK && {x}.n >= 0 && nwords({x}.n) <= c_.caps;")
             self.emit(f"const i64 {nw} = {ok} ? nwords({x}.n) : 0; i64 {cw} = -1; u64 {cv} = 0ULL;")
-            self.emit(f"if ({ok}) {{ d_store({reg}, {x}, {self.B}, {self.S}); gsync(c_); }}")
+            # (the barrier before the store: the loop may run again while threads still read
+            # the region's words of its last run)
+            self.emit(f"if ({ok}) {{ gsync(c_); d_store({reg}, {x}, {self.B}, {self.S}); gsync(c_); }}")
         self.emit("while (true) {")
         self.ind += 1
         sid = self.site(cond.loc, Op.SOME)
@@ -338,6 +342,7 @@ class Statements:
             self.writes_tables = True
             self.emit(f"if ({v}.n != {src}.n || {v}.k != {src}.k) "
                       f"{self.fail(sid, 'E_TABLE_ASSIGN', f'{src}.n', f'{src}.k', f'{v}.n', f'{v}.k')}")
+            self.before_table_write()
             self.emit(f"for (i64 c2_ = 1; c2_ <= {v}.k; ++c2_) {{ V<R> tc_; d_col_get(tc_, {src}, c2_, c_.gt, c_.G); "
                       f"d_col_set({v}, c2_, tc_, c_.gt, c_.G); }}")
             self.tables_written()
@@ -452,6 +457,7 @@ class Statements:
             self.emit(f"if ({v}.n != {t}.n) {{ {self.unassigned(sid, v)} "
                       f"{self.fail(sid, 'E_COL_SET_LEN', i, f'{v}.n', f'{t}.n')} }}")
             self.count(op)
+            self.before_table_write()
             self.emit(f"d_col_set({t}, {i}, {v}, {self.B}, {self.S});")
             if not self.grid:
                 self.col_sets.append((len(self.lines) - 1, t, v))
@@ -467,6 +473,7 @@ class Statements:
             self.emit(f"if ({v}.n != {t}.k) {{ {self.unassigned(sid, v)} "
                       f"{self.fail(sid, 'E_ROW_SET_LEN', i, f'{v}.n', f'{t}.k')} }}")
             self.count(op)
+            self.before_table_write()
             self.emit(f"r_row_set({t}, {i}, {v}, c_.gt, c_.G);")
             self.tables_written()
         else:
@@ -480,12 +487,18 @@ class Statements:
             raise Unsupported("a parallel for changing a shared vector in place", e.loc)
         return self.vars[e.arg]
 
-    def tables_written(self) -> None:
-        """A table's words were written by their owners: the next ROW read (which reads other
-        threads' words) waits at a grid barrier first (c_.dirty, cleared by every barrier; the
-        same in every thread, as control flow is). Inside parallel for: its end sets it."""
+    # c_.dirty (prelude.cu), the same in every thread: bit 1, a table written since the last grid
+    # barrier; bit 2, a row read. A ROW read reads words other threads own: it waits at a
+    # barrier after a write (the owners' words), and a write waits at one after a ROW read (a
+    # thread still reading the row would see the new value, and its control flow part from the
+    # others'). Where no table was written, ROW reads take no barrier at all.
+    def before_table_write(self) -> None:
         if self.grid:
-            self.emit("c_.dirty = 1;")
+            self.emit("if (c_.dirty & 2) gsync(c_);")
+
+    def tables_written(self) -> None:
+        if self.grid:
+            self.emit("c_.dirty |= 1;")
 
     def table(self, e: Node, write: bool = False) -> str:
         if e.op is not Op.VAR or e.arg.type is not T.TABLE:
