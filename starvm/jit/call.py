@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import _thread
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -535,6 +536,7 @@ class OutputSink:
         self.error = None
 
     def __enter__(self):
+        _quiet_interrupts_at_the_callbacks_entry()
         self.st[S_HOST] = _host_flush_address()
         self.saved = _SINKS.get(self.st.ctypes.data)
         _SINKS[self.st.ctypes.data] = self
@@ -695,6 +697,29 @@ def _flush_top(st_address: int) -> int:
 def _host_flush():
     import ctypes
     return ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(_flush_top)
+
+
+def _quiet_interrupts_at_the_callbacks_entry() -> None:
+    """A Ctrl-C landing as ctypes enters _flush_top, before its try (Python looks at signals
+    at a function's first instruction), is an exception ctypes cannot raise: it printed
+    'Exception ignored on calling ctypes callback function' and a traceback (bench/fuzz_compiled
+    --cases interrupt, seed 3038), and the callback's result is then whatever the return slot
+    held. sys.unraisablehook takes it instead, silently, and asks the calls in progress to stop
+    at their next poll (request_stop), whether compiled code saw the callback fail (call.run:
+    E_HOST with no error is an interrupt) or go on; every other unraisable goes to the hook
+    that was there. Put in place at each compiled call's start where it is not (whoever set
+    another hook meanwhile, as pytest does per test, keeps getting the others)."""
+    previous = sys.unraisablehook
+    if getattr(previous, "starvm_ctrl_c", False):
+        return
+
+    def hook(unraisable):
+        if unraisable.object is _flush_top and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            request_stop()
+            return
+        previous(unraisable)
+    hook.starvm_ctrl_c = True
+    sys.unraisablehook = hook
 
 
 def _host_flush_address() -> int:
