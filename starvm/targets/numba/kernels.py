@@ -908,9 +908,11 @@ def req_int(rq, i, x):
 def req_room(v, bits):
     """A `var` vector's value in words of its own, room for ``bits`` bits (its words may be
     another variable's too: the host writes the result into these)."""
-    w = np.zeros(max((bits + 63) // 64, v[0].shape[0]), np.uint64)
+    src = v[0]
+    w = np.zeros(max((bits + 63) // 64, src.shape[0]), np.uint64)
     if v[1] >= 0:
-        w[:v[0].shape[0]] = v[0]
+        for t in range(src.shape[0]):     # a loop: slice assignment compiles NumPy's broadcasting
+            w[t] = src[t]                 # and its error message (Numba's unicode support, 2-3 s of CPU)
     return (w, v[1])
 
 
