@@ -82,7 +82,7 @@ def measure(program: str, graph: str, timeout: float, kernels: Path) -> dict:
             seconds, err = star_run(program, graph, env, "--profile", timeout=timeout)
             warm.append(seconds)
         row["warm_runs_s"] = warm
-        row["compiled_in_warm_run"] = sorted(set(re.findall(r"^  (\S+)(?: \(with [^)]*\))?: compiled;", err, re.M)))
+        row["compiled_in_warm_run"] = sorted(set(re.findall(r"^  (main block|\S+)(?: \(with [^)]*\))?: compiled;", err, re.M)))
         row["off_s"], _ = star_run(program, graph, env, "--jit", "off", timeout=timeout)
         good = [w for w in warm if w is not None]
         row["warm_s"] = min(good) if good else None

@@ -40,7 +40,8 @@ def test_first_run_writes_its_results_case_by_case(tmp_path, monkeypatch):
         if graph == "gnp:n=10,p=0.5,seed=1":
             return None, "error: something\n"
         first = not [e for e in runs[:-1] if e == ()]
-        return (2.0 if first else 1.0), "  BFS: compiled; 1 call(s) ran compiled in 0.1 s\n"
+        return (2.0 if first else 1.0), ("  main block (with BFS, MATCH): compiled; from the disk cache at its first call\n"
+                                         "  BFS: compiled; 1 call(s) ran compiled in 0.1 s\n")
 
     monkeypatch.setattr(bench_first_run, "star_run", star_run)
     monkeypatch.setattr(bench_first_run, "workers_of", lambda folder: 0)
@@ -50,7 +51,7 @@ def test_first_run_writes_its_results_case_by_case(tmp_path, monkeypatch):
     ok, failed = doc["results"]
     assert doc["benchmark"] == "first run" and doc["machine"]["cpu_count"]
     assert ok["first_s"] == 2.0 and ok["warm_s"] == 1.0 and ok["limit_s"] == 3.0 and ok["met"] is True
-    assert ok["compiled_in_warm_run"] == ["BFS"] and failed["first_s"] is None and "something" in failed["error"]
+    assert ok["compiled_in_warm_run"] == ["BFS", "main block"] and failed["first_s"] is None and "something" in failed["error"]
     md = (tmp_path / "fr.md").read_text()
     assert md.startswith("# The first `star run` of each shipped program") and "| bfs | bundled | 2.00 | 1.00 |" in md
     assert "1 of 2 cases meet the target" in md
