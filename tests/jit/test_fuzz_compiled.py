@@ -246,6 +246,38 @@ def test_a_ctrl_c_during_a_compiled_output_flush_keeps_the_position_and_the_line
         assert loc is not None and (loc.line, loc.column) in statement_positions(case.source), (jit, loc)
 
 
+def test_a_ctrl_c_that_loses_a_flushs_text_leaves_a_prefix_of_the_output():
+    """As a text stream does when the signal's KeyboardInterrupt breaks its write to the pipe
+    (TextIOWrapper drops the chunk it was passing on), the write loses its text: what the call
+    printed must still be a prefix of the uninterrupted run's output (the campaign's seed
+    3215: two lines missing, then the call's later records written when it stopped)."""
+    import io
+    import starvm
+    from reference.jit_edges import EdgeGen, run
+
+    case = EdgeGen(0, shapes=2).case("interrupt")
+    k = 100
+
+    class Losing(io.StringIO):
+        writes = 0
+
+        def write(self, text):
+            Losing.writes += 1
+            if Losing.writes == 3:
+                raise KeyboardInterrupt      # this text never comes out
+            return super().write(text)
+    for jit in ("off", "on"):
+        Losing.writes = 0
+        out = Losing()
+        m = starvm.Machine(out=out, jit=jit, params={"N": 10 ** 6, "K": k})
+        with pytest.raises(starvm.StarError) as stop:
+            m.run(case.source, "edge.star")
+        assert "interrupted" in str(stop.value), (jit, str(stop.value))
+        printed = out.getvalue()
+        full = run(case, "off", params={"N": k * (printed.count("\n") + 2), "K": k})[0]
+        assert printed.count("\n") >= 2 and full.startswith(printed), (jit, printed[-200:])
+
+
 def test_campaign_script_runs_the_edge_cases(tmp_path):
     """bench/fuzz_compiled.py --cases: one case of each kind asked, its figures per kind."""
     res = subprocess.run([sys.executable, str(ROOT / "bench" / "fuzz_compiled.py"), "--cases", "deep,output",
