@@ -146,6 +146,14 @@ def gpu_free_r(default: int, most: int) -> int:
     return _gpu_setting("STARVM_GPU_FREE_R", lambda raw: _bounded_int(raw, default, 0, most))
 
 
+def gpu_one_block_words(most: int) -> int | None:
+    """STARVM_GPU_ONE_BLOCK_WORDS: slices of at most this many words run on one block of the GPU
+    tier (its barriers the block's own), past 1024 words with several words a thread; None
+    where it is not set (the tier's own bound)."""
+    return _gpu_setting("STARVM_GPU_ONE_BLOCK_WORDS",
+                        lambda raw: None if raw is None else _bounded_int(raw, 0, 0, most))
+
+
 def gpu_min_r(most: int) -> int:
     """STARVM_GPU_R: the fewest words a thread of a grid kernel (outside parallel for) tries."""
     return _gpu_setting("STARVM_GPU_R", lambda raw: _bounded_int(raw, 1, 1, most))

@@ -43,9 +43,14 @@ MAX_R = 64
 LANES = "auto"
 AUTO_LANES16_WORDS = 6
 ONE_BLOCK_WORDS = 1024  # slices of at most this many words: one block, its barriers __syncthreads (no grid)
+ONE_BLOCK_THREADS = 1024  # its threads at most (more words: R a thread)
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
 OB_WORDS = 1 << 16     # output records of a routine's first call (more: grown, launched again)
-PART_OB_WORDS = 1 << 20   # those of a main block's part (its program's output, all of it)
+# those of a main block's part (its program's output, all of it; only the words written come
+# back): a launch that runs out runs the part again from its start, with eight times the room.
+# bfs_adapt at R-MAT scale 18 prints 1.05 M words: with 2^20 its 262 k-iteration loop ran twice
+# (5.45 s of a 8.6 s run on the H200)
+PART_OB_WORDS = 1 << 23
 OB_MAX_BYTES = 1 << 31    # past this the call runs interpreted (which streams its output)
 # auto: a kernel where a slice becomes a word (CONVERT, a slice used as a word) gives every
 # thread the whole slice at each conversion, from L2; past this many words a call runs
@@ -214,12 +219,15 @@ class GpuRoutine(JitRoutine):
         rp = _lane_words(caps, lanes) if self.plan.has_pfor else 1
         if rp > MAX_RP:
             raise _TooLarge(f"a slice of {caps * 64} rows inside parallel for (at most {MAX_RP * 2048})")
-        if caps <= ONE_BLOCK_WORDS and not self.plan.has_pfor:
-            threads = max(32, (caps + 31) // 32 * 32)
+        if caps <= _one_block_words() and not self.plan.has_pfor:
+            # one block: its barriers are __syncthreads, not the grid's; past 1024 words a
+            # thread holds R of them (STARVM_GPU_ONE_BLOCK_WORDS raises the bound, for measuring)
+            R = 1 if caps <= ONE_BLOCK_THREADS else _pow2(-(-caps // ONE_BLOCK_THREADS))
+            threads = max(32, (-(-caps // R) + 31) // 32 * 32)
             bound = 0 if threads <= THREADS else 1024     # two instances at most (registers fit the block)
-            key = (1, kw, rp, "one block", bound, _variant())
+            key = (R, kw, rp, "one block", bound, _variant())
             if key not in self.kernels:
-                self.kernels[key] = (self.module(1, kw, rp, bound), threads, 1, 1)
+                self.kernels[key] = (self.module(R, kw, rp, bound), threads, 1, R)
             fn, _bound, blocks, R = self.kernels[key]
             return fn, threads, blocks, R
         free_r = _free_r()
@@ -761,6 +769,11 @@ def _free_r() -> int:
 
 def _min_r() -> int:
     return config.gpu_min_r(MAX_R)
+
+
+def _one_block_words() -> int:
+    words = config.gpu_one_block_words(MAX_R * ONE_BLOCK_THREADS)
+    return ONE_BLOCK_WORDS if words is None else words
 
 
 def _grid_threads() -> int:

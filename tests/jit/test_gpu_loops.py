@@ -183,6 +183,20 @@ def test_loops_on_a_grid_of_blocks_equal_the_interpreter(device, mode):
     assert max(blocks for _fn, _t, blocks, _r in parts[0].kernels.values()) >= 2
 
 
+def test_one_block_holding_several_words_a_thread_equals_the_interpreter(monkeypatch):
+    """Slices past ONE_BLOCK_THREADS words on one block: R words a thread, the barriers the
+    block's own (here 33 words on 32 threads: R = 2)."""
+    from gpu_sources.emulate import emulated_device
+    from starvm.jit import cuda_runtime
+    with emulated_device(monkeypatch):
+        monkeypatch.setattr(cuda_runtime, "ONE_BLOCK_THREADS", 32)
+        for mode in (0, 1):
+            m, out, counts, err = _run("cupy", "on", mode)
+            assert (out, counts, err) == _run("numpy", "off", mode)[1:]
+        parts = [r for r in m.jit.routines.values() if getattr(r, "part", False)]
+        assert [(blocks, R) for _fn, _t, blocks, R in parts[0].kernels.values()] == [(1, 2)]
+
+
 @pytest.mark.parametrize("limit", [150, 23300, 24400])    # 23300 on: inside the first scanned loop
 def test_step_limits_stop_a_scanned_loop_where_they_stop_the_interpreter(device, limit):
     _m, out, counts, err = _run("cupy", "on", 0, max_steps=limit)

@@ -468,12 +468,26 @@ template <int N> __device__ __forceinline__ bool r_some(const V<N>& x) {
     for (i64 t = 0; t < nw; ++t) if (x.w[t]) return true;
     return false;
 }
+// a word's bit at a position known only at run time: for words of a few 64-bit words a chain
+// of selects (the word stays in registers; indexed, the compiler puts it in local memory)
+#define SELECT_WORDS 4
 template <int N> __device__ __forceinline__ i64 r_bit(const V<N>& x, i64 p) {   // 0-based
-    return (i64)((x.w[p >> 6] >> (p & 63)) & 1ULL);
+    if (N > SELECT_WORDS) return (i64)((x.w[p >> 6] >> (p & 63)) & 1ULL);
+    const i64 q = p >> 6;
+    u64 v = x.w[0];
+#pragma unroll
+    for (int t = 1; t < (N <= SELECT_WORDS ? N : 1); ++t) if (t == q) v = x.w[t];
+    return (i64)((v >> (p & 63)) & 1ULL);
 }
 template <int N> __device__ __forceinline__ void r_put(V<N>& x, i64 p, i64 bit) {
     u64 m = 1ULL << (p & 63);
-    if (bit) x.w[p >> 6] |= m; else x.w[p >> 6] &= ~m;
+    if (N > SELECT_WORDS) {
+        if (bit) x.w[p >> 6] |= m; else x.w[p >> 6] &= ~m;
+        return;
+    }
+    const i64 q = p >> 6;
+#pragma unroll
+    for (int t = 0; t < (N <= SELECT_WORDS ? N : 1); ++t) if (t == q) x.w[t] = bit ? (x.w[t] | m) : (x.w[t] & ~m);
 }
 template <int N> __device__ __forceinline__ void r_trim(V<N>& o, const V<N>& w, i64 i, i64 j) {
     i64 m = j - i + 1;
