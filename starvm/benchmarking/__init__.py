@@ -33,9 +33,13 @@ def __getattr__(name: str):
     module = _FROM.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    found = importlib.import_module(f".{module}", __name__)
+    # every name of that module at once: importing watchdog.py made the package's attribute
+    # `watchdog` the submodule, which the function of that name must replace
+    for other, where in _FROM.items():
+        if where == module:
+            globals()[other] = getattr(found, other)
+    return globals()[name]
 
 
 def __dir__():

@@ -70,3 +70,14 @@ def test_star_run_loads_no_harness():
     assert out.returncode == 0, out.stderr
     loaded, timing_after = json.loads(out.stdout)
     assert loaded == ["starvm.benchmarking", "starvm.benchmarking.cli"] and timing_after
+
+
+def test_a_name_like_its_module_is_the_function_whichever_name_came_first():
+    """starvm.benchmarking's `watchdog` is watchdog.py's function, also after another name of
+    that module (RunTimeout) imported it: the import system had made the package's attribute
+    the submodule, and `from starvm.benchmarking import watchdog` then gave a module."""
+    code = ("import types; from starvm.benchmarking import RunTimeout; from starvm.benchmarking import watchdog; "
+            "print(isinstance(watchdog, types.ModuleType), callable(watchdog), RunTimeout.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "RunTimeout"]
