@@ -2,7 +2,7 @@
 emulated device (tests/gpu_sources/emulate.py: the kernels' CUDA C run on CPU threads), on a
 grid of several blocks:
 
-* ``while SOME(X) do begin i := STEP(X); ...`` whose body leaves X alone walks X's words,
+* ``while SOME(X) do begin i := STEP(X); ...`` (or ``write(' ', STEP(X))``) whose body leaves X alone walks X's words,
   staged once, in every thread (statements.py: scannable, prelude.cu: scan_next) instead of
   one grid reduction an iteration; a body that changes X, or calls what may change it, keeps
   the reduction;
@@ -84,6 +84,16 @@ begin
   writeln('s=', s, ' n=', n);
   CLR(X);
   for i := 1 to 2100 do
+    if i mod 301 = 0 then X(i) := 1;
+  while SOME(X) do write(' ', STEP(X));
+  writeln;
+  CLR(X);
+  for i := 1 to 2100 do
+    if i mod 401 = 0 then X(i) := 1;
+  while SOME(X) do write(' ', NUMB(X), ':', STEP(X));
+  writeln;
+  CLR(X);
+  for i := 1 to 2100 do
     if i mod 97 = 0 then X(i) := 1;
   while SOME(X) do
   begin
@@ -157,10 +167,11 @@ def _part_source() -> str:
 
 def test_step_loops_that_leave_their_slice_alone_walk_it_without_a_reduction():
     src = _part_source()
-    # the first loop, and both loops of the nested pair; not the loop that sets bits of X,
-    # nor the one calling BUMP (X is a global, BUMP assigns one)
-    assert src.count("scan_next((c_.scr") == 4
-    assert src.count("d_fnd<R, true>") == 4 + 2
+    # the first loop, `write(' ', STEP(X))`, both loops of the nested pair and the relaxing
+    # loop; not the loop that sets bits of X, nor the one calling BUMP (X is a global, BUMP
+    # assigns one), nor the write that prints NUMB(X) before its STEP(X)
+    assert src.count("scan_next((c_.scr") == 5
+    assert src.count("d_fnd<R, true>") == 5 + 3
     # ROW reads wait only where a table was written since the last barrier
     assert "if ((c_.dirty & 1) || ROW_SYNC_) gsync(c_);" in src and "c_.dirty |= 1;" in src
     # and a write after a ROW read waits for the readers

@@ -243,6 +243,8 @@ class Expressions:
 
     def s_reduce(self, e: Node) -> str:
         op = e.op
+        if op is Op.STEP and id(e) in self.step_taken:     # taken by the loop (statements.py: some_step)
+            return self.step_taken.pop(id(e))
         if op is Op.STEP:
             x = self.var_vector(e.src[0])
         else:

@@ -98,6 +98,7 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         self.protos: list[str] = []   # their prototypes (a call may come before the definition)
         self.graph_reads: list[str] = []   # the graph's scalars read (Op.GRAPH 'n', 'm', ...): c_.gq[i]
         self.ahead: dict = {}     # table -> (loop variable, buffer, phase): COL(j, T) loaded ahead (columns_ahead)
+        self.step_taken: dict = {}   # id(STEP node) -> the C name of the position some_step took for it
 
     def routine_globals(self, pyname: str, _stack=()) -> list:
         if pyname in self._globals:

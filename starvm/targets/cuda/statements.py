@@ -155,19 +155,23 @@ class Statements:
         steps and failures are those of the two reductions. False (nothing emitted) for other
         loops."""
         cond, body = s.src
+        stmts = body.src if body.op is Op.BLOCK else [body]
         if not (self.grid and cond.op is Op.SOME and cond.src[0].op is Op.VAR and cond.src[0].type is T.SLICE
-                and body.op is Op.BLOCK and body.src):
+                and stmts):
             return False
-        first, sym = body.src[0], cond.src[0].arg
+        first, sym = stmts[0], cond.src[0].arg
         step = first.src[0] if first.op is Op.ASSIGN and first.src else first
+        in_write = first.op is Op.WRITE and _write_takes_step(first, sym)
+        if in_write:       # `write(' ', STEP(X))`: what the write prints before STEP reads no X
+            step = in_write
         if not (step.op is Op.STEP and step.src[0].op is Op.VAR and step.src[0].arg is sym):
             return False
         x = self.vars[sym]
         if self.rep(x, T.SLICE) is not T.SLICE:
             return False
         N = self.nwords_of(T.SLICE)
-        rest = Node(Op.BLOCK, body.src[1:], loc=body.loc)
-        scan = self.scannable(sym, rest)
+        rest = Node(Op.BLOCK, stmts if in_write else stmts[1:], loc=body.loc)
+        scan = self.scannable(sym, rest, taken=step)
         if scan:
             # X staged once (a region of its own: the body may stage slices too) and walked by
             # every thread (scan_next), where X's words fit the region; else d_fnd as below
@@ -200,13 +204,15 @@ class Statements:
         self.emit(f"d_clear_bit({x}, {f}, {self.B}, {self.S});")
         if first.op is Op.ASSIGN:
             self.emit(f"{self.vars[first.arg]} = {f};")
+        if in_write:        # the write's STEP(X) is this position (expressions.py: s_reduce)
+            self.step_taken[id(step)] = f
         self.stmt_loc = saved
         self.block(rest)
         self.ind -= 1
         self.emit("}")
         return True
 
-    def scannable(self, sym, rest: Node) -> bool:
+    def scannable(self, sym, rest: Node, taken: Node | None = None) -> bool:
         """Does the loop body ``rest`` (after ``i := STEP(X)``) leave X alone, so that the 1s
         still to take are those after the last one taken (scan_next)? Not where it assigns X,
         changes it in place, passes it to a routine (a var parameter may change it), or
@@ -215,6 +221,8 @@ class Statements:
         if self.pyname in self.recursive:
             return False
         for n in walk(rest):
+            if n is taken:
+                continue
             if n.op is Op.ASSIGN and n.arg is sym:
                 return False
             if n.op in GroupOp.InPlace and any(a.op is Op.VAR and a.arg is sym for a in n.src):
@@ -553,6 +561,17 @@ _COUNT = re.compile(r"c_\.(cn|wn)\[\d+\]\+\+;")
 # statements that change a vector variable in place (a STEP statement keeps its word's hint itself)
 _VECTOR_IN_PLACE = GroupOp.InPlace - GroupOp.Table - {Op.STEP}
 _PLAIN = (GroupOp.WordWise - {Op.COPY}) | {Op.CONST}
+
+
+def _write_takes_step(w: Node, sym) -> Node | None:
+    """The argument STEP(X) of a write whose arguments before it neither read X nor call
+    anything (so STEP may be taken before them), or None."""
+    for a in w.src:
+        if a.op is Op.STEP and a.src and a.src[0].op is Op.VAR and a.src[0].arg is sym:
+            return a
+        if any(n.op is Op.CALL or n.op is Op.STEP or (n.op is Op.VAR and n.arg is sym) for n in walk(a)):
+            return None
+    return None
 
 
 def _plain_logic(e: Node, y) -> bool:
