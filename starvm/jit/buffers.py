@@ -75,3 +75,13 @@ def request_tables_kernel():
     from ..targets.numba.kernels import OUTPUT, request_tables
     compile_overload(request_tables, (OUTPUT,))
     return request_tables
+
+
+@lru_cache(maxsize=None)
+def records_text_kernel():
+    """kernels.records_text with its one overload loaded (as records_kernel)."""
+    from numba import types
+    from .cache import compile_overload
+    from ..targets.numba.kernels import records_text
+    compile_overload(records_text, (types.int64[::1], types.uint8[::1], types.int64[::1]))
+    return records_text

@@ -22,7 +22,7 @@ from ..execution.limits import tick_many
 from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
-from .buffers import output_records, request_tables_kernel, room_to_compile
+from .buffers import output_records, records_text_kernel, request_tables_kernel, room_to_compile
 from ..errors import StarError
 from ..targets.layout import E_HOST, E_INTERRUPT, E_REQUEST, S_DONE, S_HOST, S_INTR, S_NODE  # interrupts, output, requests
 from ..targets.layout import E_STACK, RESTART_CODES, S_CODE, S_A, S_B, S_FREE, S_LEFT, S_OUT, S_PFOR, S_ROOM, S_SP, S_STACK
@@ -495,7 +495,7 @@ def records_text(ob, strings: list[str]) -> str:
     if not len(ob):
         return ""
     sbytes, soffs = _string_bytes(strings)
-    return _text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
+    return records_text_kernel()(np.ascontiguousarray(ob), sbytes, soffs).tobytes().decode("utf-8")
 
 
 _STRINGS: dict[int, tuple] = {}
@@ -513,14 +513,6 @@ def _string_bytes(strings: list[str]):
     return hit[2], hit[3]
 
 
-@lru_cache(maxsize=None)
-def _text_kernel():
-    """kernels.records_text with its one overload loaded (as records_kernel)."""
-    from numba import types
-    from .cache import compile_overload
-    from ..targets.numba.kernels import records_text
-    compile_overload(records_text, (types.int64[::1], types.uint8[::1], types.int64[::1]))
-    return records_text
 
 
 class OutputSink:

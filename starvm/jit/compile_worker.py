@@ -58,15 +58,15 @@ def compile_jobs(source_path: Path, backend: str, jobs, report=None) -> list[tup
                 continue
             if module is None:
                 import numba
-                from .buffers import counter_array, output_holder, records_kernel, request_tables_kernel, status_array
-                from .call import _text_kernel
+                from .buffers import (counter_array, output_holder, records_kernel, records_text_kernel,
+                                      request_tables_kernel, status_array)
                 module = cache.load(source, backend)
                 buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
                 # what the host of a compiled call loads: the records written, their text (a
                 # first compile of 2-4 s of CPU, which the run that loaded the routine from
                 # the cache paid in the foreground), the tables of a host request
                 records_kernel()
-                _text_kernel()
+                records_text_kernel()
                 request_tables_kernel()
             out.append(_compile_one(source_path, module, func, spec, buffers))
             report(*out[-1])
