@@ -230,7 +230,7 @@ def rank_rmat(comm, scale: int, edge_factor: int = 16, a: float = 0.57, b: float
         raise ValueError(f"rmat scale={scale} does not fit the ranks' memory")
     u = np.zeros(hi - lo, dtype=np.int64)
     v = np.zeros(hi - lo, dtype=np.int64)
-    for bit in range(scale):          # the quadrant rule of graphs.generators._rmat_ends_numpy
+    for bit in range(scale):          # the quadrant rule of graphs.generators._rmat_keys_numpy
         x = _advanced(seed, bit * m + lo).random(hi - lo)
         down = x >= a + b
         right = (x >= a) ^ down ^ (x >= a + b + c)

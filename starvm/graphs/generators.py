@@ -24,13 +24,7 @@ def unique_pairs(u, v, n: int, xp=np):
 def sorted_distinct(keys, xp=np):
     """np.unique of a 1-D integer array as one in-place sort and a neighbour comparison
     (NumPy 2's np.unique hashes first: 6x slower on millions of keys)."""
-    keys = xp.sort(keys)
-    if keys.size < 2:
-        return keys
-    keep = xp.empty(keys.size, dtype=bool)
-    keep[0] = True
-    xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
-    return keys[keep]
+    return _distinct_of_sorted(xp.sort(keys), xp)
 
 
 def check_memory(need: int, what: str, xp=np) -> None:
@@ -128,13 +122,13 @@ def _non_negative(sorted_keys: np.ndarray) -> np.ndarray:
     return sorted_keys[int(np.searchsorted(sorted_keys, 0)):]
 
 
-def _distinct_of_sorted(keys):
+def _distinct_of_sorted(keys, xp=np):
     """The distinct values of a sorted 1-D array (the first of each run)."""
     if keys.size < 2:
         return keys
-    keep = np.empty(keys.size, dtype=bool)
+    keep = xp.empty(keys.size, dtype=bool)
     keep[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
     return keys[keep]
 
 

@@ -24,21 +24,11 @@ from starvm.distributed import SelfComm, distribute
 
 # test_gpu_main's program (graph input, a STEP loop, a routine that may fail, output): its
 # kernels are the ones that file's tests build on the emulated device, so none is built twice
-from tests.jit.test_gpu_main import PROGRAM  # noqa: E402
+from tests.jit.test_gpu_main import PROGRAM, _run as run_program  # noqa: E402
 
 
 def _run(backend, jit: str, comm=None, mode: int = 0):
-    out = io.StringIO()
-    m = starvm.Machine(backend=backend, jit=jit, out=out, comm=comm)
-    m.profile = True
-    err = None
-    m.load(PROGRAM, "parts.star")
-    m.globals["mode"] = mode
-    try:
-        m.run_main()
-    except starvm.StarError as e:
-        err = e.render()
-    return m, out.getvalue(), list(m.counts), err
+    return run_program(backend, jit, mode, comm=comm)
 
 
 def test_one_rank_numpy_machine_is_the_plain_one():
