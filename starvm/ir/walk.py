@@ -78,7 +78,13 @@ def writes_tables(bodies, pyname: str, seen=None) -> bool:
     if pyname in seen or pyname not in bodies:
         return False
     seen.add(pyname)
-    for n in walk(bodies[pyname][1]):
+    return may_write_tables(bodies, bodies[pyname][1], seen)
+
+
+def may_write_tables(bodies, node: Node, seen=None) -> bool:
+    """May running ``node`` (a body, or a statement of one) change a table, itself or in what
+    it calls?"""
+    for n in walk(node):
         if n.op in GroupOp.TableWrite or n.op is Op.PFOR or n.op is Op.GRAPH or (
                 n.op is Op.ASSIGN and n.arg.type is T.TABLE):
             return True

@@ -14,7 +14,7 @@ import re
 from ... import config
 from ...ir.ops import GroupOp, Node, Op
 from ...types import T
-from ...ir.walk import small_int, walk, writes_globals, writes_output, writes_tables
+from ...ir.walk import may_write_tables, small_int, walk, writes_globals, writes_output
 from ..common import Unsupported
 from .expressions import _fusable, _fused_switch
 
@@ -175,9 +175,7 @@ class Statements:
         if scan:
             # X staged once (a region of its own: the body may stage slices too) and walked by
             # every thread (scan_next), where X's words fit the region; else d_fnd as below
-            self.nscr += 1
-            reg, ok, cw, cv, nw = (f"(c_.scr + {self.nscr - 1} * c_.caps)", self.tmp("sc"), self.tmp("cw"),
-                                   self.tmp("cv"), self.tmp("nw"))
+            reg, ok, cw, cv, nw = self.region(), self.tmp("sc"), self.tmp("cw"), self.tmp("cv"), self.tmp("nw")
             self.emit(f"const bool {ok} = SCAN_OK && {x}.n >= 0 && nwords({x}.n) <= c_.caps;")
             self.emit(f"const i64 {nw} = {ok} ? nwords({x}.n) : 0; i64 {cw} = -1; u64 {cv} = 0ULL;")
             # (the barrier before the store: the loop may run again while threads still read
@@ -312,13 +310,11 @@ class Statements:
         ``var``."""
         if not self.grid or not _fused_switch():
             return []
+        if may_write_tables(self.bodies, body):
+            return []
         found = []
         for n in walk(body):
-            if n.op in GroupOp.TableWrite or n.op is Op.PFOR or (n.op is Op.ASSIGN and n.arg.type is T.TABLE):
-                return []
             if n.op is Op.ASSIGN and n.arg is var or n.op in GroupOp.ForLoops and n.arg[0] is var:
-                return []
-            if n.op is Op.CALL and writes_tables(self.bodies, n.arg[0].pyname):
                 return []
             if (n.op is Op.COL_GET and n.src[0].op is Op.VAR and n.src[0].arg is var and n.src[1].op is Op.VAR
                     and n.src[1].arg.type is T.TABLE and n.src[1].arg not in found and n.src[1].arg not in self.ahead):
