@@ -160,12 +160,21 @@ def test_mpiexec_one_rank_starts_no_mpi(tmp_path):
     from test_mpi import mpirun, serial
     prog = tmp_path / "one_rank.star"
     prog.write_text(PROGRAM)
-    script = ("import sys\nfrom starvm.ui.cli import main\n"
+    # Each rank records whether MPI started in a file of its own: two ranks printing it would
+    # interleave on the shared stdout ("MPI started:MPI started: True\n True\n", seen in CI).
+    script = ("import os, sys\nfrom starvm.ui.cli import main\n"
               "rc = main(['run', sys.argv[1], '--distributed', '--jit', 'off'])\n"
-              "print('MPI started:', 'mpi4py.MPI' in sys.modules)\nsys.exit(rc)\n")
+              "open(os.path.join(sys.argv[2], 'rank%d' % os.getpid()), 'w')"
+              ".write(str('mpi4py.MPI' in sys.modules))\nsys.exit(rc)\n")
+
+    def started(n):
+        marks = tmp_path / f"marks{n}"
+        marks.mkdir()
+        rc, out, err = mpirun(n, [sys.executable, "-c", script, str(prog), str(marks)], timeout=120)
+        return rc, out, err, sorted(p.read_text() for p in marks.iterdir())
+
     src, sout, _serr = serial("run", str(prog), "--jit", "off")
-    rc, out, err = mpirun(1, [sys.executable, "-c", script, str(prog)], timeout=120)
-    assert (rc, out) == (src, sout + "MPI started: False\n"), err[-2000:]
-    rc, out, err = mpirun(2, [sys.executable, "-c", script, str(prog)], timeout=120)
-    assert rc == 0 and out.count("MPI started: True\n") == 2 and out.replace("MPI started: True\n", "") == sout, \
-        err[-2000:]
+    rc, out, err, marks = started(1)
+    assert (rc, out, marks) == (src, sout, ["False"]), err[-2000:]
+    rc, out, err, marks = started(2)
+    assert (rc, out, marks) == (0, sout, ["True", "True"]), err[-2000:]
