@@ -1454,6 +1454,12 @@ def rc_flip(t, r, q, d):
 
 
 @out_of_line
+def rc_forget(rc):
+    """Every row gathered again at its next ROW (the columns changed behind the cache: rb_flush)."""
+    rc[1][:] = False
+
+
+@out_of_line
 def op_row_get_rc(i, t, rc, cnt, st, nid):
     row_get_check(i, t, cnt, st, nid)
     rows, valid = rc
@@ -1527,6 +1533,79 @@ def row_rmw_steps(v, i, t, rc, w, kind, cnt, st, sites):
     v = logic_asg(v, v, w, kind, cnt, st, sites[2], sites[3])
     op_row_set_rc(i, t, v, rc, cnt, st, sites[4])
     return v
+
+
+# ------------------------------------------------------------------ row writes in blocks of 64 (lower.row_blocked)
+# ROW(i, T) := w flips one bit in each of T's k columns: k words a stride apart, so n row writes
+# in a loop (a transposition: ROW(j, PT) := CONVERT(COL(j, P))) touch n * k cache lines. Where
+# a loop writes T only that way and reads nothing of T, compiled code keeps the rows written
+# in one block of 64 rows (one word of every column) as words (rb = (rows, block, mask)) and
+# writes the block into the columns when a row of another block comes, after the loop, and
+# before an error leaves the loop (lower.py's try), so T is as the interpreter leaves it
+# wherever anyone can look. The checks and steps stay at each ROW write (row_set_check).
+@out_of_line
+def rb_new(t):
+    return (np.empty((64, nwords(t[0].shape[0])), np.uint64), np.full(1, -1, np.int64), np.zeros(1, np.uint64))
+
+
+@out_of_line
+def op_row_set_rb(i, t, v, rb, cnt, st, nid):
+    row_set_check(i, t, v, cnt, st, nid)
+    rows, block, mask = rb
+    r = i - 1
+    if block[0] != r >> 6:
+        rb_flush(rb, t)
+        block[0] = r >> 6
+    slot = r & 63
+    src = v[0]
+    for q in range(rows.shape[1]):
+        rows[slot, q] = src[q]
+    mask[0] |= U1 << np.uint64(slot)
+
+
+@llvm_inline
+def transpose64(a):
+    """a[c] bit s := a[s] bit c, for a 64x64 bit block (bit 0 the least significant)."""
+    j = 32
+    m = np.uint64(0x00000000FFFFFFFF)
+    while j != 0:
+        sj = np.uint64(j)
+        for k in range(64):
+            if k & j == 0:
+                x = ((a[k] >> sj) ^ a[k + j]) & m
+                a[k + j] ^= x
+                a[k] ^= x << sj
+        j >>= 1
+        m ^= m << np.uint64(j)
+
+
+@out_of_line
+def rb_flush(rb, t):
+    """The rows held in rb into T's columns (word `block` of each); rb then holds none."""
+    rows, block, mask = rb
+    m = mask[0]
+    if m == U0:
+        return
+    data = t[0]
+    k = data.shape[0]
+    w = block[0]
+    if m & (m - U1) == U0:          # one row: its bits one by one (op_row_set's loop)
+        r = trailing_zeros(m)
+        sh = np.uint64(r)
+        keep = ~m
+        for c in range(k):
+            data[c, w] = (data[c, w] & keep) | (((rows[r, c >> 6] >> np.uint64(c & 63)) & U1) << sh)
+    else:
+        keep = ~m
+        a = np.empty(64, np.uint64)
+        for q in range(rows.shape[1]):
+            for s in range(64):
+                a[s] = rows[s, q]       # rows not in the mask hold stale words: masked below
+            transpose64(a)
+            base = q * 64
+            for c in range(min(64, k - base)):
+                data[base + c, w] = (data[base + c, w] & keep) | (a[c] & m)
+    mask[0] = U0
 
 
 # ------------------------------------------------------------------ parallel for without a snapshot of the table

@@ -246,6 +246,8 @@ class ModuleGen:
         for x in row_cached(body):
             self.row_caches[x] = f"{prefix}rc{len(self.row_caches)}"
             self.emit(ind, f"{self.row_caches[x]} = rc_new({self.vars[x]})")
+        self.row_blocks: dict[Symbol, str] = {}              # table -> its rows written in blocks (kernels.rb_*)
+        self.in_main = info is None
         self.block(body, ind)
 
     # ------------------------------------------------------------------ mutual recursion
@@ -602,6 +604,36 @@ class ModuleGen:
         self.emit(ind + 2, "break")
 
     def _s_FOR(self, s, ind, tick: bool = True):
+        table = row_blocked(s.src[2], self.in_main) if tick else None
+        if table is None or table in self.row_blocks or table in self.cow_written:
+            self.counted_loop(s, ind, tick)
+            return
+        # the loop's ROW writes of `table` go through a block of 64 rows (kernels.rb_*), written
+        # into the columns after the loop and before a failure leaves it (Numba's try: the
+        # error's details are in st already; JitFault raised again after the flush)
+        rb, failed, t = self.new_tmp(), self.new_tmp(), self.vars[table]
+        self.emit(ind, f"{rb} = rb_new({t})")
+        self.emit(ind, f"{failed} = False")
+        self.emit(ind, "try:")
+        at = len(self.lines)
+        self.row_blocks[table] = rb
+        try:
+            self.counted_loop(s, ind + 1, tick)
+        finally:
+            del self.row_blocks[table]
+        if not any(f"op_row_set_rb(" in line for line in self.lines[at:]):    # a subclass wrote its ROWs its own way
+            del self.lines[at - 3:at]
+            self.lines[at - 3:] = [line[4:] for line in self.lines[at - 3:]]
+            return
+        self.emit(ind, "except Exception:")
+        self.emit(ind + 1, f"{failed} = True")
+        self.emit(ind, f"rb_flush({rb}, {t})")
+        if table in self.row_caches:         # rows it kept as words may be old now: gathered again when read
+            self.emit(ind, f"rc_forget({self.row_caches[table]})")
+        self.emit(ind, f"if {failed}:")
+        self.emit(ind + 1, "raise JitFault()")
+
+    def counted_loop(self, s, ind, tick: bool = True):
         var, downto = s.arg[0], s.arg[1]
         start, stop, body = s.src
         a, b = self.scalar(start), self.scalar(stop)
@@ -895,6 +927,8 @@ class ModuleGen:
             return f"{kernel}({self.vars[x]}, {self.hints[x]}, cnt, st, {self.site(e.loc, e.op)})"
         args = [self.vector(a) if a.type is not None and (a.type.is_vector or a.type is T.TABLE)
                 else self.scalar(a) for a in e.src]
+        if e.op is Op.ROW_SET and e.src[1].op is Op.VAR and e.src[1].arg in self.row_blocks:
+            return f"op_row_set_rb({', '.join(args)}, {self.row_blocks[e.src[1].arg]}, cnt, st, {self.site(e.loc, e.op)})"
         rc = self.row_cache_of(e)
         if rc is not None:
             return f"{self.op_kernel[e.op]}_rc({', '.join(args)}, {rc}, cnt, st, {self.site(e.loc, e.op)})"
@@ -1058,6 +1092,30 @@ def row_cached(body: Node) -> list[Symbol]:
                 if n.op in GroupOp.Row and n.src[1].op is Op.VAR and n.src[1].arg not in in_loops:
                     in_loops.append(n.src[1].arg)
     return [x for x in in_loops if not written or x in written]
+
+
+def row_blocked(body: Node, in_main: bool) -> Symbol | None:
+    """The table whose ROW writes a loop's body may hold in blocks of 64 rows (kernels.rb_*):
+    the one table it writes, only by ROW(i, T) := w, where nothing in the body reads T (its
+    sizes aside) or may see it behind the block's back: no call, `parallel for`, graph input
+    or table assignment, and no other table that could be T itself (a parameter passed T
+    twice): T is a local table, a main block's, or the only table the body names."""
+    nodes = list(walk(body))
+    sets = [n for n in nodes if n.op is Op.ROW_SET]
+    if not sets or any(n.src[1].op is not Op.VAR for n in sets) or len({n.src[1].arg for n in sets}) != 1:
+        return None
+    table = sets[0].src[1].arg
+    if any(n.op in (Op.CALL, Op.PFOR, Op.GRAPH) or (n.op is Op.ASSIGN and n.arg.type is T.TABLE) for n in nodes):
+        return None
+    for n in nodes:          # T named only as the table a ROW write writes, or for its sizes
+        for k, x in enumerate(n.src):
+            if (isinstance(x, Node) and x.op is Op.VAR and x.arg is table
+                    and not ((n.op is Op.ROW_SET and k == 1) or n.op in GroupOp.Sizes)):
+                return None
+    if table.scope == "local" or (table.scope == "global" and in_main):
+        return table
+    others = {n.arg for n in nodes if n.op is Op.VAR and n.arg.type is T.TABLE and n.arg is not table}
+    return table if all(x.scope == "local" for x in others) else None
 
 
 def _stepped(body: Node) -> list[Symbol]:
