@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import jit_cache_dir, user_tag
-from . import linking
+from . import compile_cost, linking
 from .linking import install as install_links, link_source
 
 
@@ -295,11 +295,15 @@ def compile_overload(dispatcher, sig: tuple) -> str:
     if found == "loaded":
         return "direct"
     LOADS["numba"] += 1
+
+    def compile_once():
+        with compile_cost.cheaper():
+            if found == "unreadable":
+                _compile_over_the_entry(dispatcher, sig)
+            else:
+                dispatcher.compile(sig)
     with _compiling_notice(dispatcher):
-        if found == "unreadable":
-            _compile_over_the_entry(dispatcher, sig)
-        else:
-            dispatcher.compile(sig)
+        compile_cost.again_without(compile_once)
     return "numba"
 
 
