@@ -7,7 +7,7 @@ module loaded from its disk cache in a later process. What compiled code cannot 
 as an argument (the generated functions' signatures are the CPU tier's) sits in one small
 int64 array, ``CTX``, whose address LLVM knows as the symbol ``starvm_mpi_ctx``: this rank,
 the number of ranks, the row alignment of the blocks, the C handles of the machine's
-communicator, of MPI_INT64_T and of MPI_SUM / MPI_MIN / MPI_MAX (``MPI._handleof``), and two
+communicator, of MPI_INT64_T and of MPI_SUM / MPI_MIN / MPI_MAX / MPI_BOR (``MPI._handleof``), and two
 counters the kernels raise (collectives run, bytes sent) for ``--profile``, and the rank
 short of memory for a local table (-1: none; the refusal names it). ``prepare``
 fills it before every compiled call, so several machines (communicators) in one process
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 # CTX slots
-X_RANK, X_SIZE, X_ALIGN, X_COMM, X_INT64, X_SUM, X_MIN, X_MAX, X_NCOLL, X_NBYTES, X_SHORT = range(11)
+X_RANK, X_SIZE, X_ALIGN, X_COMM, X_INT64, X_SUM, X_MIN, X_MAX, X_NCOLL, X_NBYTES, X_SHORT, X_BOR = range(12)
 CTX_LEN = 16
 CTX = np.zeros(CTX_LEN, np.int64)
 SYMBOL = "starvm_mpi_ctx"
@@ -85,7 +85,7 @@ def prepare(backend) -> None:
     from mpi4py import MPI
     CTX[X_COMM] = MPI._handleof(comm.comm)
     CTX[X_INT64] = MPI._handleof(MPI.INT64_T)
-    CTX[X_SUM], CTX[X_MIN], CTX[X_MAX] = (MPI._handleof(o) for o in (MPI.SUM, MPI.MIN, MPI.MAX))
+    CTX[X_SUM], CTX[X_MIN], CTX[X_MAX], CTX[X_BOR] = (MPI._handleof(o) for o in (MPI.SUM, MPI.MIN, MPI.MAX, MPI.BOR))
 
 
 def account(backend) -> None:

@@ -12,6 +12,7 @@ restored and the call runs interpreted, which reports the error (computes the in
 """
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from time import perf_counter
 
@@ -337,7 +338,7 @@ class GpuRoutine(JitRoutine):
         parallel for on that many lanes."""
         import cupy as cp
         code = instance(self.plan, R, kw, rp, bound, _switches(), mb, _ownc(), lanes,
-                        MAXD=self.tier.context.max_depth)
+                        MAXD=self.tier.context.max_depth, ranks=self.rank_defines())
         mod = cp.RawModule(code=code, options=("--std=c++14",), enable_cooperative_groups=cooperative)
         return mod.get_function(KERNEL_NAME)
 
@@ -403,24 +404,25 @@ class GpuRoutine(JitRoutine):
         flag[S_INTR] = 0
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base, graph)
         t0 = perf_counter()
-        try:
+        with self.serving():
             try:
-                # cooperative or not as its module was built (module(): a keyword here raised
-                # TypeError on every call with CuPy 14, caught, before the plain launch)
-                fn((blocks,), (threads,), kargs)
-            except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
-                self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
-                self.restore_tables(saved)
-                return self.interpreted(*args)
-            self.launches += 1
-            back = self.wait(io, flag)
-        except KeyboardInterrupt:
-            # Ctrl-C while the host waited in Python: the kernel stops at its next poll (never
-            # left running on the device); a kernel that had ended, or never started: Python's
-            flag[S_INTR] = 1
-            back = self.read_io(io)
-            if not back[S_CODE]:
-                raise
+                try:
+                    # cooperative or not as its module was built (module(): a keyword here raised
+                    # TypeError on every call with CuPy 14, caught, before the plain launch)
+                    fn((blocks,), (threads,), kargs)
+                except Exception as e:  # noqa: BLE001 - the launch was refused (e.g. too many blocks): interpreted
+                    self.launch_failed(e)
+                    self.restore_tables(saved)
+                    return self.interpreted(*args)
+                self.launches += 1
+                back = self.wait(io, flag)
+            except KeyboardInterrupt:
+                # Ctrl-C while the host waited in Python: the kernel stops at its next poll (never
+                # left running on the device); a kernel that had ended, or never started: Python's
+                flag[S_INTR] = 1
+                back = self.read_io(io)
+                if not back[S_CODE]:
+                    raise
         ss = self.status_size
         sth = back[:ss]
         if flag[S_INTR] and sth[S_CODE]:
@@ -486,6 +488,26 @@ class GpuRoutine(JitRoutine):
             err.continues_caller = self.part      # the main block's frame is its caller's (Machine._guard)
             raise err from None
         return self.results_gpu(args, out, vout, vcap)
+
+    def rank_defines(self):
+        """(rank, ranks, rows a block unit) of a kernel for MPI ranks (cuda_ranks.py); None here."""
+        return None
+
+    def serving(self):
+        """What runs beside a launch until its status is read (cuda_ranks.py: the mailbox's host)."""
+        return contextlib.nullcontext()
+
+    def launch_failed(self, e: Exception) -> None:
+        """The launch was refused: this routine runs interpreted from now on."""
+        self.state, self.why = "failed", f"the cooperative launch failed: {type(e).__name__}: {_line(e)}"
+
+    def out_words(self, type_, n: int) -> int:
+        """The words of an n-bit vector result the kernel wrote (cuda_ranks.py: a slice's block)."""
+        return (n + 63) // 64
+
+    def device_vector(self, words, n: int, type_):
+        """A vector result as the backend holds it, from the words of this call's own buffer."""
+        return words
 
     def graph_values(self):
         """The values of the graph's scalars the kernel reads (plan.graph_reads), as the
@@ -673,7 +695,7 @@ class GpuRoutine(JitRoutine):
                 if n < 0:
                     values.append(Unassigned(self.unit.lowered.names[-1 - n]))
                     continue
-                nw = (n + 63) // 64
+                nw = self.out_words(sym.type, n)
                 # this call's own buffer (the whole of it, when it is this one result: no view)
                 words = vout if nw == vout.size else vout[j * vcap:j * vcap + nw]
                 if not backend.is_device:
@@ -707,7 +729,7 @@ class GpuRoutine(JitRoutine):
             words, n = value
             backend = self.tier.context.backend
             # CuPy: the words are this call's own buffer (run), so taken as they are
-            v = words if backend.is_device else backend.from_words(words, n)
+            v = self.device_vector(words, n, type_) if backend.is_device else backend.from_words(words, n)
             if isinstance(old, Bits):
                 old.v, old.n = v, n
                 return old

@@ -33,12 +33,17 @@ def gpu_available(backend) -> str | None:
     return None
 
 
-def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = None):
+def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = None, ranks: bool = False):
     """Put a GpuRoutine in the machine's namespace for each routine the GPU tier takes, and
     for each part of the main block (``parts``: the functions main_ calls, ir/main_parts.py)
     (``recursive``, tier.py's cycles of calls, is not needed since the GPU tier compiles them;
-    the argument stays as tier.py and auto_tier.py pass it)."""
+    the argument stays as tier.py and auto_tier.py pass it). ``ranks``: on CuPy ranks of the
+    distributed backend (mpi_tier.py), each a RankGpuRoutine (cuda_ranks.py) of a kernel for
+    the rank's rows."""
     from .cuda_runtime import GpuRoutine
+    routine_class = GpuRoutine
+    if ranks:
+        from .cuda_ranks import RankGpuRoutine as routine_class
     why_not = gpu_available(tier.context.backend)
     if why_not is not None:
         for info, _ in candidates.values():
@@ -70,7 +75,7 @@ def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = No
                            "rows in a few launches, where compiled into a kernel it would move them one at a time "
                            "(--jit on compiles it)")
             continue
-        plan = gpu_plan(pyname, bodies)
+        plan = gpu_plan(pyname, bodies, ranks)
         if isinstance(plan, str):
             why[pyname] = plan
         else:
@@ -83,24 +88,24 @@ def install_gpu(tier, candidates: dict, main, recursive, parts: dict | None = No
         if pyname not in parts:
             tier.skipped.pop(info.display, None)
         interpreted = tier.context.ns[pyname]
-        routine = GpuRoutine(tier, pyname, info.display, interpreted, plan,
-                             estimator(info, body, tier, DEVICE_PRICES))
+        routine = routine_class(tier, pyname, info.display, interpreted, plan,
+                                estimator(info, body, tier, DEVICE_PRICES))
         tier.routines[pyname] = routine
         tier.context.ns[pyname] = routine
     return main
 
 
-def gpu_plan(pyname: str, bodies: dict):
+def gpu_plan(pyname: str, bodies: dict, ranks: bool = False):
     """The kernel plan of one routine (with its callees: a native's Star body among them), or
     the reason the GPU tier leaves it interpreted (``--profile``; tests/jit/test_gpu_census.py
-    holds the census of the library and the programs)."""
+    holds the census of the library and the programs). ``ranks``: for MPI ranks (ranks.py)."""
     info, body = bodies[pyname]
     if info is None:
         return "the main block runs in parts on the GPU backends (ir/main_parts.py)"
     if fills_from_graph(body):
         return "fills tables from the graph input (GRAPH_ADJ, GRAPH_EDGES: the host does that)"
     try:
-        return render(_closure_bodies(pyname, bodies), pyname)
+        return render(_closure_bodies(pyname, bodies), pyname, ranks)
     except Unsupported as e:
         return f"uses what the GPU tier does not compile: {e}"
     except (KeyError, AttributeError) as e:

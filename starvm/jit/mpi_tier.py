@@ -9,9 +9,10 @@ call and meets the others in the same collectives. What the tier does not take k
 interpreter, with its reason for --profile: the row-moving routines that have all-to-all
 native kernels (GATHER, SCATTER, GROUPMIN, ...: distributed/rows.py), with --jit auto on
 more than one rank a fused `parallel for` whose body crosses ranks, and what else
-targets/mpi/lower.py refuses. On ``mpi:cupy`` and ``mpi:auto`` every routine is interpreted
-(the GPU kernels' collectives on ranks: docs/scale.md, "Compiled code on GPU ranks"; a world
-of one rank never gets here: it runs the plain machine, distributed.machine_backend).
+targets/mpi/lower.py refuses. On ``mpi:cupy`` the GPU tier's kernels run per rank, their
+cross-rank steps posted to the host while they run (cuda_ranks.py; docs/scale.md, "Compiled
+code on GPU ranks"); on ``mpi:auto`` every routine is interpreted. A world of one rank started
+by `star run --distributed` never gets here: it runs the plain machine (distributed.machine_backend).
 """
 from __future__ import annotations
 
@@ -25,11 +26,20 @@ from ..targets.mpi.lower import MpiModuleGen
 from .call import JitRoutine, Unit
 
 
-def install_mpi(tier, candidates: dict, main, closure, has_loop):
+def install_mpi(tier, candidates: dict, main, closure, has_loop, parts: dict | None = None):
     """Put an MpiRoutine in the machine's namespace for each routine the tier takes
     (``closure``, ``has_loop``: tier.py's, passed in so that no import circle forms);
-    returns the main block to run."""
+    returns the main block to run. On CuPy ranks the GPU tier's kernels for the ranks instead
+    (cuda_ranks.py), for routines and the main block's ``parts``."""
     backend = tier.context.backend
+    if backend.host is not backend and backend.L.gpu and not backend.L.mixed:
+        from .cuda_ranks import install_gpu_ranks, unavailable
+        why_not = unavailable(backend)
+        if why_not is None:
+            return install_gpu_ranks(tier, candidates, main, parts)
+        for info, _ in candidates.values():
+            tier.skipped[info.display if info else "main block"] = why_not
+        return main
     why_not = _unavailable(backend)
     if why_not is not None:
         for info, _ in candidates.values():
@@ -48,8 +58,8 @@ def install_mpi(tier, candidates: dict, main, closure, has_loop):
 
 def _unavailable(backend) -> str | None:
     if backend.host is not backend:
-        return (f"the {backend.name} backend: the compiled tier runs on several MPI ranks over NumPy only "
-                f"(mpi:numpy; one rank alone runs the plain machine and its tiers); here every routine is interpreted")
+        return (f"the {backend.name} backend: the compiled tier runs on MPI ranks over NumPy (Numba) and CuPy "
+                f"(the GPU tier's kernels) only; here every routine is interpreted")
     try:
         jit_comm.load()
     except jit_comm.MpiUnavailable as e:

@@ -68,7 +68,7 @@ class Tier:
         if self.context.backend.distributed:
             # MPI ranks (starvm/distributed): Numba per rank over its rows, collectives inside
             from .mpi_tier import install_mpi
-            return install_mpi(self, candidates, main, _closure, _has_loop)
+            return install_mpi(self, candidates, main, _closure, _has_loop, parts)
         if self.context.backend.mixed:
             # each call where its arguments are: Numba on the host, the GPU tier on the device
             from .auto_tier import install_auto

@@ -4,6 +4,8 @@
 // runs a kernel's logic (barriers, the pivot loop's buffers, failures) without a GPU; it says
 // nothing about the GPU's memory model or speed.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <atomic>
 #include <thread>
@@ -86,6 +88,20 @@ inline unsigned __ballot_sync(unsigned, int p) {
     return m;
 }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// a rank kernel's thread waiting for the host's answer in the mailbox (ranks.cu): more threads than cores
+#define RK_SPIN() std::this_thread::yield()
+// a rank kernel's RK_RANK, RK_SIZE, RK_ALIGN (#defines of its GPU instance) read at run time from
+// STARVM_EMU_RK ("rank,size,align"): one CPU build serves every rank (emulate._cpp)
+inline long long emu_rk(int i) {
+    static const std::vector<long long> v = [] {
+        std::vector<long long> out(3, 0);
+        const char* s = std::getenv("STARVM_EMU_RK");
+        if (s) std::sscanf(s, "%lld,%lld,%lld", &out[0], &out[1], &out[2]);
+        return out;
+    }();
+    return v[i];
+}
 template <class T> T __ldcg(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_relaxed); }
 template <class T, class U> T atomicAdd(T* p, U v) { return std::atomic_ref<T>(*p).fetch_add((T)v); }
 template <class T, class U> T atomicOr(T* p, U v) { return std::atomic_ref<T>(*p).fetch_or((T)v); }

@@ -72,6 +72,9 @@ def _cpp(code: str) -> str:
     spin = "while ((v = vb[1]) == g) {"      # the generation-word barrier (GEN_BARRIER)
     assert spin in code, "the generation barrier's spin loop changed: update emulate._cpp"
     code = code.replace(spin, "while ((v = vb[1]) == g) { std::this_thread::yield();")
+    # a rank kernel's rank, ranks and alignment from the environment (cpu_cuda.h: emu_rk): one build for all
+    for i, name in enumerate(("RK_RANK", "RK_SIZE", "RK_ALIGN")):
+        code = re.sub(rf"#define {name} \d+LL\n", f"#define {name} emu_rk({i})\n", code)
     return '#include "cpu_cuda.h"\n' + code
 
 
@@ -81,13 +84,18 @@ def _build(src: str) -> Path:
     digest = hashlib.sha1((src + (HERE / "cpu_cuda.h").read_text()).encode()).hexdigest()[:16]
     exe = _BUILD / f"k_{digest}"
     if not exe.exists():        # each process builds under its own names (pytest -n), then renames
-        cpp, tmp = _BUILD / f"k_{digest}.{os.getpid()}.cpp", _BUILD / f"k_{digest}.{os.getpid()}.tmp"
-        cpp.write_text(src)
-        built = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", f"-I{HERE}", str(cpp), "-o", str(tmp)],
-                               capture_output=True, text=True, timeout=300)
-        if built.returncode:
-            raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
-        tmp.replace(exe)
+        import fcntl
+        with open(_BUILD / f"k_{digest}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)      # ranks building the same program: one builds, the others wait
+            if exe.exists():
+                return exe
+            cpp, tmp = _BUILD / f"k_{digest}.{os.getpid()}.cpp", _BUILD / f"k_{digest}.{os.getpid()}.tmp"
+            cpp.write_text(src)
+            built = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", f"-I{HERE}", str(cpp), "-o",
+                                    str(tmp)], capture_output=True, text=True, timeout=300)
+            if built.returncode:
+                raise RuntimeError(f"g++ could not compile {cpp}:\n{built.stderr[:4000]}")
+            tmp.replace(exe)
     return exe
 
 
@@ -202,7 +210,7 @@ _C_SCALAR = {np.dtype(np.int64): "long long", np.dtype(np.uint64): "unsigned lon
 
 
 def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, timeout: float = 120,
-               routine: bool = False) -> None:
+               routine: bool = False, env: dict | None = None) -> None:
     """One launch of a kernel with no grid barrier (the CuPy backend's fused `parallel for`,
     targets/cuda/forall.py) on ``grid[0]`` x ``block[0]`` CPU threads: each array argument is
     copied in and written back after, as the kernel left it (views of one buffer that do not
@@ -216,7 +224,11 @@ def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, t
     code = re.sub(r"__shared__\s+([\w ]+?)\s+(\w+);", r"\1& \2 = *emu_shm<\1>(1, __LINE__);", code)
     kinds, call, reads = [], [], []
     for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, Shared):       # host memory the kernel and the host share while it runs
+            kinds.append("m")
+            reads.append(f"    std::vector<u64> A{i} = take(in);")
+            call.append(f"(long long*)map_shared(A{i})")
+        elif isinstance(a, np.ndarray):
             ctype = "long long" if a.dtype == np.int64 else "unsigned long long"
             kinds.append("a")
             reads.append(f"    std::vector<u64> A{i} = take(in);")
@@ -230,12 +242,25 @@ def run_launch(code: str, kernel: str, grid: tuple, block: tuple, args: tuple, t
     main = f"""
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 static std::vector<u64> take(std::ifstream& in) {{
     long long n = 0; in.read((char*)&n, 8);
     std::vector<u64> v(n > 0 ? n : 1); if (n > 0) in.read((char*)v.data(), 8 * n);
     return v;
 }}
 static void give(std::ofstream& out, const std::vector<u64>& v) {{ out.write((const char*)v.data(), 8 * v.size()); }}
+static void* map_shared(const std::vector<u64>& v) {{      // word 0: the path's length, then its bytes
+    std::string path((const char*)(v.data() + 1), (size_t)v[0]);
+    int fd = open(path.c_str(), O_RDWR);
+    struct stat st; fstat(fd, &st);
+    void* p = mmap(nullptr, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p;
+}}
 int main(int argc, char** argv) {{
     std::ifstream in(argv[1], std::ios::binary);
     unsigned grid = 0, block = 0; in.read((char*)&grid, 4); in.read((char*)&block, 4);
@@ -252,10 +277,14 @@ int main(int argc, char** argv) {{
         with open(inp, "wb") as f:
             f.write(np.array([grid[0], block[0]], np.uint32).tobytes())
             for a in args:
-                words = np.ascontiguousarray(a).reshape(-1).view(np.uint64) if isinstance(a, np.ndarray) \
-                    else np.array([a]).astype(np.int64).view(np.uint64)
+                if isinstance(a, Shared):
+                    words = a.words()
+                else:
+                    words = np.ascontiguousarray(a).reshape(-1).view(np.uint64) if isinstance(a, np.ndarray) \
+                        else np.array([a]).astype(np.int64).view(np.uint64)
                 f.write(np.array([words.size], np.int64).tobytes() + words.tobytes())
-        subprocess.run([str(exe), str(inp), str(outp)], check=True, timeout=timeout, capture_output=True)
+        subprocess.run([str(exe), str(inp), str(outp)], check=True, timeout=timeout, capture_output=True,
+                       env=None if env is None else {**os.environ, **env})
         back = np.fromfile(outp, np.uint64)
     at = 0
     for a in args:
@@ -276,7 +305,50 @@ def routine_launch(launch) -> None:
         return
     args = list(launch.args)
     args[-8] = np.zeros(1, np.int64)
-    run_launch(launch.code, launch.kernel, launch.grid, launch.block, tuple(args), routine=True)
+    env = None
+    if "\n#define RANKS 1\n" in launch.code:     # a rank's kernel: its mailbox (before intr), shared
+        args[-9] = Shared.at(int(args[-9]))
+        env = {"STARVM_EMU_RK": ",".join(re.search(rf"#define {name} (\d+)LL\n", launch.code).group(1)
+                                         for name in ("RK_RANK", "RK_SIZE", "RK_ALIGN"))}
+    run_launch(launch.code, launch.kernel, launch.grid, launch.block, tuple(args), routine=True, env=env)
+
+
+class Shared:
+    """Page-locked host memory as the emulated device has it: a file in /dev/shm that the host
+    maps and a kernel's CPU run maps too (MAP_SHARED), so the kernel's posts to a rank's mailbox
+    (targets/cuda/ranks.py) reach the host's server thread while the kernel runs."""
+    made: dict = {}       # address -> Shared
+
+    def __init__(self, path: str, size: int, mem):
+        self.path, self.size, self.mem = path, size, mem
+
+    @classmethod
+    def alloc(cls, size: int):
+        import atexit
+        import mmap
+        fd, path = tempfile.mkstemp(prefix="starvm-pinned-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        try:
+            os.ftruncate(fd, max(size, 8))
+            mem = mmap.mmap(fd, max(size, 8))
+        finally:
+            os.close(fd)
+        atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+        shared = cls(path, size, mem)
+        cls.made[np.frombuffer(mem, np.uint8).ctypes.data] = shared
+        return mem
+
+    @classmethod
+    def at(cls, address: int) -> "Shared":
+        for start, shared in cls.made.items():
+            if start <= address < start + shared.size:
+                assert address == start, "a kernel is handed a pointer inside page-locked memory: not emulated"
+                return shared
+        raise AssertionError(f"the address {address:#x} is no page-locked memory of this process")
+
+    def words(self) -> np.ndarray:
+        raw = self.path.encode()
+        return np.concatenate([np.array([len(raw)], np.uint64),
+                               np.frombuffer(raw + b"\0" * (-len(raw) % 8), np.uint64)])
 
 
 class _DevicePointer:
@@ -315,5 +387,6 @@ def emulated_device(monkeypatch):
     with fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend") as (cp, _backend):
         device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
+        cp.cuda.alloc_pinned_memory = Shared.alloc          # what a kernel's CPU run can map too
         fake_cupy.ON_LAUNCH.append(routine_launch)
         yield cp

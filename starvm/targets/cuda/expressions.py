@@ -20,6 +20,12 @@ _LOGIC_MODE = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}
 
 
 class Expressions:
+    def rank_local(self, what: str, e: Node) -> None:
+        """Inside a `parallel for` on MPI ranks (ranks.py) a step that crosses ranks is not
+        compiled: its iterations run at once, and the host serves one post at a time."""
+        if self.ranks and not self.grid:
+            raise Unsupported(f"{what} inside parallel for on GPU ranks (it crosses ranks)", e.loc)
+
     def nwords_of(self, t: T) -> str:
         return "KW" if t is T.WORD else ("R" if self.grid else "RP")
 
@@ -40,6 +46,11 @@ class Expressions:
         if want is T.SLICE:            # a word's words, each owner takes its own
             o = self.new_vec(T.SLICE)
             n = "R" if self.grid else "RP"
+            if self.ranks:             # the rank's words of it: from the word its block starts at
+                self.emit(f"for (int q_ = 0; q_ < {n}; ++q_) {{ i64 w_ = {self.B} + q_ * {self.S}; "
+                          f"i64 g_ = w_ + (rk_start({x}.n) >> 6); {o}.w[q_] = (w_ < rk_nw({x}.n) && g_ < KW) ? "
+                          f"{x}.w[g_ < KW ? g_ : 0] : 0ULL; }} {o}.n = {x}.n;")
+                return o
             self.emit(f"for (int q_ = 0; q_ < {n}; ++q_) {{ i64 w_ = {self.B} + q_ * {self.S}; "
                       f"{o}.w[q_] = (w_ < KW) ? {x}.w[w_ < KW ? w_ : 0] : 0ULL; }} {o}.n = {x}.n;")
             return o
@@ -47,6 +58,9 @@ class Expressions:
             raise Unsupported("a slice turned into a word inside parallel for")
         self.slice_as_word = True
         o = self.new_vec(T.WORD)
+        if self.ranks:                 # every rank's block, all-gathered by the host (one post)
+            self.emit(f"rk_gather(c_, {o}, {x});")
+            return o
         self.emit(f"d_store(c_.scr, {x}, c_.gt, c_.G); gsync(c_);")
         self.emit(f"{o}.n = {x}.n; for (int q_ = 0; q_ < KW; ++q_) "
                   f"{o}.w[q_] = q_ < nwords({x}.n) ? __ldcg(c_.scr + q_) : 0ULL; gsync(c_);")
@@ -142,10 +156,14 @@ class Expressions:
         sid = self.site(e.loc, op)
         self.emit(f"if (!(0 < {i} && {i} <= {t}.n)) {self.fail(sid, 'E_ROW_INDEX', i, f'{t}.n')}")
         self.count(op)
+        self.rank_local("ROW(i, T)", e)
         if self.grid:      # the bits of row i are in every owner's column words: written since the last barrier?
             self.emit("if ((c_.dirty & 1) || ROW_SYNC_) gsync(c_);")
         o = self.new_vec(T.WORD)
-        self.emit(f"r_row_get{'_grid' if self.grid else ''}({o}, {t}, {i});")
+        if self.ranks:     # read by its owner, broadcast (one post)
+            self.emit(f"rk_row_get(c_, {o}, {t}, {i});")
+        else:
+            self.emit(f"r_row_get{'_grid' if self.grid else ''}({o}, {t}, {i});")
         if self.grid:      # a write waits for the readers (statements.py: before_table_write)
             self.emit("c_.dirty |= 2;")
         return o
@@ -156,6 +174,8 @@ class Expressions:
         self.count(e.op)
         self.emit(self.unassigned(sid, x))
         rx = self.rep(x, e.src[0].type)
+        if rx is T.SLICE:
+            self.rank_local("FRST of a slice", e)
         o = self.new_vec(rx)
         if rx is T.WORD:
             self.emit(f"{{ i64 p_ = r_fnd({x}, 0); {self.zero(o, T.WORD)} {o}.n = {x}.n; "
@@ -236,6 +256,7 @@ class Expressions:
         self.count(op)
         if self.rep(x, e.src[0].type) is T.WORD:
             return f"r_bit({x}, {i} - 1)"
+        self.rank_local("a slice's bit", e)
         o = self.tmp("s")
         self.emit(f"i64 {o} = (i64)((d_word_at<{self.nwords_of(T.SLICE)}, {self.GRID}>(c_, {x}, ({i} - 1) >> 6, "
                   f"{self.B}, {self.S}) >> (({i} - 1) & 63)) & 1ULL);")
@@ -253,6 +274,8 @@ class Expressions:
         self.count(op)
         self.emit(self.unassigned(sid, x))
         word = self.rep(x, e.src[0].type) is T.WORD
+        if not word:
+            self.rank_local(f"{op.name} of a slice", e)
         o = self.tmp("s")
         N = self.nwords_of(T.SLICE)
         acc = getattr(self, "some_acc", None)
@@ -282,6 +305,8 @@ class Expressions:
         ra = self.rep(a, e.src[0].type)
         b = self.vector(e.src[1], want=ra)
         self.checked_pair(e, a, b)
+        if ra is T.SLICE:
+            self.rank_local("a comparison of slices", e)
         o = self.tmp("s")
         if ra is T.WORD:
             self.emit(f"bool {o} = r_cmp({a}, {b}) {COMPARE_TEST[op]};")
@@ -378,7 +403,10 @@ class Expressions:
             self.emit(self.unassigned(sid, a))
             h, nw, m = self.tmp("fn"), self.tmp("fw"), self.tmp("fm")
             self.emit(f"Ln {h}; {h}.n = {a}.n;")
-            pre.append(f"const i64 {nw} = nwords({a}.n); const u64 {m} = tailm({a}.n);")
+            if self.ranks:        # the rank's block of the slice
+                pre.append(f"const i64 {nw} = rk_nw({a}.n); const u64 {m} = rk_tail({a}.n);")
+            else:
+                pre.append(f"const i64 {nw} = nwords({a}.n); const u64 {m} = tailm({a}.n);")
 
             def neg(q, bare):
                 stmts, x = word(q, bare)

@@ -41,6 +41,7 @@ from ..common import Compiled, Lowered, Site, Unsupported
 from .expressions import Expressions
 from .parallel_for import ParallelFor
 from .prelude import PRELUDE, cuda_text, defines
+from .ranks import instance_defines, prelude as ranks_prelude
 from .renderer import CudaRenderer
 from .statements import Statements
 
@@ -71,13 +72,15 @@ class KernelPlan:
     graph_reads: list = field(default_factory=list)  # GRAPH_N, ... read: the host passes their values (gq)
     part: bool = False                   # a main block's part (ir/main_parts.py): no Star call of its own
     body: Node | None = None             # the root's body
+    ranks: bool = False                  # for MPI ranks (ranks.py): instance() takes the rank's #defines
 
 
 class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
     """Renders one root routine and the routines it calls."""
 
-    def __init__(self, bodies: dict):
+    def __init__(self, bodies: dict, ranks: bool = False):
         self.bodies = bodies
+        self.ranks = ranks        # a kernel of one MPI rank of several (ranks.py): cross-rank steps posted
         self.sites: list[Site] = []
         self.names: list[str] = []
         self.strings: list[str] = []
@@ -150,6 +153,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
             path.pop()
             order.append(p)
         visit(root)
+        if self.ranks and self.recursive:
+            raise Unsupported("recursion on GPU ranks (each rank's stack room would be its own)")
         for p in order:
             self.function(p)
         kernel, params, globs, outputs = self.kernel(root)
@@ -158,16 +163,19 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         deep = "#undef STATUS_SIZE\n#define STATUS_SIZE (S_STACK + MAXD + 1)\n" if self.recursive else ""
         # a local table's slices made words (new_table's check): only where some slice becomes a word
         deep += f"#define AS_WORD_ {int(self.slice_as_word)}\n" if self.pool else ""
-        source = (defines(len(BASE_OPS)) + deep + f"#define NYSH {self.nysh}\n" + PRELUDE + "\n"
+        source = (defines(len(BASE_OPS)) + deep + f"#define NYSH {self.nysh}\n"
+                  + (ranks_prelude() if self.ranks else PRELUDE) + "\n"
                   + "".join(self.protos) + "\n".join(self.funcs) + "\n" + kernel)
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
         lowered = Lowered(source, compiled, self.sites, self.names, self.strings)
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
-        free = not any(x in funcs for x in ("gsync", "grid_red", ", true>("))
+        # (on ranks also the Ctrl-C poll at a tick, a grid reduction there, and the posts' helpers)
+        marks = ("gsync", "grid_red", ", true>(") + (("intr_poll(", "rk_gather(", "rk_row_get(") if self.ranks else ())
+        free = not any(x in funcs for x in marks)
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
                           self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool,
                           bool(self.recursive), depth[root], list(self.graph_reads), getattr(info, "part", False),
-                          _body)
+                          _body, self.ranks)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)
@@ -279,6 +287,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         stops it too (E_POOL, d = 1 or 2), and the host launches again on a shape that holds it.
         The barrier before the zeroing: a table given back earlier in the launch may have had
         these words, written by other threads."""
+        if self.ranks:
+            raise Unsupported("a local table on GPU ranks (its pool would be each rank's own)", s.loc)
         v = self.vars[s]
         n, k = self.tmp("tn"), self.tmp("tk")
         self.emit(f"i64 {n} = {self.scalar(s.dims[0])};")
@@ -311,7 +321,8 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
             name = f"a{i}"
             if s.type is T.TABLE:
                 args += [f"u64* {name}d", f"i64 {name}n", f"i64 {name}k"]
-                body.append(f"Tb {name} = {{{name}d, {name}n, {name}k, nwords({name}n)}};")
+                words = f"rk_nw({name}n)" if self.ranks else f"nwords({name}n)"    # a rank's block of rows
+                body.append(f"Tb {name} = {{{name}d, {name}n, {name}k, {words}}};")
             elif s.type is T.SLICE:
                 args += [f"const u64* {name}w", f"i64 {name}n"]
                 body.append(f"V<R> {name}; d_load({name}, {name}w, {name}n, c_.gt, c_.G);")
@@ -353,6 +364,9 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
             args += ["i64 spbase", "i64 sroom"]
             body.append("char stk_ = 0; c_.stk0 = (i64)&stk_; c_.sroom = sroom; c_.sp = (int)spbase; "
                         "c_.spb = (int)spbase;")
+        if self.ranks:       # the mailbox (before intr, as above)
+            args += ["i64* mb"]
+            body.append("c_.mb = mb;")
         args += ["const i64* intr", "i64* io", "i64* ob", "i64 obcap", "u64* scr", "i64 caps", "i64 left", "u64* vout"]
         out = []
         for j, (name, s) in enumerate(outputs):
@@ -423,9 +437,10 @@ def _stepped(body: Node) -> list:
     return out
 
 
-def render(bodies: dict, root: str) -> KernelPlan:
-    """The kernel template of ``root`` (and its callees); raises Unsupported."""
-    return RoutineRenderer(bodies).render(root)
+def render(bodies: dict, root: str, ranks: bool = False) -> KernelPlan:
+    """The kernel template of ``root`` (and its callees); raises Unsupported. ``ranks``: for
+    one MPI rank of several (ranks.py), which instance() then needs (rank, size, align)."""
+    return RoutineRenderer(bodies, ranks).render(root)
 
 
 # what the switches of instance() bring back, for measuring what their replacements saved
@@ -446,7 +461,7 @@ SWITCHES = {
 
 
 def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(), MB: int = 0,
-             OWNC: int = -1, LANES: int = 32, MAXD: int = 0) -> str:
+             OWNC: int = -1, LANES: int = 32, MAXD: int = 0, ranks: tuple | None = None) -> str:
     """The compilable source for R slice words per thread, KW words per word value, RP
     slice words per lane inside parallel for and (LB > 0) at most LB threads a block, its
     registers limited so that LB fit an SM (only where more than 256 are launched: with
@@ -455,7 +470,10 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
     SM. OWNC: the iterations a warp of a pivot loop keeps its own column of in registers
     (keeps_own_columns; -1: as many as 10 words a lane hold, at most 8, none above RP = 6).
     LANES: the lanes an iteration of parallel for runs on (32, 16 or 8; RP words each). ``switches``: names
-    of SWITCHES. MAXD: a recursive plan's recursion limit (Machine.max_depth)."""
+    of SWITCHES. MAXD: a recursive plan's recursion limit (Machine.max_depth). ``ranks``: (rank,
+    ranks, rows a block unit) of a plan rendered for MPI ranks (ranks.py), its own text a rank."""
+    if plan.ranks != (ranks is not None):
+        raise ValueError("a plan for MPI ranks takes its rank's (rank, size, align), and only it")
     bounds = (f"__launch_bounds__({LB}, {MB})" if MB > 0 else f"__launch_bounds__({LB})") if LB > 0 else ""
     if LANES not in (8, 16, 32):
         raise ValueError(f"LANES must be 8, 16 or 32, not {LANES}")
@@ -467,7 +485,8 @@ def instance(plan: KernelPlan, R: int, KW: int, RP: int, LB: int = 0, switches=(
         # none 3.70; RP = 3: 3 kept 2.76, 4 2.84; on 16 lanes, RP = 5: 2 kept 2.58, 1 3.00,
         # none 3.19; n = 16384, RP = 8: 2 kept 9.12, none 8.99, more spill)
         OWNC = min(8, 10 // RP) if RP <= 6 else 0
-    return (f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
+    return ((instance_defines(*ranks) if ranks is not None else "")
+            + f"#define R {R}\n#define KW {KW}\n#define RP {RP}\n#define TPB {LB if LB > 0 else 256}\n"
             f"#define KBOUNDS {bounds}\n#define OWNC {OWNC}\n#define LANES {LANES}\n"
             + "".join(f"#define {name} 1\n" for name in sorted(switches))
             + (f"#define MAXD {MAXD if MAXD > 0 else 4000}\n" if plan.recursive else "") + plan.source)

@@ -171,7 +171,8 @@ class Statements:
             return False
         N = self.nwords_of(T.SLICE)
         rest = Node(Op.BLOCK, stmts if in_write else stmts[1:], loc=body.loc)
-        scan = self.scannable(sym, rest, taken=step)
+        # (on MPI ranks the next 1 is the ranks' first: one post an iteration, no walk)
+        scan = not self.ranks and self.scannable(sym, rest, taken=step)
         if scan:
             # X staged once (a region of its own: the body may stage slices too) and walked by
             # every thread (scan_next), where X's words fit the region; else d_fnd as below
@@ -376,6 +377,9 @@ class Statements:
             elif a.type.is_vector:
                 x = self.vector(a)
                 bid = self.site(a.loc)
+                if self.ranks and self.rep(x, a.type) is T.SLICE:     # the whole slice: all-gathered
+                    self.emit(self.unassigned(bid, x))
+                    x = self.convert(x, T.SLICE, T.WORD)
                 self.emit(self.unassigned(bid, x))
                 room(f"2 + nwords({x}.n)")
                 self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 4; c_.ob[c_.op + 1] = {x}.n; }}")
@@ -386,6 +390,8 @@ class Statements:
                               f"c_.ob[c_.op + 2 + q_] = (i64){x}.w[q_];")
                 self.emit(f"c_.op += 2 + nwords({x}.n);")
             elif a.type is T.TABLE:
+                if self.ranks:
+                    raise Unsupported("writing a table on GPU ranks", a.loc)
                 t = self.table(a)
                 room(f"4 + {t}.k * {t}.W")
                 self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 5; c_.ob[c_.op + 1] = {t}.n; c_.ob[c_.op + 2] = {t}.k; "
@@ -431,6 +437,8 @@ class Statements:
                       f"{self.fail(sid, 'E_BIT_INDEX', i, f'{x}.n')} }}")
             self.emit(f"if ({bit} != 0 && {bit} != 1) {self.fail(sid, 'E_BIT_VALUE', bit)}")
             self.count(op)
+            if s.src[0].type is not T.WORD:
+                self.rank_local("a slice's bit written", s)
             if s.src[0].type is T.WORD:
                 self.emit(f"r_put({x}, {i} - 1, {bit});")
             else:

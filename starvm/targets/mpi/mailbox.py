@@ -26,8 +26,8 @@ kernels stop at the same collective. The host ends ``serve`` by storing 1 in M_S
 kernel has ended. Operations:
 
   OP_SUM, OP_MIN, OP_MAX  M_VALUE reduced over the ranks (NUMB; FND/STEP/FRST's first global
-                          row, `=`; SOME, a slice's bit), with M_FLAGS' OR: one MPI_Allreduce
-                          of two int64;
+  OP_OR                   row, `=`; SOME, a slice's word), with M_FLAGS' OR: one MPI_Allreduce
+                          of two int64 (OP_OR: MPI_BOR, the word's bits);
   OP_BCAST                M_COUNT words of the payload from rank M_ROOT (ROW(i, T)'s owner);
   OP_GATHER               the payload's words of this rank's block of an M_VALUE-bit slice in,
                           the whole slice's words out (writeln, CONVERT; MPI_Allgatherv).
@@ -49,14 +49,11 @@ from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 from ...distributed import jit_comm
-from ...distributed.jit_comm import X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL, X_SIZE, X_SUM
+from ...distributed.jit_comm import X_BOR, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL, X_SIZE, X_SUM
 from .kernels import _h, _mpi_allreduce, bcast_words, ctx, gather_words
 
-# slots
-M_REQ, M_DONE, M_OP, M_VALUE, M_FLAGS, M_ROOT, M_COUNT, M_STOP, M_SERVED = range(9)
-M_PAYLOAD = 16
-# operations
-OP_SUM, OP_MIN, OP_MAX, OP_BCAST, OP_GATHER = 1, 2, 3, 4, 5
+from .mailbox_layout import (M_COUNT, M_DONE, M_FLAGS, M_OP, M_PAYLOAD, M_REQ, M_ROOT, M_SERVED,  # noqa: F401
+                             M_STOP, M_VALUE, OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_OR, OP_SUM)
 
 _sched_yield = types.ExternalFunction("sched_yield", types.int32())
 
@@ -89,14 +86,14 @@ def store_release(typingctx, arr, idx, value):
 @njit(cache=True)
 def _reduce2(value, flag, op):
     """(value reduced by op, OR of flag) over the ranks: one MPI_Allreduce of two int64 (the
-    flag rides as -flag under MIN, as itself under SUM and MAX)."""
+    flag rides as -flag under MIN, as itself under SUM, MAX and OR)."""
     c = ctx()
     buf = np.empty(4, np.int64)
     buf[0] = value
     buf[1] = -flag if op == OP_MIN else flag
     if c[X_SIZE] == 1:
         return value, flag
-    which = X_SUM if op == OP_SUM else X_MIN if op == OP_MIN else X_MAX
+    which = X_SUM if op == OP_SUM else X_MIN if op == OP_MIN else X_BOR if op == OP_OR else X_MAX
     _mpi_allreduce(buf.ctypes.data, buf[2:].ctypes.data, np.int32(2), _h(c[X_INT64]), _h(c[which]), _h(c[X_COMM]))
     c[X_NCOLL] += 1
     c[X_NBYTES] += 16
@@ -203,4 +200,4 @@ class Server:
 
 
 __all__ = ["mailbox", "serve", "post", "Server", "load_acquire", "store_release",
-           "OP_SUM", "OP_MIN", "OP_MAX", "OP_BCAST", "OP_GATHER"]
+           "OP_SUM", "OP_MIN", "OP_MAX", "OP_BCAST", "OP_GATHER", "OP_OR"]
