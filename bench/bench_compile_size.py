@@ -23,6 +23,13 @@ constants as ``np.int64(k)`` calls, before lower.named_constants).
 
     python bench/bench_compile_size.py [--cases outlined:straight:250,...] [--out NAME] [--timeout S]
     python bench/bench_compile_size.py --programs mst_boruvka,bfs,dijkstra [--out NAME]
+    python bench/bench_compile_size.py --phases mst_boruvka,bfs [--rounds 2] [--out NAME]
+
+``--phases`` measures where a cold compile's CPU time goes (typing, lowering to LLVM IR, Numba's
+other passes, LLVM's function and module passes, machine code, cache), per generated function,
+for ``star run --jit on`` of shipped programs: with Numba's compile as it is (``numba``), with
+jit/compile_cost.py's (``cheaper``) and with the callees compiled by helper processes as well
+(``parallel``, jit/compile_parallel.py), the ways interleaved run by run.
 
 Writes bench/results/NAME.json and NAME.md (default compile_size_cpu<cores>), case by case.
 """
@@ -151,6 +158,126 @@ def programs(names: list[str], kernels: Path, timeout: float, doc: dict, out: Pa
                 write_results(doc, out.with_suffix(".json"), markdown(doc))
 
 
+# --phases: where a cold compile's CPU time goes, per generated function (exclusive time of
+# Numba's stages, measured by wrapping them in the process that compiles)
+PHASES = r"""
+import collections, functools, json, resource, sys, time
+import numba.core.caching as ca, numba.core.codegen as cg, numba.core.dispatcher as di, numba.core.typed_passes as tp
+from starvm.jit import compile_cost, compile_parallel
+way = sys.argv[1]
+compile_cost.enabled = way != "numba"
+compile_parallel.enabled = way == "parallel"
+compile_parallel.helpers = 1          # one helper, whatever the shared host's load average says
+stack, spent = [], collections.Counter()
+def enter(kind, name):
+    now = time.process_time()
+    if stack:
+        k, n, t = stack[-1]; spent[(n, k)] += now - t
+    stack.append((kind, name, now))
+def leave():
+    now = time.process_time()
+    k, n, t = stack.pop(); spent[(n, k)] += now - t
+    if stack:
+        k2, n2, _ = stack[-1]; stack[-1] = (k2, n2, now)
+def wrap(owner, attr, kind, name_of=None):
+    f = getattr(owner, attr)
+    @functools.wraps(f)
+    def w(*a, **k):
+        enter(kind, name_of(*a) if name_of else (stack[-1][1] if stack else "-"))
+        try:
+            return f(*a, **k)
+        finally:
+            leave()
+    setattr(owner, attr, w)
+def function(compiler, *a):
+    mod = compiler.py_func.__module__
+    return ("kernel " if mod.endswith("kernels") else "" if mod.startswith("starvm_jit") else mod + " ") + compiler.py_func.__name__
+wrap(di._FunctionCompiler, "_compile_core", "Numba's other passes", function)
+wrap(tp.BaseTypeInference, "run_pass", "typing")
+wrap(tp.BaseNativeLowering, "run_pass", "lowering to LLVM IR")
+wrap(cg.CPUCodeLibrary, "_optimize_functions", "LLVM function passes")
+wrap(cg.CPUCodeLibrary, "_optimize_final_module", "LLVM module passes")
+wrap(cg.JITCodeLibrary, "_finalize_specific", "LLVM machine code")
+wrap(ca.Cache, "save_overload", "cache save")
+wrap(ca.Cache, "load_overload", "cache load")
+from starvm.ui.cli import main
+wall = time.perf_counter()
+try:
+    code = main(sys.argv[2:])
+except SystemExit as e:
+    code = e.code
+wall = time.perf_counter() - wall
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+per = collections.defaultdict(dict)
+for (n, k), v in spent.items():
+    per[n][k] = round(v, 3)
+print(json.dumps({"code": code, "wall_s": wall, "cpu_s": me.ru_utime + me.ru_stime,
+                  "helpers_cpu_s": kids.ru_utime + kids.ru_stime, "max_rss_mb": me.ru_maxrss // 1024, "phases": per}))
+"""
+PHASE_WAYS = ("numba", "cheaper", "parallel")
+_PHASE_NAMES = ("typing", "lowering to LLVM IR", "Numba's other passes", "LLVM function passes", "LLVM module passes",
+                "LLVM machine code", "cache save", "cache load")
+
+
+def phases(names: list[str], kernels: Path, timeout: float, doc: dict, out: Path, ways: tuple[str, ...], rounds: int) -> None:
+    """Per program, ``rounds`` rounds of a cold ``star run --jit on`` each way (interleaved),
+    each in a fresh compiled-code cache, the kernels in Numba's cache from an untimed run."""
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="starvm-compile-size-warmup-") as warmup:
+            run_program(name, "linked", [], warmup, kernels, timeout)
+        for _ in range(rounds):
+            for way in ways:
+                row = {"program": name, "way": way, "load_before": load_average()}
+                with tempfile.TemporaryDirectory(prefix=f"starvm-compile-phases-{way}-") as folder:
+                    env = {**os.environ, "STARVM_JIT_CACHE": folder, "NUMBA_CACHE_DIR": str(kernels),
+                           "PYTHONPATH": str(ROOT)}
+                    done = run_process([sys.executable, "-c", PHASES, way, "run", str(ROOT / "programs" / f"{name}.star"),
+                                        "--jit", "on"], env=env, timeout=timeout)
+                row["load_after"] = load_average()
+                if not done.ok:
+                    row["error"] = (done.stderr or "timed out")[-300:]
+                else:
+                    row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+                doc["phases"].append(row)
+                print({k: v for k, v in row.items() if k != "phases"}, flush=True)
+                write_results(doc, out.with_suffix(".json"), markdown(doc))
+
+
+def _phase_lines(doc: dict) -> list[str]:
+    lines = ["", "Cold `star run --jit on` (kernels in Numba's cache): numba: Numba's compile as it is; cheaper: "
+             "jit/compile_cost.py (recursion typed once, the garbage collector paused); parallel: cheaper, and the "
+             "callees compiled by a helper process (jit/compile_parallel.py; one here, whatever the load average: a run starts one only where a core is idle). CPU s: the compiling "
+             "process's; helpers: its helper processes'. Then where each way's CPU time went (the mean over its runs), "
+             "by stage of Numba's compile.", "",
+             "| program | way | wall s | CPU s | helpers CPU s | max RSS MB | load |", "|---|---|---|---|---|---|---|"]
+    for r in doc["phases"]:
+        load = f"{r['load_before'] or 0:.1f}-{r['load_after'] or 0:.1f}"
+        if "error" in r:
+            lines.append(f"| {r['program']} | {r['way']} | failed: {_said(r['error'])} | | | | {load} |")
+            continue
+        lines.append(f"| {r['program']} | {r['way']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['helpers_cpu_s']:.2f} | "
+                     f"{r['max_rss_mb']} | {load} |")
+    lines += ["", "| program | way | function | " + " | ".join(_PHASE_NAMES) + " | total CPU s |",
+              "|---|---|---|" + "---|" * (len(_PHASE_NAMES) + 1)]
+    groups: dict = {}
+    for r in doc["phases"]:
+        if "error" not in r:
+            groups.setdefault((r["program"], r["way"]), []).append(r["phases"])
+    for (program, way), runs in groups.items():
+        funcs: dict = {}
+        for run in runs:
+            for func, spent in run.items():
+                for k, v in spent.items():
+                    funcs.setdefault(func, {}).setdefault(k, 0.0)
+                    funcs[func][k] += v / len(runs)
+        total = {k: sum(f.get(k, 0.0) for f in funcs.values()) for k in _PHASE_NAMES}
+        rows = sorted(funcs.items(), key=lambda kv: -sum(kv[1].values()))
+        for func, spent in [("all", total)] + [r for r in rows if sum(r[1].values()) >= 0.2]:
+            lines.append(f"| {program} | {way} | {func} | " + " | ".join(f"{spent.get(k, 0.0):.2f}" for k in _PHASE_NAMES)
+                         + f" | {sum(spent.values()):.2f} |")
+    return lines
+
+
 def _said(error: str) -> str:
     """An error's last line, short, for one table cell."""
     return ((error.strip().splitlines() or [""])[-1])[:60].replace("|", "/")
@@ -167,6 +294,8 @@ def markdown(doc: dict) -> list[str]:
             continue
         lines.append(f"| {what} | {r['statements']} | {r['mode']} | {r['helpers']} | {r['seconds']:.1f} | "
                      f"{r.get('cpu_seconds', '')} | {r['ms_per_statement']} | {load} |")
+    if doc.get("phases"):
+        lines += _phase_lines(doc)
     if doc.get("programs"):
         lines += ["", "Shipped programs, `star run --jit on --profile`: cold (an empty compiled-code cache, the kernels the "
                   "program uses in Numba's cache from an untimed run first: the process's "
@@ -193,6 +322,9 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", default="", help="PROGRAM,... of programs/: measured whole instead of --cases")
     ap.add_argument("--ways", default="copied,linked",
                     help="with --programs, WAY,... of copied|linked|unnamed (linked, constants as np.int64(k) calls)")
+    ap.add_argument("--phases", default="", help="PROGRAM,... of programs/: where a cold compile's time goes, per way "
+                    "(--ways of numba|cheaper|parallel, default all three)")
+    ap.add_argument("--rounds", type=int, default=2, help="with --phases: cold runs per program and way")
     args = ap.parse_args(argv)
     out = ROOT / "bench" / "results" / args.out
     doc = document("compile size", "Compile time of the CPU tier against a routine's size",
@@ -208,6 +340,13 @@ def main(argv=None) -> int:
                    results=[])
     kernels = Path(tempfile.mkdtemp(prefix="starvm-compile-size-numba-"))
     measure("outlined", "straight", 10, kernels, args.timeout)          # Numba's cache of the kernels
+    if args.phases:
+        doc["phases"] = []
+        doc["method"] += (" --phases: cold `star run --jit on` per program, the ways interleaved, each run in a fresh "
+                          "compiled-code cache; the stages timed in the compiling process.")
+        ways = PHASE_WAYS if args.ways == ap.get_default("ways") else tuple(args.ways.split(","))
+        phases(args.phases.split(","), kernels, args.timeout, doc, out, ways, args.rounds)
+        return 0
     if args.programs:
         doc["programs"] = []
         programs(args.programs.split(","), kernels, args.timeout, doc, out, tuple(args.ways.split(",")))

@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import jit_cache_dir, user_tag
-from . import compile_cost, linking
+from . import compile_cost, compile_parallel, linking
 from .linking import install as install_links, link_source
 
 
@@ -197,12 +197,53 @@ def entry_lock(source_path: Path, func: str):
     except ImportError:         # no flock (Windows): compiles may overlap; each writes whole files
         yield
         return
-    with open(source_path.with_name(f"{source_path.stem}.{func}.lock"), "a") as f:
+    lock = _lock_path(source_path, func)
+    held = _held_locks()
+    if lock in held:            # this thread holds it (compile_worker, then compile_overload)
+        yield
+        return
+    with open(lock, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
+        held.add(lock)
         try:
             yield
         finally:
+            held.discard(lock)
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+_THREAD = threading.local()
+
+
+def _lock_path(source_path: Path, func: str) -> Path:
+    return Path(source_path).resolve().with_name(f"{Path(source_path).stem}.{func}.lock")
+
+
+def _held_locks() -> set:
+    if not hasattr(_THREAD, "locks"):
+        _THREAD.locks = set()
+    return _THREAD.locks
+
+
+def lock_taken_elsewhere(source_path: Path, func: str) -> bool:
+    """Is another process (or thread) compiling this function of the entry now?"""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    lock = _lock_path(source_path, func)
+    if lock in _held_locks():
+        return False
+    try:
+        with open(lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
 
 
 def write_marker(path: Path, text: str) -> None:
@@ -294,6 +335,28 @@ def compile_overload(dispatcher, sig: tuple) -> str:
     found = load_overload(dispatcher, sig)
     if found == "loaded":
         return "direct"
+    module = _generated_module(dispatcher)
+    if module is None:
+        return _compile_overload(dispatcher, sig, found)
+    # a generated function: processes compiling it take turns, the second loads it
+    with entry_lock(Path(module.__file__), dispatcher.py_func.__name__):
+        if found != "unreadable" and load_overload(dispatcher, sig) == "loaded":
+            return "direct"
+        # its callees compiled by helper processes where there are cores (the outermost compile)
+        with compile_parallel.farm_for(module, getattr(module, BACKEND, "")):
+            return _compile_overload(dispatcher, sig, found)
+
+
+BACKEND = "_starvm_backend"     # the module global naming the backend a generated module is for
+
+
+def _generated_module(dispatcher):
+    """The generated module (a cache entry) of the dispatcher's function, or None (a kernel)."""
+    module = sys.modules.get(getattr(getattr(dispatcher, "py_func", None), "__module__", None) or "")
+    return module if module is not None and hasattr(module, BACKEND) and getattr(module, "__file__", None) else None
+
+
+def _compile_overload(dispatcher, sig: tuple, found: str) -> str:
     LOADS["numba"] += 1
 
     def compile_once():
@@ -511,6 +574,7 @@ def _load(source: str, backend: str):
     code = compile(entry_text(link_source(source)), str(path), "exec")
     module = ModuleType(name)
     module.__file__ = str(path)
+    setattr(module, BACKEND, backend)
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)
@@ -521,4 +585,4 @@ def _load(source: str, backend: str):
     return module
 
 
-linking.use_cache(compile_overload=compile_overload, write_marker_bytes=write_marker_bytes)
+linking.use_cache(compile_overload=compile_overload, write_marker_bytes=write_marker_bytes, farm=compile_parallel.current)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from time import perf_counter
 
@@ -73,6 +74,58 @@ def compile_jobs(source_path: Path, backend: str, jobs, report=None) -> list[tup
     return out
 
 
+def serve(source_path: Path, backend: str, lines) -> None:
+    """A helper of a compile spread over processes (compile_parallel): jobs ([function, spec],
+    one JSON line each) from ``lines`` as the compile meets them, compiled in the order they
+    came, one another process is compiling left for later (it is then loaded, not compiled
+    again), until ``lines`` ends."""
+    import queue
+    import time
+    source = cache.checked_source(source_path)
+    if source is None:
+        raise ValueError(f"{source_path} does not hold the code its hash names")
+    came: queue.Queue = queue.Queue()
+
+    def read():
+        for line in lines:
+            if line.strip():
+                func, spec = json.loads(line)
+                came.put((func, _tuples(spec)))
+        came.put(None)
+    threading.Thread(target=read, daemon=True).start()
+    module = buffers = None
+    todo: list = []
+    ended = False
+    while True:
+        while True:
+            try:
+                job = came.get(block=not todo and not ended)
+            except queue.Empty:
+                break
+            if job is None:
+                ended = True
+                break
+            todo.append(job)
+        if not todo:
+            if ended:
+                return
+            continue
+        free = next((j for j in todo if not cache.lock_taken_elsewhere(source_path, j[0])), None)
+        if free is None:
+            time.sleep(0.05)
+            continue
+        todo.remove(free)
+        func, spec = free
+        if module is None:
+            import numba
+            from .buffers import counter_array, output_holder, status_array
+            module = cache.load(source, backend)
+            buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
+        with cache.entry_lock(source_path, func):
+            if not cache.ready_marker(source_path, func, spec).exists():
+                _compile_one(source_path, module, func, spec, buffers)
+
+
 def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[str, str, float]:
     from .buffers import room_to_compile
     t0 = perf_counter()
@@ -119,6 +172,8 @@ def main(argv=None) -> int:
     if argv[:1] == ["--background"]:
         # started by a run on --jit auto: the run's interpreter comes first where cores are few
         argv = argv[1:]
+        from . import compile_parallel
+        compile_parallel.enabled = False        # one process: the run's interpreter keeps a core
         try:
             os.nice(BACKGROUND_NICE)
         except (AttributeError, OSError):
@@ -131,6 +186,16 @@ def main(argv=None) -> int:
         except ValueError:
             pass
         argv = argv[1:]
+    if argv[:1] == ["--serve"] and len(argv) == 3:
+        # a helper of a foreground compile (compile_parallel): jobs on stdin
+        from . import compile_parallel
+        compile_parallel.enabled = False        # its callees compiled here, under their locks
+        try:
+            serve(Path(argv[2]), argv[1], sys.stdin)
+        except ValueError as e:
+            print(f"starvm compile worker: {e}", file=sys.stderr)
+            return 3
+        return 0
     if len(argv) != 3:
         print("usage: python -m starvm.jit.compile_worker [--background] [--after=PID,...] BACKEND ENTRY.py JOBS",
               file=sys.stderr)

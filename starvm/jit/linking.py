@@ -145,8 +145,9 @@ def _records(module) -> list[tuple[str, str, tuple]]:
 
 
 _READ: dict[str, tuple[str, tuple]] = {}          # symbol -> (callee, argument types) of its record
-# cache.py's compile_overload and write_marker_bytes, given by cache.py (which imports this module)
-_CACHE: dict = {}
+# cache.py's compile_overload and write_marker_bytes, and compile_parallel.current (the
+# compile spread over processes this thread runs, or None), given by cache.py (which imports this module)
+_CACHE: dict = {"farm": lambda: None}
 
 
 def use_cache(**functions) -> None:
@@ -190,10 +191,21 @@ def _reachable(module, func: str) -> set[str]:
 
 def fill_callees(module, func: str) -> None:
     """Before ``func`` runs: every generated function it may reach, for each recorded set of
-    argument types, loaded (or compiled) and its cell filled."""
+    argument types, loaded (or compiled) and its cell filled; in a compile spread over
+    processes (compile_parallel), the callees typed for it first, as a helper or this process
+    compiles them."""
     reach = _reachable(module, func)
     if not reach:
         return
+    farm = _CACHE["farm"]()
+    if farm is not None and farm.module is module:
+        farm.drain()
+        for name, callee, argtypes in list(farm.cells):
+            if callee in reach and name not in _FILLED:
+                _cell(name)
+                cres = _overload(getattr(module, callee), argtypes)
+                farm.check(callee, argtypes, cres)
+                _fill(name, cres)
     for name, callee, argtypes in _records(module):
         if callee in reach and name not in _FILLED:
             _cell(name)
@@ -246,7 +258,12 @@ def _hook_add_overload(module, func: str, dispatcher) -> None:
 
     def add_overload(cres):
         numba_add(cres)
-        fill_callees(module, func)
+        try:
+            fill_callees(module, func)
+        except BaseException:
+            # not left for a caller's typing to link to (its callees did not link)
+            dispatcher.overloads.pop(tuple(cres.signature.args), None)
+            raise
     dispatcher.add_overload = add_overload
 
 
@@ -261,12 +278,23 @@ def linked(dispatcher, module_name: str, func: str, nargs: int):
         argtypes = tuple(types.unliteral(a) for a in args)
         module = sys.modules[module_name]
         register_recorded(module)            # the callee may load from the cache: its own cells first
-        cres = _overload(dispatcher, argtypes)
-        argtypes = tuple(cres.signature.args)
-        name = symbol(module_name, func, argtypes)
-        _write_record(module, name, func, argtypes)
-        _fill(name, cres)
-        sig = signature(cres.signature.return_type, *argtypes)
+        farm = _CACHE["farm"]()
+        typed = None
+        if farm is not None and farm.module is module and argtypes not in dispatcher.overloads:
+            # typed here, compiled by a helper process (or later here): its cell filled before the caller runs
+            typed = farm.return_type(dispatcher, argtypes)
+        if typed is not None:
+            name = symbol(module_name, func, argtypes)
+            _write_record(module, name, func, argtypes)
+            farm.cells.append((name, func, argtypes))
+            sig = signature(typed, *argtypes)
+        else:
+            cres = _overload(dispatcher, argtypes)
+            argtypes = tuple(cres.signature.args)
+            name = symbol(module_name, func, argtypes)
+            _write_record(module, name, func, argtypes)
+            _fill(name, cres)
+            sig = signature(cres.signature.return_type, *argtypes)
 
         def codegen(context, builder, sig, llargs, name=name):
             fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
