@@ -141,9 +141,15 @@ class RankGpuRoutine(GpuRoutine):
         raise RuntimeError(f"on rank {rank}: {text}")
 
     def more_output(self, need: int) -> bool:
-        # (a rank that grew its buffer and runs the call interpreted with the others keeps it)
+        """Room for more output records on every rank, and the same room: a kernel stops for
+        more room where its records pass it (E_RERUN), which must happen on every rank alike."""
         ok = super().more_output(need)
-        return all(w == "" for w in self.agree("" if ok else "no room"))
+        sizes = self.backend.comm.allgather(self.ob_words if ok else 0)
+        if min(sizes) == 0:
+            return False
+        self.ob_words = min(sizes)
+        self._buffers = None
+        return True
 
     def launch_failed(self, e: Exception) -> None:
         # the other ranks' kernels run, waiting for this one's posts: no rank may go on alone

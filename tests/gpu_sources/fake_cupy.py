@@ -103,9 +103,10 @@ class RawModule:
         self.code, self.options, self.name_expressions = code, tuple(options), tuple(name_expressions or ())
         key = (code, self.options, self.name_expressions)
         if key not in _PTX:
-            _PTX[key] = nvrtc.compile_ptx(code, "fake_cupy.cu", self.options, self.name_expressions)
+            _PTX[key] = _kept_ptx(*key)
         self.ptx = _PTX[key]
         MODULES.append(self)
+
 
     def get_function(self, name: str) -> Kernel:
         try:
@@ -114,6 +115,33 @@ class RawModule:
             return kernel
         except KeyError as e:       # CuPy: CUDA_ERROR_NOT_FOUND
             raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}") from e
+
+
+def _kept_ptx(code: str, options: tuple, names: tuple) -> nvrtc.Ptx:
+    """NVRTC's PTX of a module, kept on disk by the hash of its input (NVRTC gives the same PTX
+    for it): the ranks of a test under mpiexec, each a process of its own, compiled every module
+    again (seconds each). A GPU-tier kernel of one MPI rank (targets/cuda/ranks.py) is compiled
+    as rank 0 of one: its instances differ by the rank's #defines alone, not in their parameters."""
+    import hashlib
+    import json
+    import os
+    import re
+    import tempfile
+    from pathlib import Path
+    if code and "\n#define RANKS 1\n" in code:
+        code = re.sub(r"#define RK_(RANK|SIZE) \d+LL\n",
+                      lambda m: f"#define RK_{m.group(1)} {int(m.group(1) == 'SIZE')}LL\n", code)
+    folder = Path(tempfile.gettempdir()) / "starvm-fake-ptx"
+    folder.mkdir(exist_ok=True)
+    path = folder / (hashlib.sha1(repr((code, options, names)).encode()).hexdigest() + ".json")
+    if path.exists():
+        d = json.loads(path.read_text())
+        return nvrtc.Ptx(d["text"], d["lowered"], {k: list(v) for k, v in d["entries"].items()})
+    ptx = nvrtc.compile_ptx(code, "fake_cupy.cu", options, names)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"text": ptx.text, "lowered": ptx.lowered, "entries": ptx.entries}))
+    tmp.replace(path)
+    return ptx
 
 
 class ReductionKernel:
