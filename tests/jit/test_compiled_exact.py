@@ -276,24 +276,46 @@ begin end.
 """
 
 
-@pytest.mark.parametrize("a, b, code", [
-    (MIN, 2, 0), (MIN, 3, 0), (MIN + 1, -1, 0), (-7, 2, 0), (MIN, -1, "E_OVERFLOW"), (0, MAX, "E_OVERFLOW")])
-def test_gpu_kernel_divides_exactly_and_stops_past_64_bits(a, b, code):
-    """The CUDA kernel of g_ops on the CPU (tests/gpu_sources/emulate.py): min div 2 and
-    min mod -1 exact (C's / was undefined at min div -1), min div -1 and a loop up to the
-    largest integer stop as E_OVERFLOW (the host then runs the call interpreted)."""
+# the exact cases side by side in one kernel: the CPU run builds a program per kernel and
+# argument list (g++, seconds each), and a failing case stops its kernel, so those run alone
+GPU_EXACT = """
+proc g_four(a1, b1, a2, b2, a3, b3, a4, b4: integer; var q1, r1, q2, r2, q3, r3, q4, r4: integer);
+begin
+  q1 := a1 div b1; r1 := a1 mod b1;
+  q2 := a2 div b2; r2 := a2 mod b2;
+  q3 := a3 div b3; r3 := a3 mod b3;
+  q4 := a4 div b4; r4 := a4 mod b4
+end;
+begin end.
+"""
+
+
+def _emulated(text: str, root: str, args: list):
     from gpu_sources import emulate
     from gpu_sources.corpus import routine_bodies
     from starvm.targets.cuda.routine import render
-    from starvm.targets.layout import E
     emulate.require()
-    plan = render(routine_bodies(GPU_INTS, "emu.star"), "r_g_ops")
-    got = emulate.run_kernel(plan, [a, b, 0, 0, 0], 1, 32)
-    if code:
-        assert got.code == getattr(E, code.removeprefix("E_"))
-        return
-    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-    assert got.code == 0 and got.results[:2] == [q, a - q * b]
+    return emulate.run_kernel(render(routine_bodies(text, "emu.star"), root), args, 1, 32)
+
+
+def test_gpu_kernel_divides_exactly():
+    """The CUDA kernel's div and mod on the CPU (tests/gpu_sources/emulate.py): min div 2 and
+    min mod -1 exact (C's / was undefined at min div -1), truncated toward zero."""
+    pairs = [(MIN, 2), (MIN, 3), (MIN + 1, -1), (-7, 2)]
+    got = _emulated(GPU_EXACT, "r_g_four", [x for p in pairs for x in p] + [0] * 8)
+    want = []
+    for a, b in pairs:
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+        want += [q, a - q * b]
+    assert got.code == 0 and got.results[:8] == want
+
+
+@pytest.mark.parametrize("a, b", [(MIN, -1), (0, MAX)])
+def test_gpu_kernel_stops_past_64_bits(a, b):
+    """min div -1 and a loop up to the largest integer stop the kernel as E_OVERFLOW (the host
+    then runs the call interpreted)."""
+    from starvm.targets.layout import E
+    assert _emulated(GPU_INTS, "r_g_ops", [a, b, 0, 0, 0]).code == E.OVERFLOW
 
 
 def test_gpu_tier_renders_recursion_as_device_functions_of_their_own():
