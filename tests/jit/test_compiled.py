@@ -237,17 +237,21 @@ def test_auto_compiles_only_routines_with_enough_work(monkeypatch):
     assert m.jit.routines["main_"].compiled_calls == 1
 
 
-def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path):
-    """A fresh process loads the compiled routine from the cache instead of compiling it."""
+def test_compiled_code_is_loaded_from_the_disk_cache(tmp_path, monkeypatch):
+    """A fresh process loads the compiled routine from the cache instead of compiling it.
+    This process compiles it first (into an empty cache: a miss), so one fresh process is started."""
     src = "proc twice(var P: table); var i: integer; begin for i := 1 to 2 do COL(1, P) := COL(2, P) end;"
     probe = ("import starvm, sys; m = starvm.Machine(jit='on'); m.load(sys.argv[1], 'c.star'); "
              "P = m.table(rows=3, cols=2); m.call('twice', P); d = m.jit.routines['r_twice'].dispatcher; "
              "print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))")
-    env = {**__import__("os").environ, "STARVM_JIT_CACHE": str(tmp_path)}
-    first = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True, timeout=300)
-    second = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, env=env, check=True, timeout=300)
-    assert first.stdout.split()[0] == "0"
-    assert second.stdout.split()[0] == "1", (first.stdout, second.stdout, second.stderr)
+    monkeypatch.setenv("STARVM_JIT_CACHE", str(tmp_path))
+    m = starvm.Machine(jit="on")
+    m.load(src, "c.star")
+    m.call("twice", m.table(rows=3, cols=2))
+    first = m.jit.routines["r_twice"].dispatcher.stats
+    assert sum(first.cache_hits.values()) == 0 and sum(first.cache_misses.values()) > 0
+    second = subprocess.run([sys.executable, "-c", probe, src], capture_output=True, text=True, check=True, timeout=300)
+    assert second.stdout.split()[0] == "1", (second.stdout, second.stderr)
     assert len(list(tmp_path.glob("star_*.py"))) == 1
 
 
