@@ -17,6 +17,7 @@ the others waiting in their kernels.
 """
 from __future__ import annotations
 
+import contextlib
 from collections import namedtuple
 
 import numpy as np
@@ -228,6 +229,8 @@ class RankGpuRoutine(GpuRoutine):
         return self.mailbox
 
     def serving(self):
+        if self.plan.barrier_free:       # no grid reduction, no post (routine.py: marks): nothing to serve
+            return contextlib.nullcontext()
         from ..targets.mpi.mailbox import Server
         return _Served(self, Server(self.mailbox, self.backend))
 

@@ -35,13 +35,15 @@ kernel has ended. Operations:
 A broadcast or a whole slice past the payload's room runs no collective: M_COUNT answers minus
 the words it needs (the same on every rank: the room and the lengths are).
 
-Built and tested on the CPU (tests/distributed/test_mailbox.py: ``post``, the kernel's side
-as Numba code in a thread of each rank, against NumPy over 1-3 ranks); the CUDA side and its
-wiring into the GPU tier are not built yet (docs/scale.md says what they need).
+The kernel's side is targets/cuda/ranks.cu's ``rk_post`` (the GPU tier's kernels on CuPy
+ranks, jit/cuda_ranks.py, which runs a ``Server`` around each launch); ``post`` is the same as
+Numba code, which tests/distributed/test_mailbox.py runs in a thread of each rank against NumPy
+over 1-3 ranks (tests/distributed/test_gpu_ranks.py runs the CUDA side on the emulated device).
 """
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 from numba import njit, types
@@ -52,8 +54,8 @@ from ...distributed import jit_comm
 from ...distributed.jit_comm import X_BOR, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL, X_SIZE, X_SUM
 from .kernels import _h, _mpi_allreduce, bcast_words, ctx, gather_words
 
-from .mailbox_layout import (M_COUNT, M_DONE, M_FLAGS, M_OP, M_PAYLOAD, M_REQ, M_ROOT, M_SERVED,  # noqa: F401
-                             M_STOP, M_VALUE, OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_OR, OP_SUM)
+from .mailbox_layout import (M_COUNT, M_DONE, M_FLAGS, M_OP, M_PAYLOAD, M_READY, M_REQ, M_ROOT,  # noqa: F401
+                             M_SERVED, M_STOP, M_VALUE, OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_OR, OP_SUM)
 
 _sched_yield = types.ExternalFunction("sched_yield", types.int32())
 
@@ -104,6 +106,7 @@ def _reduce2(value, flag, op):
 @njit(cache=True, nogil=True)
 def serve(mb):
     """Answer the kernel's requests in ``mb`` until M_STOP is set (the host's thread)."""
+    store_release(mb, M_READY, np.int64(1))      # serving, without the GIL (Server.__enter__ waits for it)
     done = mb[M_DONE]
     spins = 0
     while True:
@@ -183,9 +186,14 @@ class Server:
     def __enter__(self):
         jit_comm.load()
         jit_comm.prepare(self.backend)
-        self.mb[M_REQ] = self.mb[M_DONE] = self.mb[M_STOP] = self.mb[M_SERVED] = 0
+        self.mb[M_REQ] = self.mb[M_DONE] = self.mb[M_STOP] = self.mb[M_SERVED] = self.mb[M_READY] = 0
         self.thread = threading.Thread(target=serve, args=(self.mb,), name="starvm-mailbox", daemon=True)
         self.thread.start()
+        # until the thread is inside ``serve`` (no GIL needed from there): the host's wait for the
+        # kernel spins in Python at first (cuda_runtime.GpuRoutine.wait), holding the GIL, and a
+        # server still on its way in would answer the first post a switch interval (5 ms) late
+        while self.mb[M_READY] == 0:
+            time.sleep(0)
         return self
 
     def __exit__(self, *exc):
