@@ -78,9 +78,12 @@ def test_bench_table_and_a_wrong_answer_fails_its_row(tmp_path):
                  "sys.stderr.write(done.stderr); print(done.stdout.replace('level 1: ', 'level 1: 99 ', 1), end='')")
         return [sys.executable, "-c", wrong, *bench_programs.reference_command(program, spec)]
 
+    def floor(program, spec):          # the floor as plain Python: no seconds of Numba compiles here
+        return ["env", "NUMBA_DISABLE_JIT=1", *bench_programs.floor_command(program, spec)]
+
     out = tmp_path / "e2e"
     rc = bench_programs.main(["--programs", "bfs", "--scale", "3", "--repeat", "1", "--timeout", "100",
-                              "--jit", "off", "--out", str(out)], reference=reference)
+                              "--jit", "off", "--out", str(out)], reference=reference, floor=floor)
     assert rc == 1
     doc = json.loads(out.with_suffix(".json").read_text())
     assert doc["benchmark"] == "programs e2e" and doc["backend"] == "numpy" and doc["versions"]["scipy"]
@@ -88,15 +91,19 @@ def test_bench_table_and_a_wrong_answer_fails_its_row(tmp_path):
     assert row["graph"] == "rmat:scale=3,ef=16,seed=7" and row["answer"].startswith("reached ")
     assert row["cold_s"] > 0 and len(row["warm_runs_s"]) == 1 and row["warm_s"] > 0 and row["reference_s"] > 0
     assert set(row["reference_phases_s"]) == {"import_s", "generate_s", "compute_s", "print_s"}
+    assert row["floor_cold_s"] > 0 and len(row["floor_runs_s"]) == 1 and row["floor_s"] > 0
+    assert set(row["floor_phases_s"]) == {"import_s", "generate_s", "compute_s", "print_s"}
     assert row["status"] == "FAILED" and "answers differ: line 3" in row["why"] and "99" in row["why"]
     md = out.with_suffix(".md").read_text().splitlines()
     assert md[0].startswith("# The shipped programs end to end") and "SciPy" in md[2]
     header = next(ln for ln in md if ln.startswith("| program |"))
-    assert header.split(" | ")[1:7] == ["graph", "n", "starvm warm s", "starvm cold s", "reference s", "starvm / ref"]
+    assert header.split(" | ")[1:9] == ["graph", "n", "starvm warm s", "starvm cold s", "reference s", "starvm / ref",
+                                        "floor s", "starvm / floor"]
     [line] = [ln for ln in md if ln.startswith("| bfs |")]
     cells = line.split(" | ")
     assert cells[2] == "8" and all(float(c) > 0 for c in cells[3:6]) and cells[6].endswith("×")
-    assert "≤ 5× ref" in line and "**FAILED**: answers differ: line 3" in line
+    assert float(cells[7]) > 0 and cells[8].endswith("×")
+    assert "≤ 5× ref or ≤ 1.5× floor" in line and "**FAILED**: answers differ: line 3" in line
     assert "0 of 1 rows without failure" in "\n".join(md)
 
 
@@ -141,8 +148,35 @@ def test_timeouts_are_kept_and_targets_judged():
     assert bench_programs.target(dict(past, reference_s=10.0)) == ("≤ 5× ref", False)
     doc = {"method": "m", "timeout_s": 120.0, "backend": "cupy", "results": [slow, fast]}
     text = "\n".join(bench_programs.markdown(doc))
-    assert "| > 120 s | > 120 s | 2.00 | > 60× |" in text and "**not checked**: starvm ran past the timeout" in text
-    assert "| 2.50 | 9.00 | 3.00 | 0.8× | > 120 s | ≤ 3 s, < numpy backend | ✓ |" in text
+    assert "| > 120 s | > 120 s | 2.00 | > 60× | — | — |" in text and "**not checked**: starvm ran past the timeout" in text
+    assert "| 2.50 | 9.00 | 3.00 | 0.8× | — | — | > 120 s | ≤ 3 s, < numpy backend | ✓ |" in text
+
+
+def test_the_cpu_target_is_met_within_5x_of_the_reference_or_1_5x_of_the_floor():
+    cpu = _row(backend="numpy", program="dijkstra", scale=16, warm_runs_s=[6.0], warm_s=6.0, reference_s=1.0)
+    text = "≤ 5× ref or ≤ 1.5× floor"
+    assert bench_programs.target(dict(cpu, floor_runs_s=[5.0], floor_s=5.0)) == (text, True)      # 1.2x the floor
+    assert bench_programs.target(dict(cpu, floor_runs_s=[3.0], floor_s=3.0)) == (text, False)     # 6x, 2x
+    assert bench_programs.target(dict(cpu, reference_s=2.0, floor_runs_s=[3.0], floor_s=3.0)) == (text, True)
+    assert bench_programs.target(dict(cpu, floor_runs_s=[None], floor_s=None)) == (text, None)    # floor timed out
+    past = dict(cpu, warm_runs_s=[None], warm_s=None, timeout_s=120.0, floor_runs_s=[50.0], floor_s=50.0)
+    assert bench_programs.target(past) == (text, False)                   # > 120 s: past 5 x 1 s and 1.5 x 50 s
+    assert bench_programs.target(dict(past, floor_s=90.0, floor_runs_s=[90.0])) == (text, None)
+    doc = {"method": "m", "timeout_s": 120.0, "backend": "numpy",
+           "results": [dict(cpu, cold_s=7.0, reference_runs_s=[1.0], floor_runs_s=[5.0], floor_s=5.0)]}
+    assert "| 6.00 | 7.00 | 1.00 | 6.0× | 5.00 | 1.2× | ≤ 5× ref or ≤ 1.5× floor | ✓ |" in \
+        "\n".join(bench_programs.markdown(doc))
+
+
+def test_a_floor_whose_answer_differs_fails_the_row():
+    same = "BFS from vertex 1\nreached 3 of 4 vertices\n"
+    ok = bench_programs.judge("bfs", [_run(same)], [_run(same)], [_run(same), _run(same)])
+    assert ok == {"status": "ok", "answer": "reached 3"}
+    wrong = bench_programs.judge("bfs", [_run(same)], [_run(same)], [_run(same.replace("3 of", "2 of"))])
+    assert wrong["status"] == "FAILED" and wrong["why"] == \
+        "the floor's answer differs: line 2: floor 'reached 2 of 4 vertices', reference 'reached 3 of 4 vertices'"
+    crashed = bench_programs.judge("bfs", [_run(same)], [_run(same)], [_run("", rc=1, err="RuntimeError: x")])
+    assert crashed == {"status": "FAILED", "why": "floor exit 1: RuntimeError: x"}
 
 
 def test_machine_names_and_out_paths():
@@ -170,5 +204,5 @@ def test_budget_and_merge(tmp_path):
     assert bench_programs.main(["--merge", str(part.with_suffix(".json")), str(other), "--out", str(merged)]) == 0
     doc = json.loads(merged.with_suffix(".json").read_text())
     assert [r["program"] for r in doc["results"]] == ["bfs"] and doc["not_run"] == ["floyd rmat:scale=4,ef=16,seed=7"]
-    assert "| bfs | scale=5,ef=16,seed=7 | 32 | 1.00 | 2.00 | 0.50 | 2.0× | ≤ 5× ref | ✓ | reached 20 | ok |" in \
+    assert "| bfs | scale=5,ef=16,seed=7 | 32 | 1.00 | 2.00 | 0.50 | 2.0× | — | — | ≤ 5× ref | ✓ | reached 20 | ok |" in \
         merged.with_suffix(".md").read_text()

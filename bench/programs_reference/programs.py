@@ -29,7 +29,11 @@ def bfs_lines(g: Arcs, source: int) -> list[str]:
     lv = level.tolist()
     for v in order[1:].tolist():          # BFS order: a vertex's predecessor comes before it
         lv[v] = lv[pred_of[v]] + 1
-    level = np.asarray(lv, dtype=np.int64)
+    return level_lines(g, source, np.asarray(lv, dtype=np.int64))
+
+
+def level_lines(g: Arcs, source: int, level: np.ndarray) -> list[str]:
+    """What bfs.star prints from the levels (-1: unreached)."""
     lines = [f"BFS from vertex {source}: {g.n} vertices, {g.m} arcs, read as directed"]
     reached = level >= 0
     by_level = np.argsort(np.where(reached, level, g.n + 1), kind="stable")
@@ -44,7 +48,7 @@ def bfs_lines(g: Arcs, source: int) -> list[str]:
     return lines
 
 
-def _distance_lines(g: Arcs, source: int, name: str, dist: np.ndarray) -> list[str]:
+def distance_lines(g: Arcs, source: int, name: str, dist: np.ndarray) -> list[str]:
     finite = np.isfinite(dist)
     lines = [f"shortest paths from vertex {source} ({name}): {g.n} vertices, {g.m} arcs, "
              f"{int(finite.sum())} reached, read as directed"]
@@ -54,11 +58,11 @@ def _distance_lines(g: Arcs, source: int, name: str, dist: np.ndarray) -> list[s
 
 
 def dijkstra_lines(g: Arcs, source: int) -> list[str]:
-    return _distance_lines(g, source, "Dijkstra", csgraph.dijkstra(g.csr(), directed=True, indices=source - 1))
+    return distance_lines(g, source, "Dijkstra", csgraph.dijkstra(g.csr(), directed=True, indices=source - 1))
 
 
 def _bellman_ford(g: Arcs, source: int, name: str) -> list[str]:
-    return _distance_lines(g, source, name, csgraph.bellman_ford(g.csr(), directed=True, indices=source - 1))
+    return distance_lines(g, source, name, csgraph.bellman_ford(g.csr(), directed=True, indices=source - 1))
 
 
 def bellman_ford_lines(g: Arcs, source: int) -> list[str]:
@@ -69,19 +73,30 @@ def bellman_ford_adapt_lines(g: Arcs, source: int) -> list[str]:
     return _bellman_ford(g, source, "Bellman-Ford-adapt")
 
 
+def mst_lines(g: Arcs, name: str, edges: int, total: int) -> list[str]:
+    """What mst_prim.star, mst_kruskal.star and mst_boruvka.star print from the forest."""
+    return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs, read as undirected",
+            f"tree edges: {edges}", f"total weight: {total}", f"trees: {g.n - edges}"]
+
+
 def _mst(name: str) -> Callable[[Arcs, int], list[str]]:
     def lines(g: Arcs, source: int) -> list[str]:
         tree = csgraph.minimum_spanning_tree(g.csr())
-        edges, total = int(tree.nnz), int(round(tree.sum()))
-        return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs, read as undirected",
-                f"tree edges: {edges}", f"total weight: {total}", f"trees: {g.n - edges}"]
+        return mst_lines(g, name, int(tree.nnz), int(round(tree.sum())))
     lines.__name__ = f"mst_{name.lower()}_lines"
     return lines
 
 
 def components_lines(g: Arcs, source: int) -> list[str]:
     """components.star: the number of components, then each one's first vertex and size."""
-    count, labels = csgraph.connected_components(g.csr(), directed=False)
+    _, labels = csgraph.connected_components(g.csr(), directed=False)
+    return component_lines(g, labels)
+
+
+def component_lines(g: Arcs, labels: np.ndarray) -> list[str]:
+    """What components.star prints from any labelling of the vertices by component."""
+    _, labels = np.unique(labels, return_inverse=True)
+    count = int(labels.max()) + 1 if g.n else 0
     first = np.full(count, g.n, dtype=np.int64)
     np.minimum.at(first, labels, np.arange(g.n))
     sizes = np.bincount(labels, minlength=count)
