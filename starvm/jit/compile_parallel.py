@@ -63,7 +63,10 @@ def current():
 def farm_for(module, backend: str):
     """Held around the outermost compile of a generated function of ``module``."""
     wanted = idle_cores() if helpers is None else helpers
-    if not enabled or wanted < 1 or current() is not None or not getattr(module, "__file__", None):
+    # a tier whose modules need set-up of their own (mpi_tier's: the MPI library made visible
+    # to LLVM, its backend tagged "mpi:...") compiles in one process, as before
+    if (not enabled or wanted < 1 or current() is not None or not getattr(module, "__file__", None)
+            or ":" in backend):
         yield None
         return
     farm = _FARM.farm = Farm(module, backend, wanted)

@@ -123,10 +123,11 @@ def serve(source_path: Path, backend: str, lines) -> None:
             buffers = tuple(numba.typeof(b) for b in (counter_array(), status_array(), output_holder()))
         with cache.entry_lock(source_path, func):
             if not cache.ready_marker(source_path, func, spec).exists():
-                _compile_one(source_path, module, func, spec, buffers)
+                # no failed marker: the compiling process compiles what a helper could not, and says why
+                _compile_one(source_path, module, func, spec, buffers, mark_failed=False)
 
 
-def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[str, str, float]:
+def _compile_one(source_path: Path, module, func: str, spec, buffers, mark_failed: bool = True) -> tuple[str, str, float]:
     from .buffers import room_to_compile
     t0 = perf_counter()
     try:
@@ -135,8 +136,9 @@ def _compile_one(source_path: Path, module, func: str, spec, buffers) -> tuple[s
             cache.compile_overload(getattr(module, func), sig)
     except Exception as e:  # noqa: BLE001 - Numba's refusal is this routine's answer
         first = (str(e).strip().splitlines() or [""])[0][:200]
-        cache.write_marker(cache.failed_marker(source_path, func, spec),
-                           f"Numba could not compile it: {type(e).__name__}: {first}")
+        if mark_failed:
+            cache.write_marker(cache.failed_marker(source_path, func, spec),
+                               f"Numba could not compile it: {type(e).__name__}: {first}")
         return func, f"failed: {type(e).__name__}: {first}", perf_counter() - t0
     seconds = perf_counter() - t0
     cache.write_marker(cache.ready_marker(source_path, func, spec), f"{seconds:.3f}\n")

@@ -87,3 +87,20 @@ def test_a_callee_compiled_to_another_type_than_typed_fails_the_compile(one_help
     assert compiled == _run("off", 3)[0]
     assert routines["TOP"].state == "failed"
     assert "typed returning" in routines["TOP"].why
+
+
+def test_helpers_start_only_on_idle_cores_and_for_the_plain_cpu_tier(monkeypatch, tmp_path):
+    monkeypatch.setattr(compile_parallel, "usable_cores", lambda: 4)
+    monkeypatch.setattr(compile_parallel.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert compile_parallel.idle_cores() == 3
+    monkeypatch.setattr(compile_parallel.os, "getloadavg", lambda: (2.6, 0.0, 0.0))
+    assert compile_parallel.idle_cores() == 0
+    monkeypatch.setattr(compile_parallel.os, "getloadavg", lambda: (1.4, 0.0, 0.0))
+    assert compile_parallel.idle_cores() == 2
+    module = type("Module", (), {"__file__": str(tmp_path / "star_x.py")})
+    monkeypatch.setattr(compile_parallel, "helpers", 1)
+    with compile_parallel.farm_for(module, "mpi:numpy|libmpi") as farm:
+        assert farm is None
+    with compile_parallel.farm_for(module, "numpy") as farm:
+        assert farm is compile_parallel.current() and farm.procs == []     # none started before a second callee
+    assert compile_parallel.current() is None
