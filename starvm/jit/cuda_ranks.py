@@ -173,6 +173,8 @@ class RankGpuRoutine(GpuRoutine):
                 return (None, -1 - self.unit.name_id(value.name))
             n = value.n
             v = B.local_part(value.v, n) if type_ is T.SLICE else B.whole(value.v, n)
+            if isinstance(v, cp.ndarray) and v.dtype == cp.uint64 and v.flags.c_contiguous:
+                return (v, n)        # the kernel only reads it: no copy (to_words makes one)
             words = B.L.to_words(v, B.layout(n).local_n if type_ is T.SLICE else n)
             if not isinstance(words, cp.ndarray):
                 words = cp.asarray(np.ascontiguousarray(words, dtype=np.uint64))
