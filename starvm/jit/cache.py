@@ -338,8 +338,10 @@ def compile_overload(dispatcher, sig: tuple) -> str:
     module = _generated_module(dispatcher)
     if module is None:
         return _compile_overload(dispatcher, sig, found)
-    # a generated function: processes compiling it take turns, the second loads it
-    with entry_lock(Path(module.__file__), dispatcher.py_func.__name__):
+    # a generated function: processes compiling it take turns, the second loads it; the lock
+    # taken under Numba's (threads of this process: compiler lock, then entry locks, one order)
+    from numba.core.compiler_lock import global_compiler_lock
+    with global_compiler_lock, entry_lock(Path(module.__file__), dispatcher.py_func.__name__):
         if found != "unreadable" and load_overload(dispatcher, sig) == "loaded":
             return "direct"
         # its callees compiled by helper processes where there are cores (the outermost compile)
