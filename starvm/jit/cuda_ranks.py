@@ -24,7 +24,7 @@ import numpy as np
 
 from ..distributed.partition import layout
 from ..execution.values import Table, Unassigned
-from ..targets.mpi.mailbox_layout import M_PAYLOAD
+from ..targets.mailbox_layout import M_PAYLOAD
 from ..types import T
 from .call import _Decline
 from .cuda_runtime import GpuRoutine, _TooLarge, _pow2, _SLICE, _TABLE, _WORD
@@ -33,12 +33,10 @@ from .cuda_runtime import GpuRoutine, _TooLarge, _pow2, _SLICE, _TABLE, _WORD
 Block = namedtuple("Block", "data n k")
 
 
-def install_gpu_ranks(tier, candidates: dict, main, parts: dict | None = None):
-    """The GPU tier's install (cuda_tier.install_gpu) for the ranks' kernels; the ranks agree
-    which routines an earlier run compiled (auto compiles those at their first call)."""
-    from .cuda_tier import install_gpu
-    before = set(tier.routines)
-    main = install_gpu(tier, candidates, main, None, parts, ranks=True)
+def agree_compiled_before(tier, before: set) -> None:
+    """After the GPU tier's install for the ranks' kernels (cuda_tier.install_gpu, ranks=True;
+    ``before``: the routines the tier had): the ranks agree which of the new ones an earlier run
+    compiled (auto compiles those at their first call), so that every rank compiles alike."""
     made = [r for p, r in tier.routines.items() if p not in before and isinstance(r, RankGpuRoutine)]
     if made:
         from . import background
@@ -46,7 +44,6 @@ def install_gpu_ranks(tier, candidates: dict, main, parts: dict | None = None):
         every = tier.context.backend.comm.allgather(mine)
         for i, r in enumerate(made):
             r._compiled_before = all(m[i] for m in every)
-    return main
 
 
 def unavailable(backend) -> str | None:
@@ -260,4 +257,4 @@ class _Served:
         return False
 
 
-__all__ = ["RankGpuRoutine", "install_gpu_ranks", "unavailable", "Block"]
+__all__ = ["RankGpuRoutine", "agree_compiled_before", "unavailable", "Block"]

@@ -33,10 +33,14 @@ def install_mpi(tier, candidates: dict, main, closure, has_loop, parts: dict | N
     (cuda_ranks.py), for routines and the main block's ``parts``."""
     backend = tier.context.backend
     if backend.host is not backend and backend.L.gpu and not backend.L.mixed:
-        from .cuda_ranks import install_gpu_ranks, unavailable
+        from .cuda_ranks import agree_compiled_before, unavailable
+        from .cuda_tier import install_gpu
         why_not = unavailable(backend)
         if why_not is None:
-            return install_gpu_ranks(tier, candidates, main, parts)
+            before = set(tier.routines)
+            main = install_gpu(tier, candidates, main, None, parts, ranks=True)
+            agree_compiled_before(tier, before)
+            return main
         for info, _ in candidates.values():
             tier.skipped[info.display if info else "main block"] = why_not
         return main

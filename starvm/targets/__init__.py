@@ -19,7 +19,9 @@ in a class a subclass overrides entry by entry (as tinygrad's renderers are):
   (``forall.py``), the fixed CUDA C in ``.cu`` files.
 
 ``layout.py`` is the numbering generated code, kernels and host share (status-array slots,
-step-counter indices, error codes); ``common.py`` what the compiled targets' renderers share
+step-counter indices, error codes), ``mailbox_layout.py`` that of the mailbox a GPU rank's
+running kernel posts its cross-rank steps to (``cuda/ranks.py``) and its host answers
+(``mpi/mailbox.py``); ``common.py`` what the compiled targets' renderers share
 with the tiers (``Unsupported``, the error ``Site`` table, ``Compiled`` / ``Lowered``). When and how rendered code runs (compiling, caching,
 calling, falling back) is ``starvm/jit``'s.
 """

@@ -9,6 +9,8 @@
   (iterations on groups of lanes, pivot loops); ``instance`` gives a launch shape's source;
 * ``forall.py`` — ``ForallRenderer``, the CuPy backend's fused `parallel for`: one thread
   block per iteration (backends/cupy_forall.py launches it);
+* ``ranks.py`` — the GPU tier's kernel for one MPI rank of several: ``prelude.cu`` with
+  ``ranks.cu``'s changes (the rank's rows, cross-rank steps posted to the host);
 * the fixed CUDA text as package data, read by ``prelude.cuda_text``: ``int64.cu`` and
   ``checked_int.cu`` (every kernel), ``prelude.cu`` (the GPU tier's values, barrier,
   reductions and base operations), ``routine_kernel.cu`` and ``forall_kernel.cu`` (the two

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..mpi import mailbox_layout as mb
+from .. import mailbox_layout as mb
 from .prelude import PRELUDE, cuda_text
 
 

@@ -54,7 +54,7 @@ from ...distributed import jit_comm
 from ...distributed.jit_comm import X_BOR, X_COMM, X_INT64, X_MAX, X_MIN, X_NBYTES, X_NCOLL, X_SIZE, X_SUM
 from .kernels import _h, _mpi_allreduce, bcast_words, ctx, gather_words
 
-from .mailbox_layout import (M_COUNT, M_DONE, M_FLAGS, M_OP, M_PAYLOAD, M_READY, M_REQ, M_ROOT,  # noqa: F401
+from ..mailbox_layout import (M_COUNT, M_DONE, M_FLAGS, M_OP, M_PAYLOAD, M_READY, M_REQ, M_ROOT,  # noqa: F401
                              M_SERVED, M_STOP, M_VALUE, OP_BCAST, OP_GATHER, OP_MAX, OP_MIN, OP_OR, OP_SUM)
 
 _sched_yield = types.ExternalFunction("sched_yield", types.int32())
