@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from bench.programs_reference.graphs import Arcs
-from bench.programs_reference.programs import component_lines, distance_lines, level_lines, mst_lines
+from bench.programs_reference.printing import component_lines, distance_lines, level_lines, mst_lines
 
 from . import floors
 from .bitslice import pack, unpack

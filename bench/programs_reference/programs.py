@@ -14,10 +14,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .graphs import Arcs
-
-
-def _numbers(values) -> str:
-    return " ".join(map(str, np.asarray(values).tolist()))
+from .printing import component_lines, distance_lines, level_lines, mst_lines
 
 
 def bfs_lines(g: Arcs, source: int) -> list[str]:
@@ -30,31 +27,6 @@ def bfs_lines(g: Arcs, source: int) -> list[str]:
     for v in order[1:].tolist():          # BFS order: a vertex's predecessor comes before it
         lv[v] = lv[pred_of[v]] + 1
     return level_lines(g, source, np.asarray(lv, dtype=np.int64))
-
-
-def level_lines(g: Arcs, source: int, level: np.ndarray) -> list[str]:
-    """What bfs.star prints from the levels (-1: unreached)."""
-    lines = [f"BFS from vertex {source}: {g.n} vertices, {g.m} arcs, read as directed"]
-    reached = level >= 0
-    by_level = np.argsort(np.where(reached, level, g.n + 1), kind="stable")
-    counts = np.bincount(level[reached])
-    start = 0
-    for d, count in enumerate(counts.tolist()):
-        lines.append(f"level {d}: {_numbers(by_level[start:start + count] + 1)}")
-        start += count
-    lines.append(f"reached {int(reached.sum())} of {g.n} vertices")
-    if not reached.all():
-        lines.append(f"unreached: {_numbers(np.flatnonzero(~reached) + 1)}")
-    return lines
-
-
-def distance_lines(g: Arcs, source: int, name: str, dist: np.ndarray) -> list[str]:
-    finite = np.isfinite(dist)
-    lines = [f"shortest paths from vertex {source} ({name}): {g.n} vertices, {g.m} arcs, "
-             f"{int(finite.sum())} reached, read as directed"]
-    text = np.where(finite, np.where(finite, dist, 0).astype(np.int64).astype(str), "unreachable")
-    lines += [f"  to {v}: {t}" for v, t in enumerate(text.tolist(), 1)]
-    return lines
 
 
 def dijkstra_lines(g: Arcs, source: int) -> list[str]:
@@ -73,12 +45,6 @@ def bellman_ford_adapt_lines(g: Arcs, source: int) -> list[str]:
     return _bellman_ford(g, source, "Bellman-Ford-adapt")
 
 
-def mst_lines(g: Arcs, name: str, edges: int, total: int) -> list[str]:
-    """What mst_prim.star, mst_kruskal.star and mst_boruvka.star print from the forest."""
-    return [f"minimum spanning forest ({name}): {g.n} vertices, {g.m} arcs, read as undirected",
-            f"tree edges: {edges}", f"total weight: {total}", f"trees: {g.n - edges}"]
-
-
 def _mst(name: str) -> Callable[[Arcs, int], list[str]]:
     def lines(g: Arcs, source: int) -> list[str]:
         tree = csgraph.minimum_spanning_tree(g.csr())
@@ -91,20 +57,6 @@ def components_lines(g: Arcs, source: int) -> list[str]:
     """components.star: the number of components, then each one's first vertex and size."""
     _, labels = csgraph.connected_components(g.csr(), directed=False)
     return component_lines(g, labels)
-
-
-def component_lines(g: Arcs, labels: np.ndarray) -> list[str]:
-    """What components.star prints from any labelling of the vertices by component."""
-    _, labels = np.unique(labels, return_inverse=True)
-    count = int(labels.max()) + 1 if g.n else 0
-    first = np.full(count, g.n, dtype=np.int64)
-    np.minimum.at(first, labels, np.arange(g.n))
-    sizes = np.bincount(labels, minlength=count)
-    order = np.argsort(first)
-    lines = [f"connected components: {count} ({g.n} vertices, {g.m} arcs), read as undirected"]
-    lines += [f"component of vertex {f}: {s} vertices"
-              for f, s in zip((first[order] + 1).tolist(), sizes[order].tolist())]
-    return lines
 
 
 def floyd_lines(g: Arcs, source: int) -> list[str]:
