@@ -22,7 +22,8 @@ algorithm of sequential rounds): the same algorithm hand-written in Numba on the
 layout, `python -m bench.programs_floor P --generate SPEC`, timed whole the same way: its first
 run with an empty Numba cache (NUMBA_CACHE_DIR in the row's folder: "floor cold"), then --repeat
 warm runs (median); its answer must be the reference's too. The CPU target (issue 31): starvm
-within 5x of the reference, or within 1.5x of the floor (--no-floor: not run).
+within 5x of the reference, or within 1.5x of the floor. The floors run by default on the NumPy
+backend (--floor / --no-floor); a GPU's floor (CUDA) is not built.
 
 A run past --timeout counts as "> T s". A row whose outputs differ, or whose run fails, is
 marked FAILED and the script exits 1. Writes bench/results/NAME.json and NAME.md (default
@@ -430,8 +431,9 @@ def main(argv=None, reference=None, floor=None) -> int:
     ap.add_argument("--jit", choices=["auto", "on", "off"], default="auto", help="star run --jit")
     ap.add_argument("--no-numpy-baseline", dest="numpy_baseline", action="store_false",
                     help="on a GPU backend, do not time the NumPy backend at scale >= 16")
-    ap.add_argument("--no-floor", dest="floor", action="store_false",
-                    help="do not run the hand-written Numba floors (bench/programs_floor)")
+    ap.add_argument("--floor", action=argparse.BooleanOptionalAction, default=None,
+                    help="run the hand-written Numba floors (bench/programs_floor, CPU): by default on the "
+                         "NumPy backend only, where the CPU target reads them")
     ap.add_argument("--out", help="NAME (in bench/results/) or a path; default programs_e2e_<machine>")
     ap.add_argument("--append", action="store_true",
                     help="keep the rows already in the file (a row of the same program and graph is replaced)")
@@ -441,6 +443,8 @@ def main(argv=None, reference=None, floor=None) -> int:
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if args.floor is None:
+        args.floor = args.backend == "numpy"
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     unknown = [p for p in programs if p not in PROGRAMS]
     if unknown:
@@ -467,7 +471,8 @@ def main(argv=None, reference=None, floor=None) -> int:
                           f"Runs past {args.timeout:g} s are killed: \"> {args.timeout:g} s\". The graph column "
                           "gives the R-MAT spec (n = 2^scale vertices, about 2 * ef * n arcs: both arcs of each edge). "
                           "The host may be shared: its load average is beside each row.",
-                   backend=args.backend, jit=args.jit, timeout_s=args.timeout, repeat=args.repeat, seed=args.seed,
+                   backend=args.backend, jit=args.jit, floor=args.floor, timeout_s=args.timeout, repeat=args.repeat,
+                   seed=args.seed,
                    edge_factor=args.ef, versions={d: version_of(d) for d in ("numpy", "scipy", "numba", "cupy")},
                    results=[])
     kept, new = (earlier_rows(path, args) if args.append else []), []

@@ -195,6 +195,11 @@ def test_budget_and_merge(tmp_path):
     doc = json.loads(part.with_suffix(".json").read_text())
     assert doc["results"] == [] and doc["not_run"] == ["bfs rmat:scale=5,ef=16,seed=7", "floyd rmat:scale=4,ef=16,seed=7"]
     assert "Not run (--budget spent): bfs rmat:scale=5" in part.with_suffix(".md").read_text()
+    assert doc["floor"] is True and "bench.programs_floor" in doc["method"]     # on by default on the CPU
+    none = tmp_path / "none"
+    assert bench_programs.main(["--programs", "bfs", "--budget", "0", "--no-floor", "--out", str(none)]) == 0
+    doc_none = json.loads(none.with_suffix(".json").read_text())
+    assert doc_none["floor"] is False and "programs_floor" not in doc_none["method"]
     done = dict(doc, results=[_row(backend="numpy", program="bfs", graph="rmat:scale=5,ef=16,seed=7", scale=5,
                                    warm_s=1.0, warm_runs_s=[1.0], cold_s=2.0, reference_s=0.5,
                                    reference_runs_s=[0.5], answer="reached 20")], not_run=[])
