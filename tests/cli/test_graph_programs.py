@@ -160,7 +160,10 @@ def test_program_on_file(tmp_path, prog, fmt):
     compare(prog, got, sg.load(path, fmt))
 
 
-@pytest.mark.parametrize("prog", sorted(DEFAULTS))
+# a program that reads its graph directed and one that reads it undirected: the flags reach
+# the machine alike for every program (graphs/cli.reading_from_args); every program in both
+# readings is tests/graphs/test_programs.py's (karate, Machine(directed=...), each backend)
+@pytest.mark.parametrize("prog", ["bfs", "mst_prim"])
 @pytest.mark.parametrize("how", ["directed", "undirected"])
 def test_program_reading_from_the_command_line(tmp_path, prog, how):
     """--directed / --undirected win over the program's GRAPH_READING; the first line says
