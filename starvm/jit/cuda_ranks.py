@@ -92,6 +92,7 @@ class RankGpuRoutine(GpuRoutine):
         self.mailbox = None          # int64 words of page-locked host memory (mailbox_layout)
         self.agreed_shapes = set()   # (slice words, word words) whose kernels every rank built
         self.served = 0              # posts the host answered, all calls
+        self.server = None           # mailbox.Server of the mailbox (its thread kept between launches)
 
     @property
     def backend(self):
@@ -218,6 +219,9 @@ class RankGpuRoutine(GpuRoutine):
         import cupy as cp
         size = M_PAYLOAD + max(payload, 1)
         if self.mailbox is None or self.mailbox.size < size:
+            if self.server is not None:      # its thread serves the mailbox before: ended
+                self.server.close()
+                self.server = None
             try:
                 mem = cp.cuda.alloc_pinned_memory(size * 8)
                 self.mailbox = np.frombuffer(mem, np.int64, size)     # (keeps ``mem`` alive)
@@ -230,8 +234,10 @@ class RankGpuRoutine(GpuRoutine):
     def serving(self):
         if self.plan.barrier_free:       # no grid reduction, no post (routine.py: marks): nothing to serve
             return contextlib.nullcontext()
-        from ..targets.mpi.mailbox import Server
-        return _Served(self, Server(self.mailbox, self.backend))
+        if self.server is None:          # one server (its thread waiting between launches) for every launch
+            from ..targets.mpi.mailbox import Server
+            self.server = Server(self.mailbox, self.backend)
+        return _Served(self, self.server)
 
     def report_lines(self) -> list[str]:
         lines = super().report_lines()
