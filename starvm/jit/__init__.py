@@ -10,7 +10,9 @@ call), ``mpi_tier.py`` (the tier on MPI ranks; on CuPy ranks the GPU tier's kern
 a compiled call), ``buffers.py`` (the arrays a call is handed), ``errors.py`` (a failure
 back to the interpreter's error), ``interrupts.py`` (Ctrl-C on a call's own thread),
 ``cache.py`` (compiled modules on disk), ``linking.py`` (calls between generated functions linked,
-not copied), ``background.py`` and ``compile_worker.py``
+not copied), ``compile_cost.py`` (what a Numba compile may skip: a recursive function typed
+once), ``compile_parallel.py`` (a compile's callees compiled by helper processes on idle
+cores), ``background.py`` and ``compile_worker.py``
 (compiling in another process while the interpreter runs). Tiers see the machine only
 through its ``ExecutionContext`` (starvm/execution). Importing this package does not import
 Numba: that happens at the first compile.

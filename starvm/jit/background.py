@@ -67,32 +67,6 @@ def _spec(v):
     return None
 
 
-def signature_spec_of_types(argtypes):
-    """signature_spec of values of these Numba types (a linked callee's, compile_parallel), or
-    None where one is not described."""
-    from numba.core import types
-    out = []
-    for t in argtypes:
-        if isinstance(t, types.Array):
-            if not isinstance(t.dtype, types.Number) or not t.aligned:
-                return None
-            out.append(("a", np.dtype(str(t.dtype)).str, t.ndim, t.layout, not t.mutable))
-        elif isinstance(t, types.BaseTuple):
-            inner = signature_spec_of_types(t.types)
-            if inner is None:
-                return None
-            out.append(("t", *inner))
-        elif t == types.boolean:
-            out.append(("b",))
-        elif t == types.int64:
-            out.append(("i",))
-        elif t == types.float64:
-            out.append(("f",))
-        else:
-            return None
-    return tuple(out)
-
-
 class Job:
     """One background compile: the worker process and the markers it leaves. Its process
     starts when one of this run's worker slots is free (``_Workers``)."""

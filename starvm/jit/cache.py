@@ -345,7 +345,7 @@ def compile_overload(dispatcher, sig: tuple) -> str:
         if found != "unreadable" and load_overload(dispatcher, sig) == "loaded":
             return "direct"
         # its callees compiled by helper processes where there are cores (the outermost compile)
-        with compile_parallel.farm_for(module, getattr(module, BACKEND, "")):
+        with compile_parallel.farm_for(module, getattr(module, BACKEND, ""), sys.modules[__name__]):
             return _compile_overload(dispatcher, sig, found)
 
 

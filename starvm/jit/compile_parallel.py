@@ -28,6 +28,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 enabled = True
 helpers = None          # helper processes (None: one per usable core but one)
 drains = True           # False: the helpers compile every callee (tests)
@@ -60,8 +62,9 @@ def current():
 
 
 @contextmanager
-def farm_for(module, backend: str):
-    """Held around the outermost compile of a generated function of ``module``."""
+def farm_for(module, backend: str, cache):
+    """Held around the outermost compile of a generated function of ``module``; ``cache``:
+    the module cache.py (passed by it: importing it here would close a circle of imports)."""
     wanted = idle_cores() if helpers is None else helpers
     # a tier whose modules need set-up of their own (mpi_tier's: the MPI library made visible
     # to LLVM, its backend tagged "mpi:...") compiles in one process, as before
@@ -69,7 +72,7 @@ def farm_for(module, backend: str):
             or ":" in backend):
         yield None
         return
-    farm = _FARM.farm = Farm(module, backend, wanted)
+    farm = _FARM.farm = Farm(module, backend, wanted, cache)
     try:
         yield farm
     finally:
@@ -78,8 +81,8 @@ def farm_for(module, backend: str):
 
 
 class Farm:
-    def __init__(self, module, backend: str, wanted: int):
-        self.module, self.backend, self.wanted = module, backend, wanted
+    def __init__(self, module, backend: str, wanted: int, cache):
+        self.module, self.backend, self.wanted, self.cache = module, backend, wanted, cache
         self.typed: dict[tuple, object] = {}        # (function, argument types) -> return type
         self.jobs: list[tuple[str, tuple]] = []     # given to the helpers, in the order met
         self.procs: list[subprocess.Popen] = []
@@ -92,7 +95,6 @@ class Farm:
         """The callee's return type for these argument types (typed here, once), its
         compile given to a helper; None where it is compiled here as before (its argument
         types have no spec, or its typing failed: the compile here says why)."""
-        from .background import signature_spec_of_types
         func = dispatcher.py_func.__name__
         key = (func, argtypes)
         if key in self.typed:
@@ -159,7 +161,7 @@ class Farm:
         if self.draining or not drains:
             return
         self.draining = True
-        from . import cache
+        cache = self.cache
         path = Path(self.module.__file__)
         for func, spec in reversed(self.jobs):
             dispatcher = getattr(self.module, func)
@@ -186,7 +188,6 @@ class Farm:
 
 
 def _spec_matches(argtypes: tuple, spec) -> bool:
-    from .background import signature_spec_of_types
     return signature_spec_of_types(argtypes[:-3]) == spec
 
 
@@ -240,3 +241,29 @@ def _typing_only_pipeline():
 
     _PIPELINE = TypingOnly
     return _PIPELINE
+
+
+def signature_spec_of_types(argtypes):
+    """signature_spec of values of these Numba types (a linked callee's: background.signature_spec's form), or
+    None where one is not described."""
+    from numba.core import types
+    out = []
+    for t in argtypes:
+        if isinstance(t, types.Array):
+            if not isinstance(t.dtype, types.Number) or not t.aligned:
+                return None
+            out.append(("a", np.dtype(str(t.dtype)).str, t.ndim, t.layout, not t.mutable))
+        elif isinstance(t, types.BaseTuple):
+            inner = signature_spec_of_types(t.types)
+            if inner is None:
+                return None
+            out.append(("t", *inner))
+        elif t == types.boolean:
+            out.append(("b",))
+        elif t == types.int64:
+            out.append(("i",))
+        elif t == types.float64:
+            out.append(("f",))
+        else:
+            return None
+    return tuple(out)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import starvm
-from starvm.jit import compile_parallel
+from starvm.jit import cache, compile_parallel
 
 PROGRAM = """
 proc LEAF(k: integer; var X: slice; var P: table);
@@ -99,8 +99,8 @@ def test_helpers_start_only_on_idle_cores_and_for_the_plain_cpu_tier(monkeypatch
     assert compile_parallel.idle_cores() == 2
     module = type("Module", (), {"__file__": str(tmp_path / "star_x.py")})
     monkeypatch.setattr(compile_parallel, "helpers", 1)
-    with compile_parallel.farm_for(module, "mpi:numpy|libmpi") as farm:
+    with compile_parallel.farm_for(module, "mpi:numpy|libmpi", cache) as farm:
         assert farm is None
-    with compile_parallel.farm_for(module, "numpy") as farm:
+    with compile_parallel.farm_for(module, "numpy", cache) as farm:
         assert farm is compile_parallel.current() and farm.procs == []     # none started before a second callee
     assert compile_parallel.current() is None
