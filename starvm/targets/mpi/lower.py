@@ -59,6 +59,8 @@ class MpiModuleGen(ModuleGen):
     row_kernel: dict[Op, str] = {Op.ROW_GET: "mp_row_get", Op.ROW_SET: "mp_row_set"}
     # ROW of a `parallel for`'s snapshot: the owner's row of it
     cow_kernel = {**ModuleGen.cow_kernel, Op.ROW_GET: "mp_cow_row_get"}
+    # not of a slice masks the tail of the rank's block (mp_not): no one loop over words
+    fuses_word_ops = False
 
     def __init__(self, bodies, keep_fused: bool = False):
         super().__init__(bodies)

@@ -1244,6 +1244,56 @@ def logic_asg(old, a, b, kind, cnt, st, nid, anid):
     return old if into else (out, a[1])
 
 
+# the checks and steps of a logic expression that lower.word_wise_assign computes in one loop
+# over words: each as its kernel makes them (op_col_get, op_not, logic, asg), without the words
+@llvm_inline
+def col_ref(i, t, cnt, st, nid):
+    """COL(i, T)'s check and step; T's column itself (no copy) and its length."""
+    k = t[0].shape[0]
+    if not (0 < i <= k):
+        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
+    cnt[C_COL_GET] += 1
+    return t[0][i - 1], t[1]
+
+
+@llvm_inline
+def ck_not(n, cnt, st, nid):
+    cnt[C_NOT] += 1
+    if n < 0:
+        unassigned(st, nid, n)
+    return n
+
+
+@llvm_inline
+def ck_logic(an, bn, kind, cnt, st, nid):
+    if not same_len(an, bn):
+        if an < 0:
+            unassigned(st, nid, an)
+        if bn < 0:
+            unassigned(st, nid, bn)
+        fail(st, nid, E_MISMATCH, an, bn, 0, 0)
+    cnt[LOGIC_COUNTERS[kind]] += 1
+    if an < 0:
+        unassigned(st, nid, an)
+    if bn < 0:
+        unassigned(st, nid, bn)
+    return an
+
+
+@llvm_inline
+def asg_words(old, n, st, anid):
+    """The words a value of length n goes into: the variable's own (asg's check), or new ones."""
+    if asg_check(old, n, st, anid):
+        return old[0]
+    return new_words(nwords(n))
+
+
+@llvm_inline
+def clear_tail(out, n):
+    if out.shape[0]:
+        out[out.shape[0] - 1] &= tail_mask(n)
+
+
 @llvm_inline
 def logic_into(out, a, b, kind):
     x, y = a[0], b[0]

@@ -81,6 +81,10 @@ class ModuleGen:
     fused_assign: dict[Op, str] = {Op.COL_GET: "op_col_get_asg", Op.ROW_GET: "op_row_get_asg",
                                    Op.AND: "op_and_asg", Op.OR: "op_or_asg", Op.XOR: "op_xor_asg",
                                    Op.COPY: "vcopy_asg"}
+    # `V := e` with e a tree of and / or / xor / not over vector variables and COL reads: one
+    # loop over words (word_wise_assign) instead of a kernel, an array and a pass per operation;
+    # off where a slice's words are not the whole value (MPI ranks: a rank's block of rows)
+    fuses_word_ops = True
     # STEP / SOME of a STEPped variable: kernels that keep a hint of where its first 1 is
     hinted_kernel: dict[Op, str] = {Op.STEP: "op_step_h", Op.SOME: "op_some_h"}
     # COL / ROW of a `parallel for`'s snapshot that the cow_* kernels stand for (cow_tables)
@@ -482,6 +486,8 @@ class ModuleGen:
     def assign_value(self, s, sym, v, value, cow, ind):
         if cow is not None:    # ROW of the snapshot: not the fused op_row_get_asg, which reads the table
             self.emit(ind, f"{v} = asg({v}, {self.vector(value)}, st, {self.site(s.loc)})")
+        elif sym.type.is_vector and self.word_wise(value):
+            self.word_wise_assign(s, v, value, ind)
         elif sym.type.is_vector and value.op in self.fused_assign:
             args = [self.vector(a) if a.type is not None and a.type is not T.INT else self.scalar(a) for a in value.src]
             kernel = self.fused_assign[value.op]
@@ -498,6 +504,76 @@ class ModuleGen:
             self.emit(ind, f"table_assign({v}, {self.vector(value)}, st, {self.site(s.loc)})")
         else:
             self.emit(ind, f"{v} = {self.scalar(value)}")
+
+    # ------------------------------------------------------------------ word-wise assignments
+    _WORD_LOGIC = {Op.AND: "&", Op.OR: "|", Op.XOR: "^"}
+
+    def word_wise(self, e: Node) -> bool:
+        """Is e a tree of logic operations worth one loop over words: and / or / xor / not
+        over vector variables and COL(i, T) of a table variable (not a snapshot's; i calling
+        nothing), with a COL read or more than one operation in it?"""
+        if not self.fuses_word_ops or e.op not in GroupOp.Logic:
+            return False
+        ops = cols = 0
+
+        def ok(n: Node) -> bool:
+            nonlocal ops, cols
+            if n.op in GroupOp.Logic:
+                ops += 1
+                return all(ok(c) for c in n.src)
+            if n.op is Op.VAR:
+                return n.arg.type.is_vector
+            if n.op is Op.COL_GET:
+                cols += 1
+                return (n.src[1].op is Op.VAR and self.cow_of(n) is None
+                        and not any(x.op is Op.CALL for x in walk(n.src[0])))
+            return False
+        return ok(e) and (ops > 1 or cols > 0)
+
+    def word_wise_assign(self, s: Node, v: str, value: Node, ind: int) -> None:
+        """V := e in one loop over words: first every check and step of e's operations in the
+        order their kernels would make them (operands before the operation, left to right),
+        then the assignment's length check, then the words, computed in V's own words where it
+        has them (each word of every operand read before that word of V is written: safe
+        when an operand is V). The tail bits past the length are cleared once, at the end:
+        a bitwise operation's bits do not mix, so that equals clearing them after each not."""
+        words: dict[int, str] = {}      # id(node) -> its word at index w, as an expression
+        any_not = False
+
+        def visit(n: Node) -> str:
+            """Checks and counts n's subtree; returns the name holding n's length."""
+            nonlocal any_not
+            if n.op is Op.VAR:
+                x = self.vars[n.arg]
+                words[id(n)] = f"{x}[0][w]"
+                return f"{x}[1]"
+            if n.op is Op.COL_GET:
+                col, ln = self.new_tmp(), self.new_tmp()
+                i, t = self.scalar(n.src[0]), self.vars[n.src[1].arg]
+                self.emit(ind, f"{col}, {ln} = col_ref({i}, {t}, cnt, st, {self.site(n.loc, n.op)})")
+                words[id(n)] = f"{col}[w]"
+                return ln
+            ln = self.new_tmp()
+            if n.op is Op.NOT:
+                a = visit(n.src[0])
+                self.emit(ind, f"{ln} = ck_not({a}, cnt, st, {self.site(n.loc, n.op)})")
+                words[id(n)] = f"(~{words[id(n.src[0])]})"
+                any_not = True
+                return ln
+            a, b = visit(n.src[0]), visit(n.src[1])
+            kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[n.op]
+            self.emit(ind, f"{ln} = ck_logic({a}, {b}, np.int64({kind}), cnt, st, {self.site(n.loc, n.op)})")
+            words[id(n)] = f"({words[id(n.src[0])]} {self._WORD_LOGIC[n.op]} {words[id(n.src[1])]})"
+            return ln
+
+        n = visit(value)
+        out, w = self.new_tmp(), self.new_tmp()
+        self.emit(ind, f"{out} = asg_words({v}, {n}, st, {self.site(s.loc)})")
+        self.emit(ind, f"for {w} in range({out}.shape[0]):")
+        self.emit(ind + 1, f"{out}[{w}] = {words[id(value)].replace('[w]', f'[{w}]')}")
+        if any_not:
+            self.emit(ind, f"clear_tail({out}, {n})")
+        self.emit(ind, f"{v} = ({out}, {n})")
 
     def _s_WRITE(self, s, ind):
         values = self.write_values_first(s, ind)
