@@ -19,9 +19,6 @@ from pathlib import Path
 import pytest
 from mpi4py import MPI
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
 import starvm  # noqa: E402
 from starvm.distributed import distribute  # noqa: E402
 from tests.gpu_sources.emulate import emulated_device  # noqa: E402
