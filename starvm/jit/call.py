@@ -256,6 +256,7 @@ class JitRoutine:
                 _take_pending_interrupt()
             if code == E_HOST:              # the output's stream failed (a closed pipe, ...)
                 self.finish(cnt, st, ob, sink.left, tick, t0)
+                self.keep_changed_vectors(args, converted)
                 raise sink.error.with_traceback(None)    # its Star frames are in it (errors.host_error)
             if code != E_INTERRUPT and (int(st[S_PFOR]) > 0 or code in RESTART_CODES):
                 if sink.natives:      # the native calls' steps reached the machine: back to the entry's
@@ -263,6 +264,7 @@ class JitRoutine:
                 with _skipping_output(context, sink.written):   # printed already, streamed
                     return self.restart(args, saved, st, base, t0)
             self.finish(cnt, st, ob, sink.left, tick, t0)
+            self.keep_changed_vectors(args, converted)
             raise errors.star_error(st, self.unit.lowered, context.max_steps, base) from None
         if sink.cut:    # returned before its next poll: complete, its output after the broken write dropped
             st[S_OUT] = 0
@@ -353,6 +355,17 @@ class JitRoutine:
         n = int(st[S_OUT])
         if n:
             write_records(self.tier.context.write, output_records(ob)[:n], self.unit.lowered.strings)
+
+    def keep_changed_vectors(self, args, converted) -> None:
+        """After a failure: the caller's variables passed as `var` slices or words take what
+        the call had written into them, as the interpreter's share one Bits object with the
+        callee's parameter (compiled code assigns a variable holding a value in its words)."""
+        info = self.compiled.info
+        if info is None:
+            return
+        for a, p, c in zip(args, info.params, converted):
+            if p.by_ref and p.type.is_vector and isinstance(a, Bits) and int(c[1]) == a.n:
+                self.to_python(c, p.type, a)
 
     def results(self, args, result):
         info = self.compiled.info
