@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from ...check.symbols import RoutineInfo, Symbol
-from ...ir.ops import BASE_OPS, GroupOp, Node, Op
+from ...ir.ops import BASE_OPS, LOGIC_SYMBOL, GroupOp, Node, Op
 from ...ir.walk import callees, direct_globals, small_int, walk, writes_globals, writes_output, writes_tables
 from ...types import T
 from ..common import Compiled, Lowered, Site, Unsupported, check_int64
@@ -506,8 +506,6 @@ class ModuleGen:
             self.emit(ind, f"{v} = {self.scalar(value)}")
 
     # ------------------------------------------------------------------ word-wise assignments
-    _WORD_LOGIC = {Op.AND: "&", Op.OR: "|", Op.XOR: "^"}
-
     def word_wise(self, e: Node) -> bool:
         """Is e a tree of logic operations worth one loop over words: and / or / xor / not
         over vector variables and COL(i, T) of a table variable (not a snapshot's; i calling
@@ -563,7 +561,7 @@ class ModuleGen:
             a, b = visit(n.src[0]), visit(n.src[1])
             kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[n.op]
             self.emit(ind, f"{ln} = ck_logic({a}, {b}, np.int64({kind}), cnt, st, {self.site(n.loc, n.op)})")
-            words[id(n)] = f"({words[id(n.src[0])]} {self._WORD_LOGIC[n.op]} {words[id(n.src[1])]})"
+            words[id(n)] = f"({words[id(n.src[0])]} {LOGIC_SYMBOL[n.op]} {words[id(n.src[1])]})"
             return ln
 
         n = visit(value)
@@ -1181,7 +1179,8 @@ def row_blocked(body: Node, in_main: bool) -> Symbol | None:
     if not sets or any(n.src[1].op is not Op.VAR for n in sets) or len({n.src[1].arg for n in sets}) != 1:
         return None
     table = sets[0].src[1].arg
-    if any(n.op in (Op.CALL, Op.PFOR, Op.GRAPH) or (n.op is Op.ASSIGN and n.arg.type is T.TABLE) for n in nodes):
+    if any(n.op is Op.CALL or n.op is Op.PFOR or n.op is Op.GRAPH or (n.op is Op.ASSIGN and n.arg.type is T.TABLE)
+           for n in nodes):
         return None
     for n in nodes:          # T named only as the table a ROW write writes, or for its sizes
         for k, x in enumerate(n.src):
