@@ -62,9 +62,10 @@ def test_a_helper_compiles_the_callees_and_the_routine_runs_as_interpreted(one_h
     assert compiled == _run("off", 1)[0]
     assert routines["TOP"].state == "compiled"
     ready = {p.name.split(".")[1] for p in tmp_path.glob("star_*.ready")}
-    # left by the helper; a callee whose job it has not taken when the routine needs it (a
-    # loaded host: CI's suite, f_r_mid) this process compiles (linking fills the cell)
-    assert ready and ready <= {"f_r_mid", "f_r_leaf"}, ready
+    # left by the helper: on an idle host both callees (f_r_mid, f_r_leaf); a callee whose job
+    # the helper has not taken when the routine needs it this process compiles (linking fills
+    # the cell), which on a loaded host (CI's suite on 2 cores) may be every one
+    assert ready <= {"f_r_mid", "f_r_leaf"}, ready
 
 
 def test_without_a_helper_this_process_compiles_them(one_helper, monkeypatch, tmp_path):
