@@ -559,8 +559,7 @@ class ModuleGen:
                 any_not = True
                 return ln
             a, b = visit(n.src[0]), visit(n.src[1])
-            kind = {Op.AND: 0, Op.OR: 1, Op.XOR: 2}[n.op]
-            self.emit(ind, f"{ln} = ck_logic({a}, {b}, np.int64({kind}), cnt, st, {self.site(n.loc, n.op)})")
+            self.emit(ind, f"{ln} = ck_logic({a}, {b}, np.int64({_RMW_LOGIC[n.op]}), cnt, st, {self.site(n.loc, n.op)})")
             words[id(n)] = f"({words[id(n.src[0])]} {LOGIC_SYMBOL[n.op]} {words[id(n.src[1])]})"
             return ln
 
