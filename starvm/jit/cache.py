@@ -381,7 +381,7 @@ def _compiling_notice(dispatcher):
         yield
         return
     func = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
-    what = ("the main block" if func == "f_main_" else func[4:].upper() if func.startswith("f_r_")
+    what = ("the main block" if func == "f_main_" else func[4:].upper() if func.startswith(("f_r_", "h_r_"))
             else "starvm's kernels")
     line = f"starvm: compiling {what} with Numba (`star compile FILE.star` does it ahead) ..."
     sys.stderr.write(line)

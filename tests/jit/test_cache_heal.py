@@ -139,6 +139,13 @@ def test_a_foreground_compile_says_so_on_a_terminal_and_clears_the_line(monkeypa
     with cache._compiling_notice(Dispatcher()):
         assert terminal.text.startswith("starvm: compiling BFS with Numba")
     assert terminal.text.endswith("\r" + " " * (len(terminal.text.split("\r")[0])) + "\r")
+
+    def h_r_bfs():                              # the host entry of a routine that compiled code calls too
+        pass
+    Dispatcher.py_func = h_r_bfs
+    terminal.text = ""
+    with cache._compiling_notice(Dispatcher()):
+        assert terminal.text.startswith("starvm: compiling BFS with Numba")
     piped = _Terminal()
     piped.isatty = lambda: False
     monkeypatch.setattr(sys, "stderr", piped)
