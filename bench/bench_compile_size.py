@@ -28,8 +28,10 @@ constants as ``np.int64(k)`` calls, before lower.named_constants).
 ``--phases`` measures where a cold compile's CPU time goes (typing, lowering to LLVM IR, Numba's
 other passes, LLVM's function and module passes, machine code, cache), per generated function,
 for ``star run --jit on`` of shipped programs: with Numba's compile as it is (``numba``), with
-jit/compile_cost.py's (``cheaper``) and with the callees compiled by helper processes as well
-(``parallel``, jit/compile_parallel.py), the ways interleaved run by run.
+jit/compile_cost.py's (``cheaper``), that with every routine function keeping Numba's CPython
+wrapper (``wrapped``: before targets/numba/lower.py's host entries) and with the callees
+compiled by helper processes as well (``parallel``, jit/compile_parallel.py), the ways
+interleaved run by run.
 
 Writes bench/results/NAME.json and NAME.md (default compile_size_cpu<cores>), case by case.
 """
@@ -165,6 +167,9 @@ import collections, functools, json, resource, sys, time
 import numba.core.caching as ca, numba.core.codegen as cg, numba.core.dispatcher as di, numba.core.typed_passes as tp
 from starvm.jit import compile_cost, compile_parallel
 way = sys.argv[1]
+if way == "wrapped":                  # every routine function with Numba's CPython wrapper (before lower.host_entries)
+    from starvm.targets.numba import lower
+    lower.ModuleGen.host_entries = lambda self, source: source
 compile_cost.enabled = way != "numba"
 compile_parallel.enabled = way == "parallel"
 compile_parallel.helpers = 1          # one helper, whatever the shared host's load average says
@@ -214,7 +219,7 @@ for (n, k), v in spent.items():
 print(json.dumps({"code": code, "wall_s": wall, "cpu_s": me.ru_utime + me.ru_stime,
                   "helpers_cpu_s": kids.ru_utime + kids.ru_stime, "max_rss_mb": me.ru_maxrss // 1024, "phases": per}))
 """
-PHASE_WAYS = ("numba", "cheaper", "parallel")
+PHASE_WAYS = ("numba", "wrapped", "cheaper", "parallel")
 _PHASE_NAMES = ("typing", "lowering to LLVM IR", "Numba's other passes", "LLVM function passes", "LLVM module passes",
                 "LLVM machine code", "cache save", "cache load")
 
@@ -244,8 +249,10 @@ def phases(names: list[str], kernels: Path, timeout: float, doc: dict, out: Path
 
 
 def _phase_lines(doc: dict) -> list[str]:
-    lines = ["", "Cold `star run --jit on` (kernels in Numba's cache): numba: Numba's compile as it is; cheaper: "
-             "jit/compile_cost.py (recursion typed once, the garbage collector paused); parallel: cheaper, and the "
+    lines = ["", "Cold `star run --jit on` (kernels in Numba's cache): numba: Numba's compile as it is (of cheaper's generated code); cheaper: "
+             "jit/compile_cost.py (recursion typed once, the garbage collector paused), the routine functions that only "
+             "generated code calls without Numba's CPython wrapper (targets/numba/lower.py's host entries); wrapped: "
+             "cheaper with every routine function wrapped (before the host entries); parallel: cheaper, and the "
              "callees compiled by a helper process (jit/compile_parallel.py; one here, whatever the load average: a run starts one only where a core is idle). CPU s: the compiling "
              "process's; helpers: its helper processes'. Then where each way's CPU time went (the mean over its runs), "
              "by stage of Numba's compile.", "",
@@ -323,7 +330,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ways", default="copied,linked",
                     help="with --programs, WAY,... of copied|linked|unnamed (linked, constants as np.int64(k) calls)")
     ap.add_argument("--phases", default="", help="PROGRAM,... of programs/: where a cold compile's time goes, per way "
-                    "(--ways of numba|cheaper|parallel, default all three)")
+                    "(--ways of numba|wrapped|cheaper|parallel, default all four)")
     ap.add_argument("--rounds", type=int, default=2, help="with --phases: cold runs per program and way")
     args = ap.parse_args(argv)
     out = ROOT / "bench" / "results" / args.out
