@@ -22,6 +22,7 @@ from ..execution.limits import tick_many
 from ..execution.values import Bits, Table, Unassigned
 from ..types import T
 from . import background, errors
+from .interrupts import arm, disarm
 from .buffers import output_records, records_text_kernel, request_tables_kernel, room_to_compile
 from ..errors import StarError
 from ..targets.layout import E_HOST, E_INTERRUPT, E_REQUEST, S_DONE, S_HOST, S_INTR, S_NODE  # interrupts, output, requests
@@ -80,6 +81,7 @@ class JitRoutine:
         self.stack_room = _INLINE_ROOM    # machine stack bytes its calls may take (kernels.enter)
 
     threshold_variable = "STARVM_JIT_THRESHOLD"
+    last_seconds = 0.0     # the last compiled call's
     large_stack = True     # may a call run on a thread of its own (on_large_stack)?
 
     # ------------------------------------------------------------------ deciding
@@ -225,15 +227,15 @@ class JitRoutine:
         t0 = perf_counter()
         late = False                        # a Ctrl-C came as the call on its own thread returned
         try:
-            with sink:
+            # a SIGINT sets st[S_INTR] from here on (interrupts.py: Python's own record of it
+            # may be dropped, and a call on its own thread never sees that record)
+            with sink, _Armed(st, self.last_seconds > _SHORT_CALL_S or not self.compiled_calls):
                 if self.stack_room > _INLINE_ROOM:
-                    from .interrupts import flagged
-                    with flagged(st):        # Ctrl-C for a call on another thread
-                        try:
-                            result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher,
-                                                    *converted, cnt, st, ob)
-                        except InterruptedAfterReturn as e:
-                            result, late = e.value, True
+                    try:
+                        result = on_large_stack(self.stack_room + _STACK_MARGIN, self.dispatcher,
+                                                *converted, cnt, st, ob)
+                    except InterruptedAfterReturn as e:
+                        result, late = e.value, True
                 else:
                     result = self.dispatcher(*converted, cnt, st, ob)
         except NoLargeStack:                # nothing ran: this routine's calls stay on the caller's stack
@@ -270,7 +272,11 @@ class JitRoutine:
             st[S_OUT] = 0
         self.finish(cnt, st, ob, sink.left, tick, t0)
         value = self.results(args, result)
-        if late or sink.cut:       # the call is complete (steps, output, results); the interrupt is the caller's
+        if late or sink.cut or st[S_INTR]:
+            # a Ctrl-C after the call's last poll: the call is complete (steps, output,
+            # results) and the interrupt is the caller's, raised once (Python's record of the
+            # signal, where it still has one, taken)
+            _take_pending_interrupt()
             raise KeyboardInterrupt
         return value
 
@@ -345,7 +351,8 @@ class JitRoutine:
     def finish(self, cnt, st, ob, left, tick, t0) -> None:
         """Steps, step budget and output of one compiled call, also when it failed (``ob``
         holds the record array the call last wrote to, grown or not: kernels.out_room)."""
-        self.seconds += perf_counter() - t0
+        self.last_seconds = perf_counter() - t0
+        self.seconds += self.last_seconds
         self.compiled_calls += 1
         counts = self.tier.context.counts
         for i in np.flatnonzero(cnt):
@@ -400,6 +407,7 @@ class _Decline(Exception):
 # more runs again on a thread of its own, its stack sized from the bytes a call took and the
 # recursion limit (Machine.max_depth), up to _MAX_ROOM (then interpreted).
 _INLINE_ROOM = 1 << 20
+_SHORT_CALL_S = 1e-3      # a call this short needs no check that Ctrl-C's handler is in front (_Armed)
 _DEEP_CALLS = 1000        # nested Star calls from which interpreted calls bypass JitRoutine (interpret)
 _STACK_MARGIN = 1 << 20
 _MAX_ROOM = 1 << 34
@@ -751,6 +759,29 @@ def _take_pending_interrupt() -> None:
     the one to report, not wherever Python's handler would raise it next."""
     import ctypes
     ctypes.pythonapi.PyOS_InterruptOccurred()
+
+
+class _Armed:
+    """While a compiled call runs, a SIGINT sets its st[S_INTR] (interrupts.arm). ``check``:
+    make sure the C handler is in front (~10 us of a system call: for a routine's first call
+    and after one longer than _SHORT_CALL_S; a short call that the check skips and that finds
+    another handler in front, installed in the last interrupts._RECHECK_S seconds with the
+    same Python handler, has Python's own record of the signal, as before)."""
+    __slots__ = ("address", "check", "previous")
+    _last = (None, 0)           # (status array, the address of its S_INTR word): the tier's, reused
+
+    def __init__(self, st, check: bool):
+        last_st, address = _Armed._last
+        if last_st is not st:
+            address = st.ctypes.data + 8 * S_INTR
+            _Armed._last = (st, address)
+        self.address, self.check = address, check
+
+    def __enter__(self):
+        self.previous = arm(self.address, self.check)
+
+    def __exit__(self, *exc):
+        disarm(self.previous)
 
 
 def request_stop() -> None:

@@ -849,6 +849,11 @@ structref.define_boxing(OutputType, Output)
 # buf: the output records; tabs, rows: the tables of a host request (host_request) while it runs
 OUTPUT = OutputType(fields=(("buf", types.int64[::1]), ("tabs", types.UniTuple(types.uint64[:, ::1], 3)),
                             ("rows", types.UniTuple(types.int64, 3))))
+# Its type as a plain attribute, not StructRefProxy's property: Numba's dispatcher asks an
+# argument for it with PyObject_HasAttr, which drops any exception, so a Ctrl-C whose
+# KeyboardInterrupt Python raised in the property (OutputSink.flush typing the holder while a
+# compiled call runs) was lost with its signal (interrupts.py). No Python code runs now.
+Output._numba_type_ = OUTPUT
 
 
 # made and read by compiled (cached) functions: a typed container made or read from Python
