@@ -5,7 +5,7 @@ package decides and runs. ``tier.py`` (``Tier.install``: which routines a tier c
 they compile (``estimate.py``: the expected cost of interpreted calls), and the --profile
 report), ``auto_tier.py`` (on --backend auto, each call where its arguments are),
 ``cuda_tier.py`` and ``cuda_runtime.py`` (the GPU tier's part and the host side of a kernel
-call), ``mpi_tier.py`` (the tier on MPI ranks; on CuPy ranks the GPU tier's kernels per rank,
+call), ``cuda_output.py`` (a kernel's output written by the host while it runs), ``mpi_tier.py`` (the tier on MPI ranks; on CuPy ranks the GPU tier's kernels per rank,
 ``cuda_ranks.py``), ``call.py`` (``JitRoutine``: the host side of
 a compiled call), ``buffers.py`` (the arrays a call is handed), ``errors.py`` (a failure
 back to the interpreter's error), ``interrupts.py`` (Ctrl-C on a call's own thread),

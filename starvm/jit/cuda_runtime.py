@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from functools import cached_property
-from time import perf_counter
+from time import perf_counter, sleep
 
 import numpy as np
 
@@ -26,10 +26,11 @@ from ..execution.values import Table, Unassigned
 from ..types import T
 from . import errors
 from ..targets.cuda.routine import KERNEL_NAME, SWITCHES, KernelPlan, instance
-from ..targets.cuda.prelude import E_POOL, E_RERUN
+from ..targets.cuda.prelude import E_POOL, E_RERUN, OUT_ACK
 from ..targets.layout import E_INTERRUPT, E_OVERFLOW, E_STACK, S_A, S_B, S_C, S_D, S_CODE, S_INTR, S_LEFT, S_OUT, S_STACK
 from ..targets.layout import STATUS_SIZE
-from .call import JitRoutine, _Decline, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
+from .call import JitRoutine, _Decline, _skipping_output, _take_pending_interrupt, _UNLIMITED, steps_left, write_records
+from .cuda_output import OutputDrain
 from .interrupts import flagged
 
 THREADS = 256
@@ -46,12 +47,13 @@ AUTO_LANES16_WORDS = 6
 ONE_BLOCK_WORDS = 1024  # slices of at most this many words: one block, its barriers __syncthreads (no grid)
 ONE_BLOCK_THREADS = 1024  # its threads at most (more words: R a thread)
 FREE_R = 4              # words a thread of a kernel with no grid barrier (STARVM_GPU_FREE_R; 0: as the others)
-OB_WORDS = 1 << 16     # output records of a routine's first call (more: grown, launched again)
-# those of a main block's part (its program's output, all of it; only the words written come
-# back): a launch that runs out runs the part again from its start, with eight times the room.
-# bfs_adapt at R-MAT scale 18 prints 1.05 M words: with 2^20 its 262 k-iteration loop ran twice
-# (5.45 s of a 8.6 s run on the H200)
-PART_OB_WORDS = 1 << 23
+# output records a routine's launch holds, in page-locked host memory: a full buffer waits for
+# the host to write the finished lines (cuda_output.py), so any amount of output fits; a single
+# write call larger than the buffer launches again with eight times the room
+OB_WORDS = 1 << 16
+# those of a main block's part (a program's printing loops: a wait for the host every 2^20
+# words; before the output was streamed, a part that ran out ran again from its start)
+PART_OB_WORDS = 1 << 20
 OB_MAX_BYTES = 1 << 31    # past this the call runs interpreted (which streams its output)
 # auto: a kernel where a slice becomes a word (CONVERT, a slice used as a word) gives every
 # thread the whole slice at each conversion, from L2; past this many words a call runs
@@ -404,7 +406,7 @@ class GpuRoutine(JitRoutine):
         flag[S_INTR] = 0
         kargs = self.kernel_args(converted, io, ob, scr, vcap, left, vout, flag_address, base, graph)
         t0 = perf_counter()
-        with self.serving():
+        with self.serving(), self.draining(flag, ob) as drain:
             try:
                 try:
                     # cooperative or not as its module was built (module(): a keyword here raised
@@ -415,7 +417,7 @@ class GpuRoutine(JitRoutine):
                     self.restore_tables(saved)
                     return self.interpreted(*args)
                 self.launches += 1
-                back = self.wait(io, flag)
+                back = self.wait(io, flag, drain)
             except KeyboardInterrupt:
                 # Ctrl-C while the host waited in Python: the kernel stops at its next poll (never
                 # left running on the device); a kernel that had ended, or never started: Python's
@@ -423,8 +425,27 @@ class GpuRoutine(JitRoutine):
                 back = self.read_io(io)
                 if not back[S_CODE]:
                     raise
+        return self.ended(args, converted, back, flag, drain, saved, vout, vcap, left, tick, t0, base)
+
+    def again(self, drain, run, *a):
+        """``run(*a)``: the call again (launched, or interpreted), after a launch that wrote
+        nothing the machine sees but its tables and the output its drain wrote, which the
+        call prints again (the same text: both tiers print alike), skipped."""
+        if drain is None or not drain.chars:
+            return run(*a)
+        with _skipping_output(self.tier.context, drain.chars):
+            return run(*a)
+
+    def ended(self, args, converted, back, flag, drain, saved, vout, vcap, left, tick, t0, base):
+        """What the machine sees of a launch that ended (``back``: its status block): a launch
+        again, the call interpreted, or its steps, output, results and error."""
+        context = self.tier.context
         ss = self.status_size
         sth = back[:ss]
+        if drain is not None and drain.error is not None:
+            # writing the output failed (a closed pipe): the kernel was stopped for it
+            self.finish_gpu(back[ss:ss + NK], sth, np.zeros(0, np.int64), left, tick, t0)
+            raise drain.error.with_traceback(None)
         if flag[S_INTR] and sth[S_CODE]:
             # stopped by Ctrl-C; a block that left a grid barrier for it may have failed on
             # something else first, a failure of no sequential run: reported as interrupted
@@ -438,12 +459,12 @@ class GpuRoutine(JitRoutine):
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
             self.ob_launches += 1
-            return self.run(args, converted)
+            return self.again(drain, self.run, args, converted)
         if sth[S_CODE] in (E_RERUN, E_OVERFLOW) or (back[-1] and sth[S_CODE] != E_INTERRUPT):
             self.reruns += 1
             self.restore_tables(saved)
             self.seconds += perf_counter() - t0
-            return self.interpreted(*args)
+            return self.again(drain, self.interpreted, *args)
         if sth[S_CODE] == E_STACK and not flag[S_INTR]:
             # Star frames past the room given: launched again with twice the room (a larger CUDA
             # stack), or, past STACK_MAX or where CUDA refuses it, the call runs interpreted
@@ -451,11 +472,11 @@ class GpuRoutine(JitRoutine):
             self.seconds += perf_counter() - t0
             self.stack_launches += 1
             if self.more_stack(int(sth[S_B])):
-                return self.run(args, converted)
+                return self.again(drain, self.run, args, converted)
             self.deep_calls += 1
             self.why = (f"a call recursed deeper than the GPU's stack holds ({int(sth[S_A]) - base} Star calls took "
                         f"{int(sth[S_B])} bytes a thread, at most {STACK_MAX} are given): it ran interpreted")
-            return self.rerun_interpreted(args, everything=True)
+            return self.again(drain, self.rerun_interpreted, args, True)
         if sth[S_CODE] == E_POOL:
             # a local table past the pool: nothing of this launch is kept (steps, output, results);
             # launched again on a pool that holds it, or interpreted where the device has no room
@@ -474,15 +495,23 @@ class GpuRoutine(JitRoutine):
                 else:
                     self.min_kw = max(self.min_kw, _pow2((k + 63) // 64))
                 if (self.min_caps, self.min_kw) != shape:
-                    return self.run(args, converted)
+                    return self.again(drain, self.run, args, converted)
             if why == 0 and self.grow_pool(n, k, int(sth[S_C])):
-                return self.run(args, converted)
+                return self.again(drain, self.run, args, converted)
             self.reruns += 1
-            return self.interpreted(*args)
+            return self.again(drain, self.interpreted, *args)
+        nout = len(self.plan.outputs)
         counts = back[ss:ss + NK]
         out = back[ss + NK:ss + NK + nout]
-        obh = ob[:int(sth[S_OUT])].get() if sth[S_OUT] else np.zeros(0, np.int64)
+        if drain is not None:      # its records are the drain's to write, after those it wrote
+            drain.rest(int(sth[S_OUT]))
+            obh = np.zeros(0, np.int64)
+        else:
+            ob = self._buffers[2]
+            obh = _host_words(ob[:int(sth[S_OUT])]) if sth[S_OUT] else np.zeros(0, np.int64)
         self.finish_gpu(counts, sth, obh, left, tick, t0)
+        if drain is not None and drain.error is not None:
+            raise drain.error.with_traceback(None)
         if sth[S_CODE]:
             err = errors.star_error(sth, self.unit.lowered, context.max_steps, base if self.plan.recursive else 0)
             err.continues_caller = self.part      # the main block's frame is its caller's (Machine._guard)
@@ -496,6 +525,14 @@ class GpuRoutine(JitRoutine):
     def serving(self):
         """What runs beside a launch until its status is read (cuda_ranks.py: the mailbox's host)."""
         return contextlib.nullcontext()
+
+    def draining(self, flag, ob):
+        """The launch's OutputDrain (cuda_output.py), which writes its output while it runs;
+        a null context (None) where the kernel writes none, or its records or the Ctrl-C flag
+        are not in page-locked host memory (its full buffer then asks for a larger one)."""
+        if not self.plan.writes_output or not isinstance(ob, np.ndarray) or not _flag_pinned(flag):
+            return contextlib.nullcontext()
+        return OutputDrain(flag[S_INTR:], ob, self.tier.context, self.unit.lowered.strings)
 
     def launch_failed(self, e: Exception) -> None:
         """The launch was refused: this routine runs interpreted from now on."""
@@ -600,16 +637,21 @@ class GpuRoutine(JitRoutine):
             return False
         return True
 
-    def wait(self, io, flag) -> np.ndarray:
+    def wait(self, io, flag, drain=None) -> np.ndarray:
         """The status block once the kernel has ended. Ctrl-C meanwhile sets the word the kernel
         polls (flag[S_INTR], prelude.cu intr_poll): for the first WAIT_SPIN_S the host asks the
         stream from Python, where a SIGINT raises KeyboardInterrupt (run sets the word); a kernel
         still running is waited for in C, with interrupts.flagged's SIGINT handler setting it
-        (installing that handler costs tens of microseconds: not on every short call)."""
+        (installing that handler costs tens of microseconds: not on every short call). With a
+        drain the host keeps asking from Python, in short sleeps: the drain's thread must run
+        while the kernel waits for it (a wait in C could hold the interpreter's lock)."""
         done = _stream_done()
         end = perf_counter() + WAIT_SPIN_S
         while not done() and perf_counter() < end:
             pass
+        if drain is not None:
+            while not done():
+                sleep(DRAIN_WAIT_S)
         if done():
             return self.read_io(io)
         with flagged(flag):
@@ -637,16 +679,20 @@ class GpuRoutine(JitRoutine):
             kargs.append(cp.asarray(np.array(graph, np.int64)))
         if self.plan.recursive:      # the Star calls outside the kernel, the room for its frames
             kargs += [np.int64(base), np.int64(self.stack_room)]
+        ob = np.uint64(ob.ctypes.data) if isinstance(ob, np.ndarray) else ob     # page-locked: its address
         kargs += [np.uint64(intr), io, ob, np.int64(self.ob_words), scr, np.int64(vcap), np.int64(min(left, _UNLIMITED)), vout]
         return tuple(kargs)
 
     def buffers(self, vcap: int):
         """The scratch regions and output records of a call (kept between calls: the kernel
-        writes them before it reads them)."""
+        writes them before it reads them). The records are in page-locked host memory where
+        the kernel writes any (its drain reads them while it runs: cuda_output.py), else, or
+        where there is none to be had, on the device."""
         import cupy as cp
-        if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap:
+        if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap or self._buffers[2].size != self.ob_words:
+            ob = _pinned_int64(self.ob_words, pageable=False) if self.plan.writes_output else None
             self._buffers = (vcap, cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
-                             cp.empty(self.ob_words, cp.int64))
+                             cp.empty(self.ob_words, cp.int64) if ob is None else ob)
         return self._buffers[1:]
 
     def io_block(self, nout: int):
@@ -830,9 +876,10 @@ def _sm_count() -> int:
     return _SMS[0]
 
 
-_FLAG: list = []     # (cupy module, flag array, address of its word S_INTR)
+_FLAG: list = []     # (cupy module, flag array, address of its word S_INTR, page-locked)
 _KEEP: list = []     # device words that stand in for the flag, kept alive
 WAIT_SPIN_S = 0.002      # a call's kernel waited for from Python this long (GpuRoutine.wait)
+DRAIN_WAIT_S = 0.0002    # a kernel with an output drain: asked whether it ended this often
 
 
 def _stream_done():
@@ -848,31 +895,45 @@ def _interrupt_flag():
     the device's). Where none is to be had, a device word no SIGINT sets (no Ctrl-C, as before).
     One per CuPy module: a stand-in's (tests) must never be handed to a real GPU's kernel."""
     import cupy as cp
-    for module, flag, address in _FLAG:
+    for module, flag, address, _pinned in _FLAG:
         if module is cp:
             return flag, address
+    size = S_INTR + OUT_ACK + 1          # the output's words after the flag (cuda_output.py)
     try:
-        mem = cp.cuda.alloc_pinned_memory((S_INTR + 1) * 8)
-        flag = np.frombuffer(mem, np.int64, S_INTR + 1)
+        mem = cp.cuda.alloc_pinned_memory(size * 8)
+        flag = np.frombuffer(mem, np.int64, size)
         address = flag.ctypes.data + 8 * S_INTR
-    except Exception:  # noqa: BLE001 - no page-locked memory: the kernel reads a device zero
-        flag = np.zeros(S_INTR + 1, np.int64)
-        word = cp.zeros(1, cp.int64)
+        pinned = True
+    except Exception:  # noqa: BLE001 - no page-locked memory: the kernel reads device zeros
+        flag = np.zeros(size, np.int64)
+        word = cp.zeros(OUT_ACK + 1, cp.int64)
         address = word.data.ptr
         _KEEP.append(word)
-    _FLAG.append((cp, flag, address))
+        pinned = False
+    _FLAG.append((cp, flag, address, pinned))
     return flag, address
 
 
-def _pinned_int64(size: int) -> np.ndarray:
+def _pinned_int64(size: int, pageable: bool = True) -> np.ndarray | None:
     """``size`` int64 in page-locked host memory (a device-to-host copy lands there directly;
-    into pageable memory the driver stages it)."""
+    into pageable memory the driver stages it; a kernel reads and writes it directly). Where
+    none is to be had: pageable memory, or None (``pageable=False``: for a kernel's use)."""
     import cupy as cp
     try:
         mem = cp.cuda.alloc_pinned_memory(size * 8)
     except Exception:  # noqa: BLE001 - no page-locked memory to be had: pageable
-        return np.empty(size, np.int64)
+        return np.empty(size, np.int64) if pageable else None
     return np.frombuffer(mem, np.int64, size)     # the array keeps ``mem`` alive
+
+
+def _host_words(ob) -> np.ndarray:
+    """Output records as host words: those in page-locked memory as they are, a device's copied."""
+    return ob if isinstance(ob, np.ndarray) else ob.get()
+
+
+def _flag_pinned(flag) -> bool:
+    """Whether ``flag`` (_interrupt_flag's) is page-locked host memory that the kernel shares."""
+    return any(f is flag and pinned for _m, f, _a, pinned in _FLAG)
 
 
 _TABLE, _SLICE, _WORD, _SCALAR = "table", "slice", "word", "scalar"

@@ -11,6 +11,7 @@ the barrier words, scratch regions) and returns what the host would read back.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import os
 import re
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from starvm.targets.cuda.prelude import OUT_ACK
 
 from .fake_cupy import fake_cupy_installed
 
@@ -253,13 +256,13 @@ static std::vector<u64> take(std::ifstream& in) {{
     return v;
 }}
 static void give(std::ofstream& out, const std::vector<u64>& v) {{ out.write((const char*)v.data(), 8 * v.size()); }}
-static void* map_shared(const std::vector<u64>& v) {{      // word 0: the path's length, then its bytes
-    std::string path((const char*)(v.data() + 1), (size_t)v[0]);
+static void* map_shared(const std::vector<u64>& v) {{      // the path's length, the offset, the path
+    std::string path((const char*)(v.data() + 2), (size_t)v[0]);
     int fd = open(path.c_str(), O_RDWR);
     struct stat st; fstat(fd, &st);
     void* p = mmap(nullptr, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    return p;
+    return (char*)p + v[1];
 }}
 int main(int argc, char** argv) {{
     std::ifstream in(argv[1], std::ios::binary);
@@ -300,17 +303,33 @@ def routine_launch(launch) -> None:
     launches (``star_routine``) runs on the CPU with the launch's own arguments, which it
     writes back (tables, vector results, the status block, output records), so the host side
     of a call (errors, output, steps, reruns) is tested whole without a GPU. The Ctrl-C flag
-    (a host address; GpuRoutine.kernel_args puts it 8th from the end) is a zero word here."""
+    and the output's words after it (a host address; GpuRoutine.kernel_args puts it 8th from
+    the end) and the output records where they are page-locked (an address, 6th from the end)
+    are the host's memory, shared with the kernel's CPU run while it runs (Shared). Where
+    they are other host memory (a flag made before the test put Shared.alloc in place), the
+    kernel gets a zero flag of its own (no drain, no Ctrl-C: a full buffer launches again) and
+    its records are copied to the host's after the run."""
     if launch.kernel != "star_routine":
         return
     args = list(launch.args)
-    args[-8] = np.zeros(1, np.int64)
+    copy_back = None
+    flag_at, ob_at = int(args[-8]), args[-6]
+    if isinstance(ob_at, np.integer) and Shared.holds(flag_at) and Shared.holds(int(ob_at)):
+        args[-8], args[-6] = Shared.at(flag_at), Shared.at(int(ob_at))
+    else:
+        args[-8] = np.zeros(OUT_ACK + 1, np.int64)
+        if isinstance(ob_at, np.integer):
+            args[-6] = np.zeros(int(args[-5]), np.int64)
+            copy_back = (int(ob_at), args[-6])
     env = None
     if "\n#define RANKS 1\n" in launch.code:     # a rank's kernel: its mailbox (before intr), shared
         args[-9] = Shared.at(int(args[-9]))
         env = {"STARVM_EMU_RK": ",".join(re.search(rf"#define {name} (\d+)LL\n", launch.code).group(1)
                                          for name in ("RK_RANK", "RK_SIZE", "RK_ALIGN"))}
     run_launch(launch.code, launch.kernel, launch.grid, launch.block, tuple(args), routine=True, env=env)
+    if copy_back is not None:
+        address, records = copy_back
+        ctypes.memmove(address, records.ctypes.data, records.nbytes)
 
 
 class Shared:
@@ -319,8 +338,8 @@ class Shared:
     (targets/cuda/ranks.py) reach the host's server thread while the kernel runs."""
     made: dict = {}       # address -> Shared
 
-    def __init__(self, path: str, size: int, mem):
-        self.path, self.size, self.mem = path, size, mem
+    def __init__(self, path: str, size: int, mem, offset: int = 0):
+        self.path, self.size, self.mem, self.offset = path, size, mem, offset
 
     @classmethod
     def alloc(cls, size: int):
@@ -338,16 +357,20 @@ class Shared:
         return mem
 
     @classmethod
+    def holds(cls, address: int) -> bool:
+        return any(start <= address < start + shared.size for start, shared in cls.made.items())
+
+    @classmethod
     def at(cls, address: int) -> "Shared":
         for start, shared in cls.made.items():
             if start <= address < start + shared.size:
-                assert address == start, "a kernel is handed a pointer inside page-locked memory: not emulated"
-                return shared
-        raise AssertionError(f"the address {address:#x} is no page-locked memory of this process")
+                return cls(shared.path, shared.size, shared.mem, address - start)
+        raise AssertionError(f"the address {address:#x} is no page-locked memory of this process "
+                             "(a test's stand-in for CuPy must allocate it with Shared.alloc)")
 
     def words(self) -> np.ndarray:
         raw = self.path.encode()
-        return np.concatenate([np.array([len(raw)], np.uint64),
+        return np.concatenate([np.array([len(raw), self.offset], np.uint64),
                                np.frombuffer(raw + b"\0" * (-len(raw) % 8), np.uint64)])
 
 

@@ -897,7 +897,8 @@ class _Device:
         self.machine = machine
         self.references = {}
         self._installed = fake_cupy_installed(monkeypatch, "starvm.backends.cupy_backend")
-        self._installed.__enter__()
+        cp, _backend = self._installed.__enter__()
+        cp.cuda.alloc_pinned_memory = emulate.Shared.alloc     # what the kernel's CPU run maps too
         emulate.device_copies(monkeypatch)
         monkeypatch.setattr(cuda_runtime, "_SMS", [1])       # a grid kernel: a few CPU threads
         fake_cupy.ON_LAUNCH.append(emulate.routine_launch)

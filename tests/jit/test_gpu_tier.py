@@ -456,6 +456,7 @@ def test_ctrl_c_stops_a_gpu_kernel_that_runs_for_ever(tmp_path, which):
     """`star run --backend cupy --jit on`: SIGINT while the routine's kernel spins (a scalar
     loop; a loop with a grid reduction an iteration) stops the run as interpreted does: exit
     130 and `star: interrupted at FILE:LINE:COL`, at the loop once the kernel runs."""
+    import selectors
     import signal
     import subprocess
     import sys
@@ -468,6 +469,11 @@ def test_ctrl_c_stops_a_gpu_kernel_that_runs_for_ever(tmp_path, which):
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=subprocess_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
+        # the line comes while the kernel runs (its output streamed: jit/cuda_output.py); a
+        # run that holds it back would never print it: the test fails, it does not hang
+        ready = selectors.DefaultSelector()
+        ready.register(proc.stdout, selectors.EVENT_READ)
+        assert ready.select(timeout=120), "'before' was not printed while the kernel ran"
         assert proc.stdout.readline() == "before\n"
         time.sleep(8)                  # NVRTC compiles the kernel (CuPy's disk cache: later runs at once)
         assert proc.poll() is None

@@ -43,6 +43,7 @@ struct Ln { i64 n; };      // the length of a fused slice expression's operand (
 struct Ctx {
     i64* st; i64* cnt; i64* ob; i64 obcap; u64* red; u64* bar; u64* scr; i64 caps;
     i64 gt; i64 G; i64 left; i64 op; int sp; int failed; int ri;
+    i64 opub; i64 oround;   // output: the finished write calls' words in the buffer, its round (out_pub)
     unsigned int gen;   // GEN_BARRIER: the generation word as this block last saw it (thread 0)
     u64 nb;             // arrivals that complete the next barrier (thread 0)
     i64 cn[NKINDS];     // steps by kind of the grid's control flow (the same in every thread)
@@ -130,7 +131,8 @@ __device__ __forceinline__ u64 bar_arrive(u64* p, u64 add) { __threadfence(); re
 __device__ __forceinline__ u64 bar_poll(u64* p) { return *(volatile u64*)p; }
 __device__ __forceinline__ void bar_after() { __threadfence(); }
 #endif
-__device__ __forceinline__ int gsync_or(Ctx& c, int f) {
+// leave = 0: no block leaves on Ctrl-C (out_room: thread 0 polls the flag and tells them all)
+__device__ __forceinline__ int gsync_or(Ctx& c, int f, int leave = 1) {
     __shared__ int sflag_;
     f = __syncthreads_or(f);
     if (gridDim.x == 1) { c.dirty = 0; return f; }
@@ -151,7 +153,7 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
         } else {
             unsigned int v;
             while ((v = vb[1]) == g) {
-                if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
+                if (leave && ++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
             }
             c.gen = v;
             nf = v & 1u;
@@ -164,7 +166,7 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
         u64 v = bar_arrive(c.bar, add) + add;
         while ((v & BAR_COUNT) < c.nb && v <= BAR_COUNT) {
             v = bar_poll(c.bar);
-            if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
+            if (leave && ++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; }
         }
         bar_after();
         sflag_ = (v > BAR_COUNT ? 1 : 0) | stop;
@@ -177,6 +179,47 @@ __device__ __forceinline__ int gsync_or(Ctx& c, int f) {
     return s & 1;
 }
 __device__ __forceinline__ void gsync(Ctx& c) { (void)gsync_or(c, 0); }
+
+// ---------------------------------------------------------------- output while the kernel runs
+// The output records are in page-locked host memory, which the host's drain thread reads while
+// the kernel runs (jit/cuda_output.py). After each write call thread 0 publishes how far the
+// finished calls' records go (h[OUT_PUB] = the buffer's round << 40 | words); the host writes
+// them and answers how far it wrote (h[OUT_ACK], the same form). A full buffer waits until the
+// host wrote every finished call, moves the unfinished call's records to its start and begins
+// the next round. h[OUT_ON] = 0 (no drain: no page-locked memory to be had): a full buffer
+// stops the launch for a larger one (E_RERUN), as before. h: the words after the Ctrl-C flag
+// (OUT_ON, OUT_PUB, OUT_ACK: prelude.py).
+__device__ __forceinline__ volatile i64* out_host(const Ctx& c) { return (volatile i64*)c.intr; }
+// after a write call; ``by_all``: some of its records were stored by every thread (a slice, a table)
+__device__ __forceinline__ void out_pub(Ctx& c, int by_all) {
+    if (!out_host(c)[OUT_ON]) return;
+    if (by_all) (void)gsync_or(c, 0, 0);
+    c.opub = c.op;
+    if (c.gt == 0) {
+        __threadfence_system();
+        out_host(c)[OUT_PUB] = (c.oround << OUT_ROUND) | c.op;
+    }
+}
+// room for m more words of records (every thread, uniform): 0 made, 1 none (the host launches
+// again with a larger buffer: E_RERUN), 2 Ctrl-C while the host had not yet written the records
+__device__ int out_room(Ctx& c, i64 m) {
+    volatile i64* h = out_host(c);
+    i64 keep = c.op - c.opub;             // the unfinished call's records
+    if (!h[OUT_ON] || keep + m > c.obcap || keep > c.opub) return 1;
+    int stop = 0;
+    if (c.gt == 0) {
+        i64 want = (c.oround << OUT_ROUND) | c.opub;
+        unsigned int spins = 0;
+        while (h[OUT_ACK] != want)
+            if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 1; break; }
+    }
+    if (gsync_or(c, stop, 0)) return 2;   // (also: every thread's stores of the records are done)
+    for (i64 w = c.gt; w < keep; w += c.G) c.ob[w] = c.ob[c.opub + w];   // keep <= opub: no overlap
+    (void)gsync_or(c, 0, 0);
+    c.op = keep; c.opub = 0; c.oround += 1;
+    if (c.gt == 0) { __threadfence_system(); h[OUT_PUB] = c.oround << OUT_ROUND; }
+    return 0;
+}
 
 // kind 0: or, 1: add, 2: min
 __device__ __forceinline__ u64 warp_red(u64 v, int kind) {

@@ -46,6 +46,7 @@ def defines(nkinds: int) -> str:
         ("S_NODE", S_NODE), ("S_CODE", S_CODE), ("S_A", S_A), ("S_B", S_B), ("S_C", S_C), ("S_D", S_D),
         ("S_LEFT", S_LEFT), ("S_SP", S_SP), ("S_STACK", S_STACK), ("S_OUT", S_OUT), ("STATUS_SIZE", STATUS_SIZE))]
     lines += [f"#define E_{name} {value}" for name, value in sorted(codes.items())]
+    lines += [f"#define {name} {value}" for name, value in (("OUT_ON", OUT_ON), ("OUT_PUB", OUT_PUB), ("OUT_ACK", OUT_ACK), ("OUT_ROUND", OUT_ROUND))]
     lines.append(f"#define E_RERUN {E_RERUN}")
     lines.append(f"#define E_POOL {E_POOL}")
     return "\n".join(lines) + "\n"
@@ -57,3 +58,9 @@ E_RERUN = 100
 # the local tables' pool is too small (a: the words it needs): the host grows it and launches
 # the call again (cuda_runtime.GpuRoutine.run), tables restored, nothing of the first launch kept
 E_POOL = 101
+
+# output while a kernel runs (prelude.cu out_pub, out_room; jit/cuda_output.py): words after the
+# Ctrl-C flag's in the same page-locked block. OUT_ON: the host drains this launch's records;
+# OUT_PUB, OUT_ACK: round << 40 | words, the kernel's finished write calls, the host's written
+OUT_ON, OUT_PUB, OUT_ACK = 1, 2, 3
+OUT_ROUND = 40

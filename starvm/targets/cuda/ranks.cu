@@ -43,12 +43,14 @@ __device__ __noinline__ i64 rk_post(Ctx& c, i64 op, i64 value, i64 root, i64 cou
 }
 //@ replace: __device__ __forceinline__ bool intr_poll(Ctx& c) {
 // RANKS: Ctrl-C seen on any rank, agreed at the same tick by every rank (one post: every kernel
-// reaches its ticks alike), so that all stop together; a block never leaves a barrier alone
+// reaches its ticks alike), so that all stop together; a block never leaves a barrier alone,
+// nor a full output buffer's wait for its host (out_room)
 __device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind);
 __device__ __forceinline__ bool intr_poll(Ctx& c) {
     return grid_red(c, (threadIdx.x == 0 && blockIdx.x == 0) ? (u64)intr_flag(c) : 0ULL, 0) != 0ULL;
 }
-//@ sub: if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; } => if (++spins % BAR_POLL_INTR == 0 && false) { stop = 2; break; }
+//@ sub: if (leave && ++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 2; break; } => if (leave && ++spins % BAR_POLL_INTR == 0 && false) { stop = 2; break; }
+//@ sub: if (++spins % BAR_POLL_INTR == 0 && intr_flag(c)) { stop = 1; break; } => if (++spins % BAR_POLL_INTR == 0 && false) { stop = 1; break; }
 //@ replace: __device__ __forceinline__ u64 grid_red(Ctx& c, u64 v, int kind) {
 // RANKS: the grid's reduction, then the ranks': thread 0 posts the grid's answer (OR as a bitwise OR,
 // add as a sum, min as a signed min with ALL as RK_NONE) and writes the ranks' answer in the ring's

@@ -73,6 +73,7 @@ class KernelPlan:
     part: bool = False                   # a main block's part (ir/main_parts.py): no Star call of its own
     body: Node | None = None             # the root's body
     ranks: bool = False                  # for MPI ranks (ranks.py): instance() takes the rank's #defines
+    writes_output: bool = False          # a write call inside (its records go to the host while it runs: out_pub)
 
 
 class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
@@ -169,13 +170,14 @@ class RoutineRenderer(Statements, ParallelFor, Expressions, CudaRenderer):
         compiled = {root: Compiled(KERNEL_NAME, info, globs, [g for g in globs if g.type is not T.TABLE])}
         lowered = Lowered(source, compiled, self.sites, self.names, self.strings)
         funcs = "\n".join(self.funcs)      # every barrier is one of these calls (grid-mode reductions: <N, true>)
-        # (on ranks also the Ctrl-C poll at a tick, a grid reduction there, and the posts' helpers)
-        marks = ("gsync", "grid_red", ", true>(") + (("intr_poll(", "rk_gather(", "rk_row_get(") if self.ranks else ())
+        # (a write call's, whose full buffer waits for the host; on ranks also the Ctrl-C poll at
+        # a tick, a grid reduction there, and the posts' helpers)
+        marks = ("gsync", "grid_red", ", true>(", "out_room(") + (("intr_poll(", "rk_gather(", "rk_row_get(") if self.ranks else ())
         free = not any(x in funcs for x in marks)
         return KernelPlan(source, lowered, root, params, globs, outputs, self.literal_bits, self.slice_as_word,
                           self.has_pfor, self.nscr, self.writes_tables, free, self.restartable, self.pool,
                           bool(self.recursive), depth[root], list(self.graph_reads), getattr(info, "part", False),
-                          _body, self.ranks)
+                          _body, self.ranks, "out_pub(c_" in funcs)
 
     def ctype(self, t: T, by_ref: bool = False) -> str:
         base = {T.INT: "i64", T.BOOL: "bool", T.SLICE: self.SL, T.WORD: "V<KW>", T.TABLE: "Tb"}.get(t)

@@ -4,7 +4,7 @@ extern "C" __global__ void KBOUNDS $name($args) {
     u64* bar = (u64*)(io + STATUS_SIZE + NKINDS + $nout); u64* red = bar + 1;
     c_.st = st; c_.cnt = cnt; c_.ob = ob; c_.obcap = obcap; c_.red = red; c_.bar = bar; c_.scr = scr;
     c_.caps = caps; c_.gt = (i64)blockIdx.x * blockDim.x + threadIdx.x; c_.G = (i64)gridDim.x * blockDim.x;
-    c_.left = left; c_.op = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = 0u; c_.nb = 0ULL; c_.intr = intr; c_.dirty = 0;
+    c_.left = left; c_.op = 0; c_.opub = 0; c_.oround = 0; c_.sp = 0; c_.failed = 0; c_.ri = 0; c_.gen = 0u; c_.nb = 0ULL; c_.intr = intr; c_.dirty = 0;
 #pragma unroll
     for (int k_ = 0; k_ < NKINDS; ++k_) { c_.cn[k_] = 0; c_.wn[k_] = 0; }
 $unpack    f_$root($call);

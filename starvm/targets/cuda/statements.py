@@ -360,9 +360,14 @@ class Statements:
         sid = self.site(s.loc)
 
         def room(m: str):
-            # no room left for the records: the host gives a larger buffer and launches again
-            # (S_A: the words needed so far, S_B = 1: cuda_runtime.GpuRoutine.run)
-            self.emit(f"if (c_.op + {m} > c_.obcap) {self.fail(sid, 'E_RERUN', f'c_.op + {m}', '1')}")
+            # a full buffer: the host writes the finished calls' records meanwhile (out_room),
+            # or, where it cannot, gives a larger buffer and launches again (S_A: the words
+            # needed so far, S_B = 1: cuda_runtime.GpuRoutine.run)
+            self.emit(f"if (c_.op + {m} > c_.obcap) {{ int or_ = out_room(c_, {m}); "
+                      f"if (or_ == 2) {self.fail(sid, 'E_INTERRUPT')} "
+                      f"if (or_ == 1) {self.fail(sid, 'E_RERUN', f'c_.op + {m}', '1')} }}")
+
+        by_all = 0          # records stored by every thread (a slice's words, a table's)
 
         for a in s.src:
             if a.type is T.STR:
@@ -384,6 +389,7 @@ class Statements:
                 room(f"2 + nwords({x}.n)")
                 self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 4; c_.ob[c_.op + 1] = {x}.n; }}")
                 if self.rep(x, a.type) is T.SLICE:
+                    by_all = 1
                     self.emit(f"d_store((u64*)(c_.ob + c_.op + 2), {x}, c_.gt, c_.G);")
                 else:
                     self.emit(f"if (c_.gt == 0) for (i64 q_ = 0; q_ < nwords({x}.n); ++q_) "
@@ -396,6 +402,7 @@ class Statements:
                 room(f"4 + {t}.k * {t}.W")
                 self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 5; c_.ob[c_.op + 1] = {t}.n; c_.ob[c_.op + 2] = {t}.k; "
                           f"c_.ob[c_.op + 3] = {t}.W; }}")
+                by_all = 1
                 self.emit("gsync(c_);")     # the words of every column, as the owners last wrote them
                 self.emit(f"for (i64 w_ = c_.gt; w_ < {t}.W; w_ += c_.G) for (i64 c2_ = 0; c2_ < {t}.k; ++c2_) "
                           f"c_.ob[c_.op + 4 + c2_ * {t}.W + w_] = (i64)__ldcg({t}.d + c2_ * {t}.W + w_);")
@@ -404,6 +411,7 @@ class Statements:
                 raise Unsupported(f"writing a value of type {a.type}", a.loc)
         room("2")
         self.emit(f"if (c_.gt == 0) {{ c_.ob[c_.op] = 6; c_.ob[c_.op + 1] = {int(bool(s.arg))}; }} c_.op += 2;")
+        self.emit(f"out_pub(c_, {by_all});")     # the host may write it while the kernel runs
 
     def _s_ERROR(self, s):
         # the interpreter's StarRuntimeError(message) at this statement: the host maps E_USER to
