@@ -3,7 +3,10 @@ issue 36: compile time linear in size). The structure, without compiling: the he
 and names, the statements moved in order, short and recursive routines left whole; on random
 Python functions, that an outlined function computes what the original did (the variables a
 helper takes and returns); and one routine outlined into helpers of a few lines, compiled,
-against the interpreter (output, steps, an error's position and call stack, a step limit)."""
+against the interpreter (output, steps, an error's position and call stack, a step limit);
+loops ended by a generated ``break`` (``repeat``, a ``while`` whose test has effects) that must stay
+with its loop, at the tier's sizes and compiled against the interpreter; random functions
+with ``break`` and ``continue``."""
 from __future__ import annotations
 
 import ast
@@ -148,12 +151,123 @@ def test_an_outlined_routine_compiled_equals_the_interpreter(monkeypatch, jit_ca
     assert "division by zero" in call("off", 0, 3)[2]
 
 
+# ------------------------------------------------------------------ loops left by lower.py's break
+# Star has no break, but lower.py writes one: `repeat` is `while True: ... if cond: break`, and
+# a `while` whose test calls a routine with effects is `while True: t = ...; if not t: break`.
+# A run of the loop's body moved into a helper must leave that break with its loop.
+LOOPS = """
+function nextk(var k: integer): integer;
+begin k := k + 1; nextk := k end;
+
+proc L(n, m, q, r: integer; var P: table);
+var a, b, c, i, k: integer; V, W: slice;
+begin
+  a := 1; b := 2; c := 0; k := 0; V := COL(1, P); W := COL(2, P);
+  repeat
+    a := a + b; b := (a * 3) mod 17;
+    V := V or W; W := COL((a mod n) + 1, P);
+    if SOME(W) then c := c + 1;
+    k := k + 1;
+    writeln('repeat ', k, ' ', a, ' ', NUMB(V));
+  until k >= m;
+  k := 0;
+  while nextk(k) <= q do
+  begin
+    a := (a + c) mod 1000; b := (a * 5) mod 13;
+    V := V xor W; W := COL((b mod n) + 1, P);
+    writeln('while ', k, ' ', a, ' ', NUMB(V));
+  end;
+  i := 0;
+  while i < r do
+  begin
+    i := i + 1; c := c + a mod 3; a := (a * 7 + b) mod 1009;
+    if a > 500 then V := V and W else V := V or W;
+    writeln('plain ', i, ' ', a);
+  end;
+  writeln(a, ' ', b, ' ', c, ' ', k, ' ', NUMB(V));
+end;
+"""
+
+
+def breaks_stay_with_their_loops(source: str) -> None:
+    """The source compiles as Python (a break outside its loop is a SyntaxError, and Numba's
+    failure the tier would fall back from), and no helper holds a break or continue."""
+    compile(source, "unit.py", "exec")
+    for name, f in functions(source).items():
+        if name.startswith("o"):
+            assert not [n for n in ast.walk(f) if isinstance(n, (ast.Break, ast.Continue))], name
+
+
+@pytest.mark.parametrize("loop", ["repeat", "while"])
+def test_a_loop_longer_than_a_helper_keeps_its_break_at_the_tiers_sizes(loop):
+    """A `repeat` or an effectful `while` around 700 statements, rendered at the tier's own
+    CHUNK_LINES and OUTLINE_OVER (not compiled by Numba): its body is split into helpers, its
+    break stays in the entry, the module compiles as Python (it failed with "'break' outside loop", and every
+    routine of the unit ran interpreted)."""
+    body = "\n    ".join(STATEMENTS[k % 2] for k in range(700))
+    if loop == "repeat":
+        text = f"repeat\n    {body}\n    k := k + 1;\n  until k >= n;"
+    else:
+        text = f"while nextk(k) <= n do\n  begin\n    {body}\n  end;"
+    source = ModuleGen(bodies_of(LOOPS.split("proc L")[0] + "proc R(n: integer);\nvar a, b, k: integer;\nbegin\n"
+                                 f"  a := 1; b := 2; k := 0;\n  {text}\n  writeln(a, ' ', b, ' ', k);\nend;\n")
+                       ).render(["r_r"]).source
+    funcs = functions(source)
+    assert len([n for n in funcs if n.startswith("o")]) >= 700 // CHUNK_LINES
+    assert sum(isinstance(n, ast.Break) for n in ast.walk(funcs["f_r_r"])) == 1
+    breaks_stay_with_their_loops(source)
+
+
+def test_loops_with_breaks_outlined_compiled_equal_the_interpreter(monkeypatch, jit_cache):
+    """LOOPS outlined into helpers of 3 lines, compiled once: the same output, steps by kind
+    and step-limit error as interpreted, with each loop ended by its condition (sizes as data:
+    m iterations of `repeat`, q of the effectful `while`, r of the plain one) and then by
+    the step limit inside each of the three in turn."""
+    small_helpers(monkeypatch, chunk_lines=3, over=0)
+    source = ModuleGen(bodies_of(LOOPS)).render(["r_l"]).source
+    assert len([n for n in functions(source) if n.startswith("o")]) >= 10
+    breaks_stay_with_their_loops(source)
+
+    def call(jit: str, n: int, m: int, q: int, r: int, max_steps=None):
+        out = io.StringIO()
+        machine = starvm.Machine(out=out, jit=jit, **({"max_steps": max_steps} if max_steps else {}))
+        machine.load(LOOPS, "loops.star")
+        bits = np.zeros((7, 7), bool)
+        for j in range(7):
+            bits[j, j] = bits[(j + 2) % 7, j] = True
+        table = machine.table(bits)
+        try:
+            machine.call("L", n, m, q, r, table)
+            err = None
+        except starvm.StarError as e:
+            err = e.render()
+        states = {r.display: r.state for r in machine.jit.routines.values()} if machine.jit else {}
+        return out.getvalue(), list(machine.counts), err, states
+    for args in [(7, 1, 0, 0), (5, 6, 4, 30)]:       # each loop ended by its condition
+        a, b = call("off", *args), call("on", *args)
+        assert b[3]["L"] == "compiled", b[3]
+        assert a[:3] == b[:3], args
+        lines = a[0].split("\n")
+        assert [sum(x.startswith(k + " ") for x in lines) for k in ("repeat", "while", "plain")] == list(args[1:])
+        assert a[2] is None
+    for args, loop in [((7, 10**9, 0, 0), "repeat"), ((7, 2, 10**9, 0), "while"), ((7, 1, 1, 10**9), "plain")]:
+        a, b = call("off", *args, max_steps=400), call("on", *args, max_steps=400)
+        assert b[3]["L"] == "compiled", b[3]
+        assert a[:3] == b[:3], args
+        assert a[0].split("\n")[-2].startswith(loop + " ") and "step" in a[2], (args, a[0][-200:], a[2])
+
+
 # ------------------------------------------------------------------ random functions, run as Python
-def random_block(rng: random.Random, depth: int, names: list[str], temps: list[int]) -> list[str]:
+def random_block(rng: random.Random, depth: int, names: list[str], temps: list[int], looped: bool = False) -> list[str]:
     out = []
     for _ in range(rng.randint(1, 6)):
         kind = rng.random()
         a, b, c = (rng.choice(names) for _ in range(3))
+        if looped and depth < 4 and rng.random() < 0.2:     # a break or continue of the loop around, under an if
+            out.append(f"if {a} > {b}:")
+            out += ["    " + s for s in random_block(rng, depth + 1, names, temps, looped)]
+            out.append("    " + rng.choice(["break", "continue"]))
+            continue
         if kind < 0.5 or depth > 2 or len(names) < 2:
             out.append(f"{a} = ({b} + {c} * {rng.randint(1, 5)}) % 1009")
         elif kind < 0.6:
@@ -161,16 +275,16 @@ def random_block(rng: random.Random, depth: int, names: list[str], temps: list[i
             out += [f"t{temps[0]} = {b} - {c}", f"{a} = t{temps[0]} % 97"]
         elif kind < 0.75:
             out.append(f"if {a} > {b}:")
-            out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+            out += ["    " + s for s in random_block(rng, depth + 1, names, temps, looped)]
             if rng.random() < 0.5:
                 out.append("else:")
-                out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+                out += ["    " + s for s in random_block(rng, depth + 1, names, temps, looped)]
         elif kind < 0.9:
             out.append(f"for {a} in range({rng.randint(0, 3)}):")
-            out += ["    " + s for s in random_block(rng, depth + 1, names, temps)]
+            out += ["    " + s for s in random_block(rng, depth + 1, names, temps, True)]
         else:
             out.append(f"while {a} > 50:")
-            out += ["    " + s for s in [f"{a} = {a} // 2"] + random_block(rng, depth + 1, [n for n in names if n != a], temps)]
+            out += ["    " + s for s in [f"{a} = {a} // 2"] + random_block(rng, depth + 1, [n for n in names if n != a], temps, True)]
     return out
 
 

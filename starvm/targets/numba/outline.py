@@ -11,8 +11,13 @@ their sites and so their steps, errors and output are unchanged; only where they
 The entry calls its helpers through linked calls (jit/linking.py): each helper's machine code is
 made once, not again inside the entry as Numba's linking of a callee would.
 
-Left in the entry: statements with ``return`` and ones that borrow an array (kernels.borrow:
-its view must not outlive the array, which a helper's own variables may be).
+Left in the entry: statements with ``return``, ones that borrow an array (kernels.borrow:
+its view must not outlive the array, which a helper's own variables may be) and ones with a
+``break`` or ``continue`` of a loop around them (lower.py's ``repeat`` and ``while`` are
+``while True:`` loops that end in ``if ...: break``: moved into a helper, away from its loop,
+the jump is Python's "SyntaxError: 'break' outside loop" and the whole unit runs interpreted).
+Such a statement stays in the function that holds the loop; one longer than a helper is
+split inside like any other.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ CHUNK_LINES = 300         # most lines of one helper's body (each helper costs a
 OUTLINE_OVER = 600        # a function whose body is longer is outlined
 _STAYS = ("borrow(",)     # a statement naming one of these stays where it is
 _RETURN = re.compile(r"\breturn\b")
+_JUMP = re.compile(r"\b(?:break|continue)\b")
 # helpers (and lower.py's cycle functions) are called by compiled code only: without Numba's
 # CPython and C wrappers, which are a fifth to a third of a small function's compile
 INNER_DECORATOR = "@njit(cache=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)"
@@ -119,8 +125,27 @@ def _stays(s: ast.stmt, lines: list[str]) -> bool:
     text = "\n".join(lines[s.lineno - 1:s.end_lineno])
     if any(m in text for m in _STAYS):
         return True
-    # generated names never hold the word: only a statement with "return" in its text is walked
-    return _RETURN.search(text) is not None and any(isinstance(n, ast.Return) for n in ast.walk(s))
+    # generated names never hold these words: only a statement with one in its text is walked
+    if _RETURN.search(text) is not None and any(isinstance(n, ast.Return) for n in ast.walk(s)):
+        return True
+    return _JUMP.search(text) is not None and _jumps_out(s)
+
+
+def _jumps_out(s: ast.stmt) -> bool:
+    """Whether ``s`` holds a ``break`` or ``continue`` of a loop outside it (one that a loop
+    inside ``s`` holds in its body is that loop's: the body is not searched, its else is)."""
+    stack: list[ast.AST] = [s]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(n.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _collect(stmts: list[ast.stmt], lines: list[str], limit: int, groups: list, in_loop: set, looped: bool) -> None:
