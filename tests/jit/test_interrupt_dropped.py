@@ -120,3 +120,38 @@ def test_arming_nests_and_leaves_sigint_alone_where_python_has_no_handler(defaul
     assert interrupts.arm(outer.ctypes.data) is False
     signal.raise_signal(signal.SIGINT)                       # ignored, as before
     assert outer[0] == 0
+
+
+# 1500 turns, a line every 100: one flush inside the loop (at step 1024), then the call
+# returns before its next poll (at 2048)
+SHORT = """proc few(n: integer);
+var i: integer;
+begin
+  for i := 1 to n do if i mod 100 = 0 then writeln('turn ', i)
+end;
+begin end.
+"""
+
+
+def test_a_ctrl_c_after_the_last_poll_interrupts_the_caller_once(monkeypatch, default_sigint):
+    """A SIGINT whose KeyboardInterrupt the dispatcher dropped, in the call's last flush: the
+    call returns complete (all its lines) and the interrupt is raised to its caller, once
+    (Python's record taken: the next call runs). Before, the call returned and the Ctrl-C
+    was gone."""
+    m = starvm.Machine(backend="numpy", jit="on", out=io.StringIO())
+    m.load(SHORT, "few.star")
+    m.call("few", 1500)
+    sent = []
+
+    def type_raising_sigint(self):
+        if sys._getframe(2).f_code.co_name == "flush" and not sent:
+            sent.append(1)
+            signal.raise_signal(signal.SIGINT)
+        return self._type
+    monkeypatch.setattr(kernels.Output, "_numba_type_", property(type_raising_sigint))
+    with pytest.raises(StarInterrupt):
+        m.call("few", 1500)
+    assert sent and m.jit.routines["r_few"].compiled_calls == 2
+    assert m.out.getvalue() == 2 * "".join(f"turn {100 * k}\n" for k in range(1, 16))
+    m.call("few", 200)                                        # no interrupt left pending
+    assert m.out.getvalue().endswith("turn 1500\nturn 100\nturn 200\n")
