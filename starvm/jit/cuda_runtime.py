@@ -689,8 +689,13 @@ class GpuRoutine(JitRoutine):
         the kernel writes any (its drain reads them while it runs: cuda_output.py), else, or
         where there is none to be had, on the device."""
         import cupy as cp
-        if getattr(self, "_buffers", None) is None or self._buffers[0] != vcap or self._buffers[2].size != self.ob_words:
-            ob = _pinned_int64(self.ob_words, pageable=False) if self.plan.writes_output else None
+        old = getattr(self, "_buffers", None)
+        if old is None or old[0] != vcap or old[2].size != self.ob_words:
+            # the records kept where only the slices' length changed (page-locked memory takes
+            # milliseconds to allocate)
+            ob = old[2] if old is not None and old[2].size == self.ob_words else None
+            if ob is None and self.plan.writes_output:
+                ob = _pinned_int64(self.ob_words, pageable=False)
             self._buffers = (vcap, cp.empty(self.plan.scratch_regions * vcap, cp.uint64),
                              cp.empty(self.ob_words, cp.int64) if ob is None else ob)
         return self._buffers[1:]
