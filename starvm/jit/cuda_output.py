@@ -80,12 +80,14 @@ class OutputDrain:
                 self.done = words
 
     def _write(self, records) -> None:
-        text = records_text(np.array(records), self.strings)
-        self.chars += len(text)
         try:
+            text = records_text(np.array(records), self.strings)
+            self.chars += len(text)
             if text:
                 self.context.write(text)
             self.context.flush()
         except BaseException as e:  # noqa: BLE001 - raised by the call (GpuRoutine.run) once the kernel stopped
+            # (on the drain's thread nothing else would see it, and the kernel would wait for
+            # the host for ever)
             self.error = e
             self.host[0] = 1        # the Ctrl-C flag: the kernel stops at its next poll

@@ -100,3 +100,26 @@ def test_a_kernel_prints_while_it_runs_and_ctrl_c_stops_it_there(monkeypatch):
         cuda_runtime._interrupt_flag()[0][S_INTR] = 0
     assert out.getvalue() == "before\n"
     assert "interrupted" in e.value.render() and e.value.loc.line == 20, e.value.render()
+
+
+def test_a_stream_that_fails_stops_the_kernel_and_the_call_raises_its_error(monkeypatch):
+    """The stream's write fails (a closed pipe) while the kernel runs, its buffer full: the
+    drain stops the kernel (as Ctrl-C does) instead of leaving it waiting for the host, and the
+    call raises the stream's error, as the interpreter's write would."""
+    from starvm.jit import cuda_runtime
+    from starvm.targets.layout import S_INTR
+    monkeypatch.setattr(cuda_runtime, "OB_WORDS", 64)
+
+    class Closed(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError("the reader went away")
+
+    with emulate.emulated_device(monkeypatch):
+        m = starvm.Machine(backend="cupy", jit="on", out=Closed())
+        m.load(SAY, "say.star")
+        with pytest.raises(BrokenPipeError):
+            m.call("SAY", 10 ** 6, m.slice(np.ones(70, bool)), False)
+        flag, _address = cuda_runtime._interrupt_flag()
+        assert flag[S_INTR] == 1
+        flag[S_INTR] = 0
+        assert m.jit.routines["r_say"].launches == 1
