@@ -89,6 +89,27 @@ def jobs_of(machine, main_body, stdlib: bool) -> list:
     return [(r, static_spec(r)) for p, r in routines.items() if p in chosen]
 
 
+def loaded(names: list, read):
+    """(machine, main block, every routine?) to compile for each name: a program loaded on a
+    machine; for --stdlib each library file on a machine of its own, loaded as a Python call
+    of one of its routines loads it (Machine._library_routine: the file is its own unit), so
+    the compiled code is the one such a call looks up. (A program compiles the library
+    routines it calls into its own unit: `star compile PROGRAM.star` warms those.)"""
+    from .. import stdlib
+    from ..runtime.machine import Machine
+    for name in names:
+        if name == "--stdlib":
+            for path in sorted(set(stdlib.index().values())):
+                machine = Machine(backend="numpy", jit="auto")
+                machine.load(path.read_text(), f"stdlib/{path.name}")
+                yield machine, None, True
+            continue
+        machine = Machine(backend="numpy", jit="auto")
+        text = read(name)
+        machine.load(text, name)
+        yield machine, _main_body(text, name), False
+
+
 def _library(info) -> bool:
     loc = info.node.loc if info is not None else None
     return loc is not None and loc.filename.startswith("stdlib/")
@@ -100,18 +121,11 @@ def main_compile(args, read, usage_error) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise usage_error("--jobs must be at least 1")
     from ..jit import cache
-    from ..runtime.machine import Machine
     work: dict = {}                     # entry path -> {(func, spec): display}
     backends: dict = {}
     names = list(args.file) + (["--stdlib"] if args.stdlib else [])
-    for name in names:
-        machine = Machine(backend="numpy", jit="auto")
-        main_body = None
-        if name != "--stdlib":
-            text = read(name)
-            machine.load(text, name)
-            main_body = _main_body(text, name)
-        for routine, spec in jobs_of(machine, main_body, name == "--stdlib"):
+    for machine, main_body, every in loaded(names, read):
+        for routine, spec in jobs_of(machine, main_body, every):
             if spec is None:
                 continue
             try:

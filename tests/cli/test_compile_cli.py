@@ -103,3 +103,25 @@ def test_a_program_without_compiled_routines_has_nothing_to_compile(tmp_path):
                           timeout=300, cwd=tmp_path, env=subprocess_env(STARVM_JIT_CACHE=str(tmp_path / "jit")))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("nothing to compile")
+
+
+def test_stdlib_takes_every_library_file_as_a_python_call_loads_it(tmp_path, monkeypatch):
+    """`star compile --stdlib` compiles each library file's routines as the unit a Python call
+    of one of them loads (Machine.call of a library routine: the file on its own), so such a
+    call finds its compiled code in the cache. (It compiled nothing before: a machine with no
+    program loaded holds no routine.) Here the jobs and their cache entries, not the compile."""
+    from starvm.frontend.parser import fold
+    from starvm.jit import cache
+    from starvm.runtime.machine import Machine
+    from starvm.ui.precompile import jobs_of, loaded
+    monkeypatch.setenv("STARVM_JIT_CACHE", str(tmp_path / "jit"))
+    jobs = [(r, spec) for m, body, every in loaded(["--stdlib"], None) for r, spec in jobs_of(m, body, every)]
+    names = {r.display for r, spec in jobs if spec is not None}
+    assert {"MIN", "MATCH", "WARSHALL-C", "WARSHALL-adapt", "BFS", "DIJKSTRA", "PRIM", "KRUSKAL", "BORUVKA",
+            "COMPACT", "ADDV"} <= names and len(names) >= 30, sorted(names)
+    entries = {cache.write_entry(r.unit.lowered.source, r.unit.backend_name) for r, spec in jobs if spec is not None}
+    for name in ("MIN", "BFS"):
+        m = Machine(backend="numpy", jit="auto")
+        m._library_routine(fold(name))
+        routine = next(r for r in m.jit.routines.values() if r.display == name)
+        assert cache.write_entry(routine.unit.lowered.source, routine.unit.backend_name) in entries, name
