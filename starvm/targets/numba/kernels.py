@@ -574,11 +574,8 @@ def op_subt(a, b, cnt, st, nid):
 # ------------------------------------------------------------------ tables
 @llvm_inline
 def op_col_get(i, t, cnt, st, nid):
-    k = t[0].shape[0]
-    if not (0 < i <= k):
-        fail(st, nid, E_COL_INDEX, i, k, 0, 0)
-    cnt[C_COL_GET] += 1
-    return (copy_words(t[0][i - 1]), t[1])
+    words, n = col_ref(i, t, cnt, st, nid)
+    return (copy_words(words), n)
 
 
 @llvm_inline
